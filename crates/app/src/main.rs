@@ -1,0 +1,111 @@
+//! The `posecloud` binary. Until the GUI lands it is a command-line tool:
+//! `posecloud fk FILE.bvh --frame N` prints world joint positions (to compare
+//! our forward kinematics with any other BVH tool), `posecloud info` describes
+//! a skeleton from a BVH or URDF file or a preset.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use skeleton::{Bvh, Skeleton, presets};
+
+#[derive(Parser)]
+#[command(name = "posecloud", version, about = "Articulated bodies whose pose is a cloud of weighted particles")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the world position of every joint of one BVH frame as CSV
+    /// (`name,x,y,z`, metres in the file's axes, header first).
+    Fk {
+        /// A BVH file.
+        file: PathBuf,
+        /// Frame index, 0-based.
+        #[arg(long, default_value_t = 0)]
+        frame: usize,
+        /// Also print the end sites (named `<parent>_end`).
+        #[arg(long)]
+        end_sites: bool,
+    },
+    /// Describe a skeleton: joints, kinds, DOF, limits, masses.
+    Info {
+        /// A `.bvh` or `.urdf` file, or a preset name (see `posecloud presets`).
+        source: String,
+    },
+    /// List the built-in presets.
+    Presets,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Fk { file, frame, end_sites }) => fk(&file, frame, end_sites),
+        Some(Command::Info { source }) => info(&source),
+        Some(Command::Presets) => {
+            for name in presets::PRESET_NAMES {
+                let s = presets::by_name(name).expect("listed presets exist");
+                println!("{name:<22} {:>3} joints {:>3} DOF", s.len(), s.dof());
+            }
+            Ok(())
+        }
+        None => {
+            use clap::CommandFactory;
+            Cli::command().print_help().map_err(Into::into)
+        }
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn fk(file: &Path, frame: usize, end_sites: bool) -> Result<()> {
+    let bvh = Bvh::load(file)?;
+    if frame >= bvh.frames.len() {
+        bail!("{}: frame {frame} out of range (the clip has {} frames)", file.display(), bvh.frames.len());
+    }
+    let world = bvh.skeleton.forward_kinematics(bvh.frames.pose(frame))?;
+    let mut out = String::from("name,x,y,z\n");
+    for ((joint, w), channels) in bvh.skeleton.joints().iter().zip(&world).zip(&bvh.channels) {
+        let is_end_site = channels.is_empty() && joint.name.ends_with("_end");
+        if is_end_site && !end_sites {
+            continue;
+        }
+        let t = w.translation.vector;
+        out.push_str(&format!("{},{:.6},{:.6},{:.6}\n", joint.name, t.x, t.y, t.z));
+    }
+    print!("{out}");
+    Ok(())
+}
+
+fn load_skeleton(source: &str) -> Result<Skeleton> {
+    if let Some(s) = presets::by_name(source) {
+        return Ok(s);
+    }
+    let path = Path::new(source);
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("bvh") => Ok(Bvh::load(path)?.skeleton),
+        Some("urdf") => Ok(skeleton::load_urdf(path)?),
+        _ => bail!(
+            "'{source}' is neither a .bvh/.urdf file nor a preset ({})",
+            presets::PRESET_NAMES.join(", ")
+        ),
+    }
+}
+
+fn info(source: &str) -> Result<()> {
+    let s = load_skeleton(source).with_context(|| format!("loading {source}"))?;
+    println!("{} joints, {} DOF, total mass {:.2} kg", s.len(), s.dof(), s.total_mass());
+    println!("{:<4} {:<18} {:<18} {:>3} {:<10} {:>7}", "#", "joint", "parent", "dof", "part", "mass");
+    for (i, j) in s.joints().iter().enumerate() {
+        let parent = j.parent.map_or("-", |p| s.joint(p).name.as_str());
+        let kind = format!("{:?}", j.kind);
+        let kind = kind.split([' ', '(', '{']).next().unwrap_or("");
+        let (part, mass) = j.body.as_ref().map_or(("-", 0.0), |b| (b.part.name(), b.mass));
+        println!("{i:<4} {:<18} {:<18} {:>3} {:<10} {mass:>7.3}  {kind}", j.name, parent, j.kind.dof(), part);
+    }
+    Ok(())
+}

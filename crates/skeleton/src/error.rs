@@ -1,0 +1,46 @@
+//! Errors at the crate boundary. Every message names where the problem is:
+//! the file and line of a BVH file, the element of a URDF file, or the joint
+//! and field of a skeleton built in code.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong building, loading or posing a [`crate::Skeleton`].
+#[derive(Debug, thiserror::Error)]
+pub enum SkeletonError {
+    /// A BVH file is malformed; `line` is 1-based.
+    #[error("{file}:{line}: {message}")]
+    Bvh {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    /// A URDF file is malformed or uses something we cannot represent.
+    #[error("{file}: {element}: {message}")]
+    Urdf {
+        file: String,
+        element: String,
+        message: String,
+    },
+    /// A skeleton built in code (or converted from a file) is inconsistent.
+    #[error("joint '{joint}': {field}: {message}")]
+    InvalidJoint {
+        joint: String,
+        field: &'static str,
+        message: String,
+    },
+    /// A pose vector has the wrong length or holds a non-finite value.
+    #[error("pose: {0}")]
+    InvalidPose(String),
+    /// A joint name that the skeleton does not have.
+    #[error("no joint named '{0}'")]
+    UnknownJoint(String),
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub type Result<T, E = SkeletonError> = std::result::Result<T, E>;

@@ -1,0 +1,177 @@
+//! Batched forward kinematics.
+//!
+//! A [`PoseBatch`] holds N poses of D parameters each in one contiguous
+//! row-major buffer (particle `i` is `data[i·D .. (i+1)·D]`), the layout every
+//! particle filter in posecloud uses. [`BatchForwardKinematics`] owns an
+//! N × J buffer of world transforms and fills it in one rayon-parallel pass
+//! over particles; after the first call with a given N it never allocates.
+
+use nalgebra::{Isometry3, Point3};
+use rayon::prelude::*;
+
+use crate::error::{Result, SkeletonError};
+use crate::skeleton::Skeleton;
+
+/// N poses × D parameters, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoseBatch {
+    dof: usize,
+    data: Vec<f64>,
+}
+
+impl PoseBatch {
+    /// `n` copies of `pose`.
+    pub fn repeat(pose: &[f64], n: usize) -> Self {
+        let mut data = Vec::with_capacity(pose.len() * n);
+        for _ in 0..n {
+            data.extend_from_slice(pose);
+        }
+        Self { dof: pose.len(), data }
+    }
+
+    /// `n` rest poses of `skeleton`.
+    pub fn rest(skeleton: &Skeleton, n: usize) -> Self {
+        Self::repeat(&skeleton.rest_pose(), n)
+    }
+
+    /// Wraps a buffer of `data.len() / dof` poses.
+    pub fn from_vec(dof: usize, data: Vec<f64>) -> Result<Self> {
+        if dof == 0 && !data.is_empty() || dof > 0 && !data.len().is_multiple_of(dof) {
+            return Err(SkeletonError::InvalidPose(format!(
+                "buffer of {} values is not a whole number of {dof}-parameter poses",
+                data.len()
+            )));
+        }
+        Ok(Self { dof, data })
+    }
+
+    pub fn len(&self) -> usize {
+        if self.dof == 0 { 0 } else { self.data.len() / self.dof }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    pub fn dof(&self) -> usize {
+        self.dof
+    }
+
+    pub fn pose(&self, i: usize) -> &[f64] {
+        &self.data[i * self.dof..(i + 1) * self.dof]
+    }
+
+    pub fn pose_mut(&mut self, i: usize) -> &mut [f64] {
+        &mut self.data[i * self.dof..(i + 1) * self.dof]
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[f64]> {
+        self.data.chunks_exact(self.dof.max(1))
+    }
+
+    pub fn as_slice(&self) -> &[f64] {
+        &self.data
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [f64] {
+        &mut self.data
+    }
+
+    pub fn into_vec(self) -> Vec<f64> {
+        self.data
+    }
+
+    /// Appends one pose.
+    pub fn push(&mut self, pose: &[f64]) -> Result<()> {
+        if pose.len() != self.dof {
+            return Err(SkeletonError::InvalidPose(format!(
+                "expected {} parameters, got {}",
+                self.dof,
+                pose.len()
+            )));
+        }
+        self.data.extend_from_slice(pose);
+        Ok(())
+    }
+}
+
+/// Reusable N × J world-transform buffer for batched forward kinematics.
+#[derive(Clone, Debug, Default)]
+pub struct BatchForwardKinematics {
+    joints: usize,
+    world: Vec<Isometry3<f64>>,
+}
+
+impl BatchForwardKinematics {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Computes world transforms of every joint of every pose in `batch`, in
+    /// parallel over poses. The buffer grows on the first call for a given
+    /// size and is reused afterwards. The batch's D must equal the
+    /// skeleton's DOF; poses are assumed finite (use
+    /// [`Skeleton::check_pose`] on untrusted input).
+    pub fn compute(&mut self, skeleton: &Skeleton, batch: &PoseBatch) -> Result<()> {
+        if batch.dof() != skeleton.dof() {
+            return Err(SkeletonError::InvalidPose(format!(
+                "batch has {} parameters per pose, skeleton has {}",
+                batch.dof(),
+                skeleton.dof()
+            )));
+        }
+        let j = skeleton.len();
+        let n = batch.len();
+        self.joints = j;
+        self.world.resize(n * j, Isometry3::identity());
+        if skeleton.dof() == 0 {
+            // A skeleton without parameters: every pose is the rest pose.
+            for w in self.world.chunks_exact_mut(j) {
+                skeleton.forward_kinematics_into(&[], w);
+            }
+            return Ok(());
+        }
+        self.world
+            .par_chunks_exact_mut(j)
+            .zip(batch.as_slice().par_chunks_exact(skeleton.dof()))
+            .with_min_len(64)
+            .for_each(|(world, pose)| skeleton.forward_kinematics_into(pose, world));
+        Ok(())
+    }
+
+    /// Number of poses in the last computed batch.
+    pub fn len(&self) -> usize {
+        if self.joints == 0 { 0 } else { self.world.len() / self.joints }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.world.is_empty()
+    }
+
+    /// World transforms of pose `i`, one per joint.
+    pub fn world(&self, i: usize) -> &[Isometry3<f64>] {
+        &self.world[i * self.joints..(i + 1) * self.joints]
+    }
+
+    /// The whole N × J buffer, pose-major.
+    pub fn as_slice(&self) -> &[Isometry3<f64>] {
+        &self.world
+    }
+
+    /// World position of joint `joint` in pose `i`.
+    pub fn position(&self, i: usize, joint: usize) -> Point3<f64> {
+        Point3::from(self.world[i * self.joints + joint].translation.vector)
+    }
+
+    /// Centre of mass of every pose into `out` (resized to N), in parallel.
+    pub fn centres_of_mass(&self, skeleton: &Skeleton, out: &mut Vec<Point3<f64>>) {
+        out.resize(self.len(), Point3::origin());
+        if self.joints == 0 {
+            return;
+        }
+        out.par_iter_mut()
+            .zip(self.world.par_chunks_exact(self.joints))
+            .with_min_len(64)
+            .for_each(|(c, world)| *c = skeleton.centre_of_mass(world));
+    }
+}

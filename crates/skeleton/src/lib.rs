@@ -1,0 +1,27 @@
+//! Articulated bodies for posecloud.
+//!
+//! A [`Skeleton`] is a tree of joints (fixed, hinge, prismatic, 2-DOF swing,
+//! 3-DOF ball in exp-map / swing–twist / Euler coordinates, free root), each
+//! with limits and an optional body part (capsule, label class, mass). Poses
+//! are flat parameter vectors; [`BatchForwardKinematics`] turns N of them
+//! ([`PoseBatch`]) into N × J world transforms in one rayon-parallel pass.
+//! [`presets`] builds the papers' bodies; [`bvh`] and [`urdf`] read (and for
+//! BVH write) real files, with errors that name the line or element.
+
+pub mod bvh;
+pub mod error;
+pub mod fk;
+pub mod joint;
+pub mod presets;
+pub mod skeleton;
+pub mod urdf;
+
+pub use bvh::{Bvh, Channel};
+pub use error::{Result, SkeletonError};
+pub use fk::{BatchForwardKinematics, PoseBatch};
+pub use joint::{BallRotation, JointKind, Range};
+pub use skeleton::{Body, BodyPart, Capsule, Joint, Skeleton, SkeletonBuilder};
+pub use urdf::{load_urdf, parse_urdf};
+
+pub use nalgebra;
+pub use rotation;
