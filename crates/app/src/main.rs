@@ -10,7 +10,11 @@ use clap::{Parser, Subcommand};
 use skeleton::{Bvh, Skeleton, presets};
 
 #[derive(Parser)]
-#[command(name = "posecloud", version, about = "Articulated bodies whose pose is a cloud of weighted particles")]
+#[command(
+    name = "posecloud",
+    version,
+    about = "Articulated bodies whose pose is a cloud of weighted particles"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -42,7 +46,11 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::Fk { file, frame, end_sites }) => fk(&file, frame, end_sites),
+        Some(Command::Fk {
+            file,
+            frame,
+            end_sites,
+        }) => fk(&file, frame, end_sites),
         Some(Command::Info { source }) => info(&source),
         Some(Command::Presets) => {
             for name in presets::PRESET_NAMES {
@@ -65,7 +73,11 @@ fn main() {
 fn fk(file: &Path, frame: usize, end_sites: bool) -> Result<()> {
     let bvh = Bvh::load(file)?;
     if frame >= bvh.frames.len() {
-        bail!("{}: frame {frame} out of range (the clip has {} frames)", file.display(), bvh.frames.len());
+        bail!(
+            "{}: frame {frame} out of range (the clip has {} frames)",
+            file.display(),
+            bvh.frames.len()
+        );
     }
     let world = bvh.skeleton.forward_kinematics(bvh.frames.pose(frame))?;
     let mut out = String::from("name,x,y,z\n");
@@ -75,7 +87,10 @@ fn fk(file: &Path, frame: usize, end_sites: bool) -> Result<()> {
             continue;
         }
         let t = w.translation.vector;
-        out.push_str(&format!("{},{:.6},{:.6},{:.6}\n", joint.name, t.x, t.y, t.z));
+        out.push_str(&format!(
+            "{},{:.6},{:.6},{:.6}\n",
+            joint.name, t.x, t.y, t.z
+        ));
     }
     print!("{out}");
     Ok(())
@@ -86,7 +101,12 @@ fn load_skeleton(source: &str) -> Result<Skeleton> {
         return Ok(s);
     }
     let path = Path::new(source);
-    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         Some("bvh") => Ok(Bvh::load(path)?.skeleton),
         Some("urdf") => Ok(skeleton::load_urdf(path)?),
         _ => bail!(
@@ -98,14 +118,31 @@ fn load_skeleton(source: &str) -> Result<Skeleton> {
 
 fn info(source: &str) -> Result<()> {
     let s = load_skeleton(source).with_context(|| format!("loading {source}"))?;
-    println!("{} joints, {} DOF, total mass {:.2} kg", s.len(), s.dof(), s.total_mass());
-    println!("{:<4} {:<18} {:<18} {:>3} {:<10} {:>7}", "#", "joint", "parent", "dof", "part", "mass");
+    println!(
+        "{} joints, {} DOF, total mass {:.2} kg",
+        s.len(),
+        s.dof(),
+        s.total_mass()
+    );
+    println!(
+        "{:<4} {:<18} {:<18} {:>3} {:<10} {:>7}",
+        "#", "joint", "parent", "dof", "part", "mass"
+    );
     for (i, j) in s.joints().iter().enumerate() {
         let parent = j.parent.map_or("-", |p| s.joint(p).name.as_str());
         let kind = format!("{:?}", j.kind);
         let kind = kind.split([' ', '(', '{']).next().unwrap_or("");
-        let (part, mass) = j.body.as_ref().map_or(("-", 0.0), |b| (b.part.name(), b.mass));
-        println!("{i:<4} {:<18} {:<18} {:>3} {:<10} {mass:>7.3}  {kind}", j.name, parent, j.kind.dof(), part);
+        let (part, mass) = j
+            .body
+            .as_ref()
+            .map_or(("-", 0.0), |b| (b.part.name(), b.mass));
+        println!(
+            "{i:<4} {:<18} {:<18} {:>3} {:<10} {mass:>7.3}  {kind}",
+            j.name,
+            parent,
+            j.kind.dof(),
+            part
+        );
     }
     Ok(())
 }

@@ -23,10 +23,16 @@ fn bench(c: &mut Criterion) {
     const N: usize = 10_000;
     let mut group = c.benchmark_group("batched_fk_10k");
     group.throughput(Throughput::Elements(N as u64));
-    for (name, s) in [("chain90", presets::chain(30, 3.0)), ("human", presets::human())] {
+    for (name, s) in [
+        ("chain90", presets::chain(30, 3.0)),
+        ("human", presets::human()),
+    ] {
         let batch = random_batch(&s, N);
         for threads in [1, 2] {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
             let mut fk = BatchForwardKinematics::new();
             group.bench_function(format!("{name}/{threads}t"), |b| {
                 pool.install(|| b.iter(|| fk.compute(&s, &batch).unwrap()))

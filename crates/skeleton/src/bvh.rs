@@ -107,9 +107,9 @@ impl Bvh {
     /// Reads a BVH file.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| SkeletonError::Io {
+        let text = std::fs::read_to_string(path).map_err(|cause| SkeletonError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         Self::parse(&text, &path.display().to_string())
     }
@@ -121,15 +121,20 @@ impl Bvh {
 
     /// The file text, with the channels this clip was read with.
     pub fn to_bvh_string(&self) -> Result<String> {
-        write_bvh(&self.skeleton, &self.channels, self.frame_time, &self.frames)
+        write_bvh(
+            &self.skeleton,
+            &self.channels,
+            self.frame_time,
+            &self.frames,
+        )
     }
 
     /// Writes the clip to `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        std::fs::write(path, self.to_bvh_string()?).map_err(|source| SkeletonError::Io {
+        std::fs::write(path, self.to_bvh_string()?).map_err(|cause| SkeletonError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })
     }
 }
@@ -170,16 +175,24 @@ impl<'a> Parser<'a> {
     }
 
     fn last_line(&self) -> usize {
-        self.tokens.last().map_or(self.lines.len().max(1), |t| t.line)
+        self.tokens
+            .last()
+            .map_or(self.lines.len().max(1), |t| t.line)
     }
 
     fn next(&mut self, what: &str) -> Result<Token<'a>> {
         match self.tokens.get(self.pos) {
             Some(t) => {
                 self.pos += 1;
-                Ok(Token { text: t.text, line: t.line })
+                Ok(Token {
+                    text: t.text,
+                    line: t.line,
+                })
             }
-            None => Err(self.err(self.last_line(), format!("unexpected end of file, expected {what}"))),
+            None => Err(self.err(
+                self.last_line(),
+                format!("unexpected end of file, expected {what}"),
+            )),
         }
     }
 
@@ -193,7 +206,12 @@ impl<'a> Parser<'a> {
 
     fn number(&mut self, what: &str) -> Result<f64> {
         let t = self.next(what)?;
-        parse_finite(t.text).ok_or_else(|| self.err(t.line, format!("{what}: '{}' is not a finite number", t.text)))
+        parse_finite(t.text).ok_or_else(|| {
+            self.err(
+                t.line,
+                format!("{what}: '{}' is not a finite number", t.text),
+            )
+        })
     }
 
     fn parse(mut self) -> Result<Bvh> {
@@ -210,20 +228,27 @@ impl<'a> Parser<'a> {
         }
         let first = self.next("'HIERARCHY'")?;
         if first.text != "HIERARCHY" {
-            return Err(self.err(first.line, format!("expected 'HIERARCHY', found '{}'", first.text)));
+            return Err(self.err(
+                first.line,
+                format!("expected 'HIERARCHY', found '{}'", first.text),
+            ));
         }
         self.expect("ROOT")?;
         self.joint(None)?;
         if let Some(t) = self.tokens.get(self.pos) {
             return Err(self.err(
                 t.line,
-                format!("unexpected '{}' after the root joint (only one ROOT is supported)", t.text),
+                format!(
+                    "unexpected '{}' after the root joint (only one ROOT is supported)",
+                    t.text
+                ),
             ));
         }
         let Some(motion_line) = motion_line else {
             return Err(self.err(self.lines.len().max(1), "missing 'MOTION' section"));
         };
-        let skeleton = Skeleton::new(std::mem::take(&mut self.joints)).map_err(|e| self.err(1, e.to_string()))?;
+        let skeleton = Skeleton::new(std::mem::take(&mut self.joints))
+            .map_err(|e| self.err(1, e.to_string()))?;
         let (frame_time, frames) = self.motion(motion_line, &skeleton)?;
         Ok(Bvh {
             skeleton,
@@ -244,12 +269,17 @@ impl<'a> Parser<'a> {
         let offset = self.offset()?;
         let ch_line = self.expect("CHANNELS")?;
         let count_tok = self.next("the channel count")?;
-        let count: usize = count_tok
-            .text
-            .parse()
-            .map_err(|_| self.err(count_tok.line, format!("channel count '{}' is not a whole number", count_tok.text)))?;
+        let count: usize = count_tok.text.parse().map_err(|_| {
+            self.err(
+                count_tok.line,
+                format!("channel count '{}' is not a whole number", count_tok.text),
+            )
+        })?;
         if count > 6 {
-            return Err(self.err(count_tok.line, format!("joint '{name}' has {count} channels; at most 6 are allowed")));
+            return Err(self.err(
+                count_tok.line,
+                format!("joint '{name}' has {count} channels; at most 6 are allowed"),
+            ));
         }
         let mut channels = Vec::with_capacity(count);
         for k in 0..count {
@@ -265,9 +295,11 @@ impl<'a> Parser<'a> {
             })?;
             channels.push(c);
         }
-        let kind = kind_from_channels(&channels).map_err(|m| self.err(ch_line, format!("joint '{name}': {m}")))?;
+        let kind = kind_from_channels(&channels)
+            .map_err(|m| self.err(ch_line, format!("joint '{name}': {m}")))?;
         let index = self.joints.len();
-        self.joints.push(Joint::new(name.clone(), parent, offset, kind));
+        self.joints
+            .push(Joint::new(name.clone(), parent, offset, kind));
         self.channels.push(channels);
         let mut child_offsets = Vec::new();
         loop {
@@ -284,7 +316,8 @@ impl<'a> Parser<'a> {
                     let offset = self.offset()?;
                     self.expect("}")?;
                     let end_name = format!("{name}_end");
-                    self.joints.push(Joint::new(end_name, Some(index), offset, JointKind::Fixed));
+                    self.joints
+                        .push(Joint::new(end_name, Some(index), offset, JointKind::Fixed));
                     self.channels.push(Vec::new());
                     child_offsets.push(offset);
                 }
@@ -300,11 +333,20 @@ impl<'a> Parser<'a> {
 
     fn offset(&mut self) -> Result<Vector3<f64>> {
         self.expect("OFFSET")?;
-        Ok(Vector3::new(self.number("OFFSET x")?, self.number("OFFSET y")?, self.number("OFFSET z")?))
+        Ok(Vector3::new(
+            self.number("OFFSET x")?,
+            self.number("OFFSET y")?,
+            self.number("OFFSET z")?,
+        ))
     }
 
     fn motion(&self, motion_line: usize, skeleton: &Skeleton) -> Result<(f64, PoseBatch)> {
-        let mut rest = self.lines.iter().enumerate().skip(motion_line + 1).filter(|(_, l)| !l.trim().is_empty());
+        let mut rest = self
+            .lines
+            .iter()
+            .enumerate()
+            .skip(motion_line + 1)
+            .filter(|(_, l)| !l.trim().is_empty());
         let (i, line) = rest
             .next()
             .ok_or_else(|| self.err(motion_line + 1, "missing 'Frames:' line after MOTION"))?;
@@ -312,7 +354,12 @@ impl<'a> Parser<'a> {
             .trim()
             .strip_prefix("Frames:")
             .and_then(|s| s.trim().parse().ok())
-            .ok_or_else(|| self.err(i + 1, format!("expected 'Frames: <count>', found '{}'", line.trim())))?;
+            .ok_or_else(|| {
+                self.err(
+                    i + 1,
+                    format!("expected 'Frames: <count>', found '{}'", line.trim()),
+                )
+            })?;
         let (i, line) = rest
             .next()
             .ok_or_else(|| self.err(i + 1, "missing 'Frame Time:' line"))?;
@@ -321,28 +368,49 @@ impl<'a> Parser<'a> {
             .strip_prefix("Frame Time:")
             .and_then(parse_finite)
             .filter(|t| *t > 0.0)
-            .ok_or_else(|| self.err(i + 1, format!("expected 'Frame Time: <positive seconds>', found '{}'", line.trim())))?;
+            .ok_or_else(|| {
+                self.err(
+                    i + 1,
+                    format!(
+                        "expected 'Frame Time: <positive seconds>', found '{}'",
+                        line.trim()
+                    ),
+                )
+            })?;
         let n_channels: usize = self.channels.iter().map(Vec::len).sum();
-        let mut frames = PoseBatch::from_vec(skeleton.dof(), Vec::with_capacity(n_frames * skeleton.dof()))
-            .expect("empty buffer");
+        let mut frames = PoseBatch::from_vec(
+            skeleton.dof(),
+            Vec::with_capacity(n_frames * skeleton.dof()),
+        )
+        .expect("empty buffer");
         let mut values = Vec::with_capacity(n_channels);
         let mut pose = vec![0.0; skeleton.dof()];
         let mut last_line = i + 1;
         for (i, line) in rest {
             last_line = i + 1;
             if frames.len() == n_frames {
-                return Err(self.err(i + 1, format!("more frame lines than 'Frames: {n_frames}' declares")));
+                return Err(self.err(
+                    i + 1,
+                    format!("more frame lines than 'Frames: {n_frames}' declares"),
+                ));
             }
             values.clear();
             for (k, tok) in line.split_whitespace().enumerate() {
-                let v = parse_finite(tok)
-                    .ok_or_else(|| self.err(i + 1, format!("value {} ('{tok}') is not a finite number", k + 1)))?;
+                let v = parse_finite(tok).ok_or_else(|| {
+                    self.err(
+                        i + 1,
+                        format!("value {} ('{tok}') is not a finite number", k + 1),
+                    )
+                })?;
                 values.push(v);
             }
             if values.len() != n_channels {
                 return Err(self.err(
                     i + 1,
-                    format!("frame has {} values, the hierarchy declares {n_channels} channels", values.len()),
+                    format!(
+                        "frame has {} values, the hierarchy declares {n_channels} channels",
+                        values.len()
+                    ),
                 ));
             }
             channels_to_pose(skeleton, &self.channels, &values, &mut pose);
@@ -351,7 +419,10 @@ impl<'a> Parser<'a> {
         if frames.len() != n_frames {
             return Err(self.err(
                 last_line,
-                format!("file ends after {} frames, 'Frames:' declares {n_frames}", frames.len()),
+                format!(
+                    "file ends after {} frames, 'Frames:' declares {n_frames}",
+                    frames.len()
+                ),
             ));
         }
         Ok((frame_time, frames))
@@ -409,7 +480,11 @@ fn channel_param_index(kind: &JointKind, channels: &[Channel]) -> Vec<usize> {
         .map(|c| match c {
             Channel::Position(a) => axis_index(*a),
             Channel::Rotation(_) => {
-                let base = if matches!(kind, JointKind::Free { .. }) { 3 } else { 0 };
+                let base = if matches!(kind, JointKind::Free { .. }) {
+                    3
+                } else {
+                    0
+                };
                 rot_k += 1;
                 base + rot_k - 1
             }
@@ -417,7 +492,12 @@ fn channel_param_index(kind: &JointKind, channels: &[Channel]) -> Vec<usize> {
         .collect()
 }
 
-fn channels_to_pose(skeleton: &Skeleton, channels: &[Vec<Channel>], values: &[f64], pose: &mut [f64]) {
+fn channels_to_pose(
+    skeleton: &Skeleton,
+    channels: &[Vec<Channel>],
+    values: &[f64],
+    pose: &mut [f64],
+) {
     let mut k = 0;
     for (j, (joint, chans)) in skeleton.joints().iter().zip(channels).enumerate() {
         let base = skeleton.param_range(j).start;
@@ -471,7 +551,9 @@ pub fn default_channels(skeleton: &Skeleton) -> Result<Vec<Vec<Channel>>> {
                     message: "a prismatic joint cannot be written as BVH".into(),
                 });
             }
-            JointKind::Ball(BallRotation::Euler { order, .. }) if !has_rest => order.0.iter().map(|&a| R(a)).collect(),
+            JointKind::Ball(BallRotation::Euler { order, .. }) if !has_rest => {
+                order.0.iter().map(|&a| R(a)).collect()
+            }
             JointKind::Free {
                 rotation: BallRotation::Euler { order, .. },
                 ..
@@ -496,13 +578,20 @@ pub fn default_channels(skeleton: &Skeleton) -> Result<Vec<Vec<Channel>>> {
 }
 
 fn aligned_axis(axis: &nalgebra::Unit<Vector3<f64>>) -> Option<Axis> {
-    [Axis::X, Axis::Y, Axis::Z].into_iter().find(|a| (a.unit().into_inner() - axis.into_inner()).norm() < 1e-12)
+    [Axis::X, Axis::Y, Axis::Z]
+        .into_iter()
+        .find(|a| (a.unit().into_inner() - axis.into_inner()).norm() < 1e-12)
 }
 
 /// Writes a skeleton and its frames as BVH text with the given channels per
 /// joint (from [`Bvh::channels`] or [`default_channels`]). Values are printed
 /// with six decimals, like the CMU files.
-pub fn write_bvh(skeleton: &Skeleton, channels: &[Vec<Channel>], frame_time: f64, frames: &PoseBatch) -> Result<String> {
+pub fn write_bvh(
+    skeleton: &Skeleton,
+    channels: &[Vec<Channel>],
+    frame_time: f64,
+    frames: &PoseBatch,
+) -> Result<String> {
     if channels.len() != skeleton.len() {
         return Err(SkeletonError::InvalidPose(format!(
             "{} channel lists for {} joints",
@@ -518,7 +607,9 @@ pub fn write_bvh(skeleton: &Skeleton, channels: &[Vec<Channel>], frame_time: f64
         )));
     }
     if !(frame_time.is_finite() && frame_time > 0.0) {
-        return Err(SkeletonError::InvalidPose(format!("frame time must be positive, got {frame_time}")));
+        return Err(SkeletonError::InvalidPose(format!(
+            "frame time must be positive, got {frame_time}"
+        )));
     }
     // Which joints keep their own parameters as channel values (exact), and
     // which are converted through their rotation.
@@ -532,7 +623,11 @@ pub fn write_bvh(skeleton: &Skeleton, channels: &[Vec<Channel>], frame_time: f64
     let mut s = String::from("HIERARCHY\n");
     write_joint(&mut s, skeleton, channels, 0, 0);
     let n_channels: usize = channels.iter().map(Vec::len).sum();
-    let _ = write!(s, "MOTION\nFrames: {}\nFrame Time: {frame_time:.6}\n", frames.len());
+    let _ = write!(
+        s,
+        "MOTION\nFrames: {}\nFrame Time: {frame_time:.6}\n",
+        frames.len()
+    );
     let mut previous: Vec<[f64; 3]> = vec![[0.0; 3]; skeleton.len()];
     let mut row = Vec::with_capacity(n_channels);
     for pose in frames.iter() {
@@ -556,10 +651,20 @@ pub fn write_bvh(skeleton: &Skeleton, channels: &[Vec<Channel>], frame_time: f64
                 let q: UnitQuaternion<f64> = joint.rest * motion.rotation;
                 let rot: Vec<Axis> = chans
                     .iter()
-                    .filter_map(|c| if let Channel::Rotation(a) = c { Some(*a) } else { None })
+                    .filter_map(|c| {
+                        if let Channel::Rotation(a) = c {
+                            Some(*a)
+                        } else {
+                            None
+                        }
+                    })
                     .collect();
                 let angles = if rot.len() == 3 {
-                    let a = euler::from_quaternion_near(EulerOrder([rot[0], rot[1], rot[2]]), &q, previous[j]);
+                    let a = euler::from_quaternion_near(
+                        EulerOrder([rot[0], rot[1], rot[2]]),
+                        &q,
+                        previous[j],
+                    );
                     previous[j] = a;
                     a
                 } else {
@@ -568,7 +673,9 @@ pub fn write_bvh(skeleton: &Skeleton, channels: &[Vec<Channel>], frame_time: f64
                 let mut k = 0;
                 for c in chans {
                     row.push(match c {
-                        Channel::Position(a) => (joint.rest * motion.translation.vector)[axis_index(*a)],
+                        Channel::Position(a) => {
+                            (joint.rest * motion.translation.vector)[axis_index(*a)]
+                        }
                         Channel::Rotation(_) => {
                             k += 1;
                             angles[k - 1].to_degrees()
@@ -592,7 +699,9 @@ fn writes_directly(joint: &Joint, chans: &[Channel]) -> bool {
     match kind_from_channels(chans) {
         Ok(k) => match (&k, &joint.kind) {
             (JointKind::Fixed, JointKind::Fixed) => true,
-            (JointKind::Hinge { axis: a, .. }, JointKind::Hinge { axis: b, .. }) => (a.into_inner() - b.into_inner()).norm() < 1e-12,
+            (JointKind::Hinge { axis: a, .. }, JointKind::Hinge { axis: b, .. }) => {
+                (a.into_inner() - b.into_inner()).norm() < 1e-12
+            }
             (
                 JointKind::Ball(BallRotation::Euler { order: a, .. }),
                 JointKind::Ball(BallRotation::Euler { order: b, .. }),
@@ -613,13 +722,23 @@ fn writes_directly(joint: &Joint, chans: &[Channel]) -> bool {
     }
 }
 
-fn write_joint(s: &mut String, skeleton: &Skeleton, channels: &[Vec<Channel>], j: usize, depth: usize) {
+fn write_joint(
+    s: &mut String,
+    skeleton: &Skeleton,
+    channels: &[Vec<Channel>],
+    j: usize,
+    depth: usize,
+) {
     let indent = "\t".repeat(depth);
     let joint = skeleton.joint(j);
     let o = joint.offset;
     let is_end = channels[j].is_empty() && skeleton.children(j).is_empty() && j != 0;
     if is_end {
-        let _ = writeln!(s, "{indent}End Site\n{indent}{{\n{indent}\tOFFSET {:.6} {:.6} {:.6}\n{indent}}}", o.x, o.y, o.z);
+        let _ = writeln!(
+            s,
+            "{indent}End Site\n{indent}{{\n{indent}\tOFFSET {:.6} {:.6} {:.6}\n{indent}}}",
+            o.x, o.y, o.z
+        );
         return;
     }
     let keyword = if j == 0 { "ROOT" } else { "JOINT" };
@@ -627,7 +746,12 @@ fn write_joint(s: &mut String, skeleton: &Skeleton, channels: &[Vec<Channel>], j
     let _ = writeln!(s, "{indent}\tOFFSET {:.6} {:.6} {:.6}", o.x, o.y, o.z);
     let names: Vec<String> = channels[j].iter().map(|c| c.name()).collect();
     let sep = if names.is_empty() { "" } else { " " };
-    let _ = writeln!(s, "{indent}\tCHANNELS {}{sep}{}", names.len(), names.join(" "));
+    let _ = writeln!(
+        s,
+        "{indent}\tCHANNELS {}{sep}{}",
+        names.len(),
+        names.join(" ")
+    );
     for &c in skeleton.children(j) {
         write_joint(s, skeleton, channels, c, depth + 1);
     }

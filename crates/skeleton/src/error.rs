@@ -35,11 +35,10 @@ pub enum SkeletonError {
     #[error("no joint named '{0}'")]
     UnknownJoint(String),
     /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 

@@ -26,7 +26,10 @@ impl PoseBatch {
         for _ in 0..n {
             data.extend_from_slice(pose);
         }
-        Self { dof: pose.len(), data }
+        Self {
+            dof: pose.len(),
+            data,
+        }
     }
 
     /// `n` rest poses of `skeleton`.
@@ -46,7 +49,7 @@ impl PoseBatch {
     }
 
     pub fn len(&self) -> usize {
-        if self.dof == 0 { 0 } else { self.data.len() / self.dof }
+        self.data.len().checked_div(self.dof).unwrap_or(0)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -141,7 +144,7 @@ impl BatchForwardKinematics {
 
     /// Number of poses in the last computed batch.
     pub fn len(&self) -> usize {
-        if self.joints == 0 { 0 } else { self.world.len() / self.joints }
+        self.world.len().checked_div(self.joints).unwrap_or(0)
     }
 
     pub fn is_empty(&self) -> bool {

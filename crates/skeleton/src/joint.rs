@@ -164,11 +164,15 @@ impl BallRotation {
                 _ => Ok(()),
             },
             Self::SwingTwist { limit, .. } => match limit {
-                Some(l) if !swing_twist_limit_valid(l) => Err(format!("invalid swing–twist limit {l:?}")),
+                Some(l) if !swing_twist_limit_valid(l) => {
+                    Err(format!("invalid swing–twist limit {l:?}"))
+                }
                 _ => Ok(()),
             },
             Self::Euler { limits, .. } => match limits {
-                Some(l) if !l.iter().all(Range::is_valid) => Err(format!("invalid Euler limits {l:?}")),
+                Some(l) if !l.iter().all(Range::is_valid) => {
+                    Err(format!("invalid Euler limits {l:?}"))
+                }
                 _ => Ok(()),
             },
         }
@@ -176,7 +180,9 @@ impl BallRotation {
 }
 
 fn swing_twist_limit_valid(l: &SwingTwistLimit) -> bool {
-    l.swing_half_angles.iter().all(|a| a.is_finite() && *a > 0.0)
+    l.swing_half_angles
+        .iter()
+        .all(|a| a.is_finite() && *a > 0.0)
         && l.twist_min.is_finite()
         && l.twist_max.is_finite()
         && l.twist_min <= l.twist_max
@@ -339,9 +345,12 @@ impl JointKind {
         match self {
             Self::Fixed => true,
             Self::Hinge { limit, .. } | Self::Prismatic { limit, .. } => within(limit, p[0]),
-            Self::Swing { limit, .. } => limit
-                .as_ref()
-                .is_none_or(|l| l.contains(&Vector2::new(p[0], p[1]), l.twist_min.max(0.0).min(l.twist_max))),
+            Self::Swing { limit, .. } => limit.as_ref().is_none_or(|l| {
+                l.contains(
+                    &Vector2::new(p[0], p[1]),
+                    l.twist_min.max(0.0).min(l.twist_max),
+                )
+            }),
             Self::Ball(r) => r.within_limits(p),
             Self::Free {
                 rotation,
@@ -391,9 +400,15 @@ impl JointKind {
             Self::Fixed => Ok(()),
             Self::Hinge { axis, limit } | Self::Prismatic { axis, limit } => {
                 if !axis_ok(axis) {
-                    Err(("axis", format!("axis must be a finite non-zero vector, got {axis:?}")))
+                    Err((
+                        "axis",
+                        format!("axis must be a finite non-zero vector, got {axis:?}"),
+                    ))
                 } else if !range_ok(limit) {
-                    Err(("limit", format!("limit must be finite with min <= max, got {limit:?}")))
+                    Err((
+                        "limit",
+                        format!("limit must be finite with min <= max, got {limit:?}"),
+                    ))
                 } else {
                     Ok(())
                 }

@@ -32,7 +32,12 @@ fn frame(twist: [f64; 3], swing_u: [f64; 3]) -> SwingTwistFrame {
 
 /// A 3-DOF swing–twist ball joint: twist about `twist`, swing half-angles
 /// `(about swing_u, about twist × swing_u)` and a twist interval.
-fn swing_twist(twist: [f64; 3], swing_u: [f64; 3], half: (f64, f64), twist_range: (f64, f64)) -> JointKind {
+fn swing_twist(
+    twist: [f64; 3],
+    swing_u: [f64; 3],
+    half: (f64, f64),
+    twist_range: (f64, f64),
+) -> JointKind {
     JointKind::Ball(BallRotation::SwingTwist {
         frame: frame(twist, swing_u),
         limit: Some(SwingTwistLimit {
@@ -78,7 +83,12 @@ pub fn chain(n: usize, total_length: f64) -> Skeleton {
         b.joint(&name, parent.as_deref(), offset, JointKind::ball())
             .with_bone([l, 0.0, 0.0], 0.02 + 0.1 * l, BodyPart::Link, l);
     }
-    b.joint("tip", Some(&format!("j{}", n - 1)), [l, 0.0, 0.0], JointKind::Fixed);
+    b.joint(
+        "tip",
+        Some(&format!("j{}", n - 1)),
+        [l, 0.0, 0.0],
+        JointKind::Fixed,
+    );
     b.build().expect("chain preset is valid")
 }
 
@@ -95,7 +105,11 @@ pub fn hinge_chain(n: usize, total_length: f64, limit: f64) -> Skeleton {
     for i in 0..n {
         for (k, (axis, suffix)) in [(X, "x"), (Y, "y"), (Z, "z")].into_iter().enumerate() {
             let name = format!("j{i}{suffix}");
-            let offset = if i > 0 && k == 0 { [l, 0.0, 0.0] } else { [0.0; 3] };
+            let offset = if i > 0 && k == 0 {
+                [l, 0.0, 0.0]
+            } else {
+                [0.0; 3]
+            };
             let j = b.joint(&name, parent.as_deref(), offset, hinge(axis, -limit, limit));
             if k == 2 {
                 j.with_bone([l, 0.0, 0.0], 0.02 + 0.1 * l, BodyPart::Link, l);
@@ -122,52 +136,181 @@ pub fn arm4() -> Skeleton {
 pub fn human() -> Skeleton {
     let mut b = SkeletonBuilder::new();
     b.joint("pelvis", None, [0.0, 0.93, 0.0], JointKind::free())
-        .with_capsule([-0.1, -0.03, 0.0], [0.1, -0.03, 0.0], 0.09, BodyPart::Pelvis, 11.0);
-    b.joint("lumbar", Some("pelvis"), [0.0, 0.1, 0.0], swing_twist(Y, X, (0.5, 0.35), (-0.3, 0.3)))
-        .with_bone([0.0, 0.12, 0.0], 0.1, BodyPart::Torso, 8.0);
-    b.joint("thorax", Some("lumbar"), [0.0, 0.12, 0.0], swing_twist(Y, X, (0.3, 0.2), (-0.3, 0.3)))
-        .with_bone([0.0, 0.13, 0.0], 0.11, BodyPart::Torso, 9.0);
-    b.joint("chest", Some("thorax"), [0.0, 0.13, 0.0], swing_twist(Y, X, (0.2, 0.15), (-0.3, 0.3)))
-        .with_capsule([-0.08, 0.08, 0.0], [0.08, 0.08, 0.0], 0.1, BodyPart::Torso, 10.0);
-    b.joint("neck", Some("chest"), [0.0, 0.15, 0.0], swing_twist(Y, X, (0.6, 0.4), (-0.8, 0.8)))
-        .with_bone([0.0, 0.08, 0.0], 0.05, BodyPart::Neck, 1.5);
-    b.joint("head", Some("neck"), [0.0, 0.08, 0.0], swing_twist(Y, X, (0.4, 0.3), (-0.6, 0.6)))
-        .with_capsule([0.0, 0.06, 0.02], [0.0, 0.14, 0.02], 0.09, BodyPart::Head, 5.0);
+        .with_capsule(
+            [-0.1, -0.03, 0.0],
+            [0.1, -0.03, 0.0],
+            0.09,
+            BodyPart::Pelvis,
+            11.0,
+        );
+    b.joint(
+        "lumbar",
+        Some("pelvis"),
+        [0.0, 0.1, 0.0],
+        swing_twist(Y, X, (0.5, 0.35), (-0.3, 0.3)),
+    )
+    .with_bone([0.0, 0.12, 0.0], 0.1, BodyPart::Torso, 8.0);
+    b.joint(
+        "thorax",
+        Some("lumbar"),
+        [0.0, 0.12, 0.0],
+        swing_twist(Y, X, (0.3, 0.2), (-0.3, 0.3)),
+    )
+    .with_bone([0.0, 0.13, 0.0], 0.11, BodyPart::Torso, 9.0);
+    b.joint(
+        "chest",
+        Some("thorax"),
+        [0.0, 0.13, 0.0],
+        swing_twist(Y, X, (0.2, 0.15), (-0.3, 0.3)),
+    )
+    .with_capsule(
+        [-0.08, 0.08, 0.0],
+        [0.08, 0.08, 0.0],
+        0.1,
+        BodyPart::Torso,
+        10.0,
+    );
+    b.joint(
+        "neck",
+        Some("chest"),
+        [0.0, 0.15, 0.0],
+        swing_twist(Y, X, (0.6, 0.4), (-0.8, 0.8)),
+    )
+    .with_bone([0.0, 0.08, 0.0], 0.05, BodyPart::Neck, 1.5);
+    b.joint(
+        "head",
+        Some("neck"),
+        [0.0, 0.08, 0.0],
+        swing_twist(Y, X, (0.4, 0.3), (-0.6, 0.6)),
+    )
+    .with_capsule(
+        [0.0, 0.06, 0.02],
+        [0.0, 0.14, 0.02],
+        0.09,
+        BodyPart::Head,
+        5.0,
+    );
     b.joint("head_top", Some("head"), [0.0, 0.22, 0.0], JointKind::Fixed);
 
     for (side, s) in [("l", 1.0), ("r", -1.0)] {
         let n = |name: &str| format!("{side}_{name}");
         let down = neg(Y);
-        b.joint(&n("clavicle"), Some("chest"), [0.03 * s, 0.1, 0.0], swing2([s, 0.0, 0.0], Z, (0.3, 0.3)))
-            .with_bone([0.16 * s, 0.02, 0.0], 0.04, BodyPart::UpperArm, 1.0);
-        b.joint(&n("shoulder"), Some(&n("clavicle")), [0.16 * s, 0.02, 0.0], swing_twist(down, X, (2.0, 1.6), (-1.2, 1.2)))
-            .with_bone([0.0, -0.29, 0.0], 0.05, BodyPart::UpperArm, 2.0);
+        b.joint(
+            &n("clavicle"),
+            Some("chest"),
+            [0.03 * s, 0.1, 0.0],
+            swing2([s, 0.0, 0.0], Z, (0.3, 0.3)),
+        )
+        .with_bone([0.16 * s, 0.02, 0.0], 0.04, BodyPart::UpperArm, 1.0);
+        b.joint(
+            &n("shoulder"),
+            Some(&n("clavicle")),
+            [0.16 * s, 0.02, 0.0],
+            swing_twist(down, X, (2.0, 1.6), (-1.2, 1.2)),
+        )
+        .with_bone([0.0, -0.29, 0.0], 0.05, BodyPart::UpperArm, 2.0);
         // Elbow flexion swings the forearm forward (+z): a positive angle about -x.
-        b.joint(&n("elbow"), Some(&n("shoulder")), [0.0, -0.29, 0.0], hinge(neg(X), 0.0, deg(150.0)));
-        b.joint(&n("forearm"), Some(&n("elbow")), [0.0; 3], hinge(Y, deg(-80.0), deg(80.0)))
-            .with_bone([0.0, -0.26, 0.0], 0.04, BodyPart::Forearm, 1.2);
-        b.joint(&n("wrist"), Some(&n("forearm")), [0.0, -0.26, 0.0], swing2(down, X, (1.2, 0.5)))
-            .with_bone([0.0, -0.09, 0.0], 0.035, BodyPart::Hand, 0.35);
+        b.joint(
+            &n("elbow"),
+            Some(&n("shoulder")),
+            [0.0, -0.29, 0.0],
+            hinge(neg(X), 0.0, deg(150.0)),
+        );
+        b.joint(
+            &n("forearm"),
+            Some(&n("elbow")),
+            [0.0; 3],
+            hinge(Y, deg(-80.0), deg(80.0)),
+        )
+        .with_bone([0.0, -0.26, 0.0], 0.04, BodyPart::Forearm, 1.2);
+        b.joint(
+            &n("wrist"),
+            Some(&n("forearm")),
+            [0.0, -0.26, 0.0],
+            swing2(down, X, (1.2, 0.5)),
+        )
+        .with_bone([0.0, -0.09, 0.0], 0.035, BodyPart::Hand, 0.35);
         // Fingers curl toward the palm, which faces the body (−x on the left).
-        b.joint(&n("fingers"), Some(&n("wrist")), [0.0, -0.09, 0.0], hinge([0.0, 0.0, -s], 0.0, deg(100.0)))
-            .with_bone([0.0, -0.08, 0.0], 0.02, BodyPart::Finger, 0.08);
-        b.joint(&n("finger_tip"), Some(&n("fingers")), [0.0, -0.08, 0.0], JointKind::Fixed);
-        b.joint(&n("thumb"), Some(&n("wrist")), [0.0, -0.03, 0.03], swing2([0.0, -1.0, 1.0], X, (0.8, 0.8)))
-            .with_bone([0.0, -0.04, 0.03], 0.015, BodyPart::Finger, 0.02);
-        b.joint(&n("thumb_tip"), Some(&n("thumb")), [0.0, -0.04, 0.03], JointKind::Fixed);
+        b.joint(
+            &n("fingers"),
+            Some(&n("wrist")),
+            [0.0, -0.09, 0.0],
+            hinge([0.0, 0.0, -s], 0.0, deg(100.0)),
+        )
+        .with_bone([0.0, -0.08, 0.0], 0.02, BodyPart::Finger, 0.08);
+        b.joint(
+            &n("finger_tip"),
+            Some(&n("fingers")),
+            [0.0, -0.08, 0.0],
+            JointKind::Fixed,
+        );
+        b.joint(
+            &n("thumb"),
+            Some(&n("wrist")),
+            [0.0, -0.03, 0.03],
+            swing2([0.0, -1.0, 1.0], X, (0.8, 0.8)),
+        )
+        .with_bone([0.0, -0.04, 0.03], 0.015, BodyPart::Finger, 0.02);
+        b.joint(
+            &n("thumb_tip"),
+            Some(&n("thumb")),
+            [0.0, -0.04, 0.03],
+            JointKind::Fixed,
+        );
 
-        b.joint(&n("hip"), Some("pelvis"), [0.09 * s, -0.08, 0.0], swing_twist(down, X, (1.3, 0.7), (-0.6, 0.6)))
-            .with_bone([0.0, -0.4, 0.0], 0.07, BodyPart::Thigh, 7.5);
+        b.joint(
+            &n("hip"),
+            Some("pelvis"),
+            [0.09 * s, -0.08, 0.0],
+            swing_twist(down, X, (1.3, 0.7), (-0.6, 0.6)),
+        )
+        .with_bone([0.0, -0.4, 0.0], 0.07, BodyPart::Thigh, 7.5);
         // Knee flexion swings the shank backward (−z): a positive angle about +x.
-        b.joint(&n("knee"), Some(&n("hip")), [0.0, -0.4, 0.0], hinge(X, 0.0, deg(140.0)))
-            .with_bone([0.0, -0.38, 0.0], 0.05, BodyPart::Shank, 3.5);
-        b.joint(&n("ankle"), Some(&n("knee")), [0.0, -0.38, 0.0], hinge(X, deg(-40.0), deg(30.0)));
-        b.joint(&n("subtalar"), Some(&n("ankle")), [0.0; 3], hinge(Z, deg(-20.0), deg(20.0)))
-            .with_capsule([0.0, -0.04, -0.04], [0.0, -0.04, 0.13], 0.035, BodyPart::Foot, 1.0);
-        b.joint(&n("heel"), Some(&n("subtalar")), [0.0, -0.07, -0.05], JointKind::Fixed);
-        b.joint(&n("toe"), Some(&n("subtalar")), [0.0, -0.05, 0.13], hinge(X, deg(-30.0), deg(50.0)))
-            .with_bone([0.0, -0.02, 0.05], 0.02, BodyPart::Foot, 0.1);
-        b.joint(&n("toe_tip"), Some(&n("toe")), [0.0, -0.02, 0.05], JointKind::Fixed);
+        b.joint(
+            &n("knee"),
+            Some(&n("hip")),
+            [0.0, -0.4, 0.0],
+            hinge(X, 0.0, deg(140.0)),
+        )
+        .with_bone([0.0, -0.38, 0.0], 0.05, BodyPart::Shank, 3.5);
+        b.joint(
+            &n("ankle"),
+            Some(&n("knee")),
+            [0.0, -0.38, 0.0],
+            hinge(X, deg(-40.0), deg(30.0)),
+        );
+        b.joint(
+            &n("subtalar"),
+            Some(&n("ankle")),
+            [0.0; 3],
+            hinge(Z, deg(-20.0), deg(20.0)),
+        )
+        .with_capsule(
+            [0.0, -0.04, -0.04],
+            [0.0, -0.04, 0.13],
+            0.035,
+            BodyPart::Foot,
+            1.0,
+        );
+        b.joint(
+            &n("heel"),
+            Some(&n("subtalar")),
+            [0.0, -0.07, -0.05],
+            JointKind::Fixed,
+        );
+        b.joint(
+            &n("toe"),
+            Some(&n("subtalar")),
+            [0.0, -0.05, 0.13],
+            hinge(X, deg(-30.0), deg(50.0)),
+        )
+        .with_bone([0.0, -0.02, 0.05], 0.02, BodyPart::Foot, 0.1);
+        b.joint(
+            &n("toe_tip"),
+            Some(&n("toe")),
+            [0.0, -0.02, 0.05],
+            JointKind::Fixed,
+        );
     }
     b.build().expect("human preset is valid")
 }
@@ -180,10 +323,26 @@ pub fn human() -> Skeleton {
 /// the palm facing −z; flexion curls the fingers toward −z.
 pub fn hand() -> Skeleton {
     let mut b = SkeletonBuilder::new();
-    b.joint("elbow", None, [0.0; 3], swing_twist(neg(Y), X, (1.3, 0.3), (-1.4, 1.4)))
-        .with_bone([0.0, -0.26, 0.0], 0.035, BodyPart::Forearm, 1.2);
-    b.joint("wrist", Some("elbow"), [0.0, -0.26, 0.0], swing_twist(neg(Y), X, (1.2, 0.5), (-0.2, 0.2)))
-        .with_capsule([0.0, -0.01, 0.0], [0.0, -0.08, 0.0], 0.03, BodyPart::Hand, 0.35);
+    b.joint(
+        "elbow",
+        None,
+        [0.0; 3],
+        swing_twist(neg(Y), X, (1.3, 0.3), (-1.4, 1.4)),
+    )
+    .with_bone([0.0, -0.26, 0.0], 0.035, BodyPart::Forearm, 1.2);
+    b.joint(
+        "wrist",
+        Some("elbow"),
+        [0.0, -0.26, 0.0],
+        swing_twist(neg(Y), X, (1.2, 0.5), (-0.2, 0.2)),
+    )
+    .with_capsule(
+        [0.0, -0.01, 0.0],
+        [0.0, -0.08, 0.0],
+        0.03,
+        BodyPart::Hand,
+        0.35,
+    );
     // (name, base offset in the wrist frame, segment lengths)
     let fingers: [(&str, [f64; 3], [f64; 3]); 5] = [
         ("thumb", [-0.025, -0.025, -0.01], [0.04, 0.032, 0.028]),
@@ -195,18 +354,37 @@ pub fn hand() -> Skeleton {
     for (f, base, lens) in fingers {
         let n = |s: &str| format!("{f}_{s}");
         // The thumb points down and out; the other fingers straight down.
-        let dir = if f == "thumb" { v([-0.6, -0.8, 0.0]) } else { v(neg(Y)) };
+        let dir = if f == "thumb" {
+            v([-0.6, -0.8, 0.0])
+        } else {
+            v(neg(Y))
+        };
         let seg = |l: f64| [dir.x * l, dir.y * l, dir.z * l];
         // Flexion: rotation about the axis dir × (−z) curls the finger toward −z.
         let flex = dir.cross(&-Vector3::z()).normalize();
         let flex = [flex.x, flex.y, flex.z];
         // Base: swing about flex (flexion/extension) and about z (abduction).
-        b.joint(&n("base"), Some("wrist"), base, swing2([dir.x, dir.y, dir.z], flex, (deg(90.0), deg(25.0))))
-            .with_bone(seg(lens[0]), 0.009, BodyPart::Finger, 0.015);
-        b.joint(&n("mid"), Some(&n("base")), seg(lens[0]), hinge(flex, 0.0, deg(110.0)))
-            .with_bone(seg(lens[1]), 0.008, BodyPart::Finger, 0.01);
-        b.joint(&n("dist"), Some(&n("mid")), seg(lens[1]), hinge(flex, 0.0, deg(80.0)))
-            .with_bone(seg(lens[2]), 0.007, BodyPart::Finger, 0.006);
+        b.joint(
+            &n("base"),
+            Some("wrist"),
+            base,
+            swing2([dir.x, dir.y, dir.z], flex, (deg(90.0), deg(25.0))),
+        )
+        .with_bone(seg(lens[0]), 0.009, BodyPart::Finger, 0.015);
+        b.joint(
+            &n("mid"),
+            Some(&n("base")),
+            seg(lens[0]),
+            hinge(flex, 0.0, deg(110.0)),
+        )
+        .with_bone(seg(lens[1]), 0.008, BodyPart::Finger, 0.01);
+        b.joint(
+            &n("dist"),
+            Some(&n("mid")),
+            seg(lens[1]),
+            hinge(flex, 0.0, deg(80.0)),
+        )
+        .with_bone(seg(lens[2]), 0.007, BodyPart::Finger, 0.006);
         b.joint(&n("tip"), Some(&n("dist")), seg(lens[2]), JointKind::Fixed);
     }
     b.build().expect("hand preset is valid")
@@ -219,31 +397,104 @@ pub fn hand() -> Skeleton {
 /// MPEG-4 BAP parameters RTPF streams. The body faces +z, arms hang down.
 pub fn rtpf_upper_body() -> Skeleton {
     let mut b = SkeletonBuilder::new();
-    b.joint("root_x", None, [0.0, 1.0, 0.0], JointKind::prismatic(v(X), Some(Range::symmetric(2.0))));
-    b.joint("root_y", Some("root_x"), [0.0; 3], JointKind::prismatic(v(Y), Some(Range::symmetric(1.0))));
-    b.joint("root_z", Some("root_y"), [0.0; 3], JointKind::prismatic(v(Z), Some(Range::symmetric(3.0))))
-        .with_capsule([-0.12, 0.05, 0.0], [0.12, 0.05, 0.0], 0.12, BodyPart::Torso, 15.0);
+    b.joint(
+        "root_x",
+        None,
+        [0.0, 1.0, 0.0],
+        JointKind::prismatic(v(X), Some(Range::symmetric(2.0))),
+    );
+    b.joint(
+        "root_y",
+        Some("root_x"),
+        [0.0; 3],
+        JointKind::prismatic(v(Y), Some(Range::symmetric(1.0))),
+    );
+    b.joint(
+        "root_z",
+        Some("root_y"),
+        [0.0; 3],
+        JointKind::prismatic(v(Z), Some(Range::symmetric(3.0))),
+    )
+    .with_capsule(
+        [-0.12, 0.05, 0.0],
+        [0.12, 0.05, 0.0],
+        0.12,
+        BodyPart::Torso,
+        15.0,
+    );
     let euler = |order: [Axis; 3], lim: [f64; 3]| {
         JointKind::Ball(BallRotation::Euler {
             order: EulerOrder(order),
             limits: Some(lim.map(|l| Range::symmetric(deg(l)))),
         })
     };
-    b.joint("chest", Some("root_z"), [0.0, 0.15, 0.0], euler([Axis::Y, Axis::X, Axis::Z], [60.0, 40.0, 30.0]))
-        .with_capsule([-0.1, 0.15, 0.0], [0.1, 0.15, 0.0], 0.13, BodyPart::Torso, 15.0);
-    b.joint("neck", Some("chest"), [0.0, 0.33, 0.0], euler([Axis::Y, Axis::X, Axis::Z], [70.0, 50.0, 40.0]))
-        .with_capsule([0.0, 0.12, 0.02], [0.0, 0.2, 0.02], 0.1, BodyPart::Head, 5.0);
+    b.joint(
+        "chest",
+        Some("root_z"),
+        [0.0, 0.15, 0.0],
+        euler([Axis::Y, Axis::X, Axis::Z], [60.0, 40.0, 30.0]),
+    )
+    .with_capsule(
+        [-0.1, 0.15, 0.0],
+        [0.1, 0.15, 0.0],
+        0.13,
+        BodyPart::Torso,
+        15.0,
+    );
+    b.joint(
+        "neck",
+        Some("chest"),
+        [0.0, 0.33, 0.0],
+        euler([Axis::Y, Axis::X, Axis::Z], [70.0, 50.0, 40.0]),
+    )
+    .with_capsule(
+        [0.0, 0.12, 0.02],
+        [0.0, 0.2, 0.02],
+        0.1,
+        BodyPart::Head,
+        5.0,
+    );
     for (side, s) in [("l", 1.0), ("r", -1.0)] {
         let n = |name: &str| format!("{side}_{name}");
-        b.joint(&n("shoulder"), Some("chest"), [0.19 * s, 0.28, 0.0], euler([Axis::Z, Axis::X, Axis::Y], [180.0, 180.0, 90.0]))
-            .with_bone([0.0, -0.29, 0.0], 0.05, BodyPart::UpperArm, 2.0);
-        b.joint(&n("elbow"), Some(&n("shoulder")), [0.0, -0.29, 0.0], hinge(neg(X), 0.0, deg(150.0)));
-        b.joint(&n("forearm"), Some(&n("elbow")), [0.0; 3], hinge(Y, deg(-80.0), deg(80.0)))
-            .with_bone([0.0, -0.26, 0.0], 0.04, BodyPart::Forearm, 1.2);
-        b.joint(&n("wrist_flex"), Some(&n("forearm")), [0.0, -0.26, 0.0], hinge(X, deg(-70.0), deg(70.0)));
-        b.joint(&n("wrist_dev"), Some(&n("wrist_flex")), [0.0; 3], hinge(Z, deg(-30.0), deg(30.0)))
-            .with_bone([0.0, -0.17, 0.0], 0.04, BodyPart::Hand, 0.4);
-        b.joint(&n("hand_tip"), Some(&n("wrist_dev")), [0.0, -0.17, 0.0], JointKind::Fixed);
+        b.joint(
+            &n("shoulder"),
+            Some("chest"),
+            [0.19 * s, 0.28, 0.0],
+            euler([Axis::Z, Axis::X, Axis::Y], [180.0, 180.0, 90.0]),
+        )
+        .with_bone([0.0, -0.29, 0.0], 0.05, BodyPart::UpperArm, 2.0);
+        b.joint(
+            &n("elbow"),
+            Some(&n("shoulder")),
+            [0.0, -0.29, 0.0],
+            hinge(neg(X), 0.0, deg(150.0)),
+        );
+        b.joint(
+            &n("forearm"),
+            Some(&n("elbow")),
+            [0.0; 3],
+            hinge(Y, deg(-80.0), deg(80.0)),
+        )
+        .with_bone([0.0, -0.26, 0.0], 0.04, BodyPart::Forearm, 1.2);
+        b.joint(
+            &n("wrist_flex"),
+            Some(&n("forearm")),
+            [0.0, -0.26, 0.0],
+            hinge(X, deg(-70.0), deg(70.0)),
+        );
+        b.joint(
+            &n("wrist_dev"),
+            Some(&n("wrist_flex")),
+            [0.0; 3],
+            hinge(Z, deg(-30.0), deg(30.0)),
+        )
+        .with_bone([0.0, -0.17, 0.0], 0.04, BodyPart::Hand, 0.4);
+        b.joint(
+            &n("hand_tip"),
+            Some(&n("wrist_dev")),
+            [0.0, -0.17, 0.0],
+            JointKind::Fixed,
+        );
     }
     b.joint("head_top", Some("neck"), [0.0, 0.3, 0.0], JointKind::Fixed);
     b.build().expect("RTPF upper-body preset is valid")
@@ -257,27 +508,89 @@ pub fn rtpf_upper_body() -> Skeleton {
 pub fn physprior_lower_body() -> Skeleton {
     let (thigh, shank, hips, foot) = (0.4, 0.5, 0.3, 0.2);
     let mut b = SkeletonBuilder::new();
-    b.joint("root_x", None, [0.0, thigh + shank + 0.05, 0.0], JointKind::prismatic(v(X), None));
-    b.joint("root_y", Some("root_x"), [0.0; 3], JointKind::prismatic(v(Y), None));
-    b.joint("root_z", Some("root_y"), [0.0; 3], JointKind::prismatic(v(Z), None));
-    b.joint("torso", Some("root_z"), [0.0; 3], JointKind::hinge(v(Y), None))
-        .with_capsule([-hips / 2.0, 0.0, 0.0], [hips / 2.0, 0.0, 0.0], 0.08, BodyPart::Pelvis, 11.0);
+    b.joint(
+        "root_x",
+        None,
+        [0.0, thigh + shank + 0.05, 0.0],
+        JointKind::prismatic(v(X), None),
+    );
+    b.joint(
+        "root_y",
+        Some("root_x"),
+        [0.0; 3],
+        JointKind::prismatic(v(Y), None),
+    );
+    b.joint(
+        "root_z",
+        Some("root_y"),
+        [0.0; 3],
+        JointKind::prismatic(v(Z), None),
+    );
+    b.joint(
+        "torso",
+        Some("root_z"),
+        [0.0; 3],
+        JointKind::hinge(v(Y), None),
+    )
+    .with_capsule(
+        [-hips / 2.0, 0.0, 0.0],
+        [hips / 2.0, 0.0, 0.0],
+        0.08,
+        BodyPart::Pelvis,
+        11.0,
+    );
     let half = std::f64::consts::FRAC_PI_2;
     for (side, s) in [("l", 1.0), ("r", -1.0)] {
         let n = |name: &str| format!("{side}_{name}");
-        b.joint(&n("hip"), Some("torso"), [s * hips / 2.0, 0.0, 0.0], JointKind::Ball(BallRotation::Euler {
-            order: EulerOrder([Axis::X, Axis::Y, Axis::Z]),
-            limits: None,
-        }))
+        b.joint(
+            &n("hip"),
+            Some("torso"),
+            [s * hips / 2.0, 0.0, 0.0],
+            JointKind::Ball(BallRotation::Euler {
+                order: EulerOrder([Axis::X, Axis::Y, Axis::Z]),
+                limits: None,
+            }),
+        )
         .with_bone([0.0, -thigh, 0.0], 0.07, BodyPart::Thigh, 7.5);
         // Negative angle about −x = positive about +x: the shank swings back.
-        b.joint(&n("knee"), Some(&n("hip")), [0.0, -thigh, 0.0], hinge(neg(X), -std::f64::consts::PI, 0.0))
-            .with_bone([0.0, -shank, 0.0], 0.05, BodyPart::Shank, 3.5);
-        b.joint(&n("ankle_x"), Some(&n("knee")), [0.0, -shank, 0.0], hinge(X, -half, half));
-        b.joint(&n("ankle_z"), Some(&n("ankle_x")), [0.0; 3], hinge(Z, -half, half))
-            .with_capsule([0.0, -0.05, -0.05], [0.0, -0.05, foot - 0.05], 0.035, BodyPart::Foot, 1.0);
-        b.joint(&n("heel"), Some(&n("ankle_z")), [0.0, -0.05, -0.05], JointKind::Fixed);
-        b.joint(&n("toe_tip"), Some(&n("ankle_z")), [0.0, -0.05, foot - 0.05], JointKind::Fixed);
+        b.joint(
+            &n("knee"),
+            Some(&n("hip")),
+            [0.0, -thigh, 0.0],
+            hinge(neg(X), -std::f64::consts::PI, 0.0),
+        )
+        .with_bone([0.0, -shank, 0.0], 0.05, BodyPart::Shank, 3.5);
+        b.joint(
+            &n("ankle_x"),
+            Some(&n("knee")),
+            [0.0, -shank, 0.0],
+            hinge(X, -half, half),
+        );
+        b.joint(
+            &n("ankle_z"),
+            Some(&n("ankle_x")),
+            [0.0; 3],
+            hinge(Z, -half, half),
+        )
+        .with_capsule(
+            [0.0, -0.05, -0.05],
+            [0.0, -0.05, foot - 0.05],
+            0.035,
+            BodyPart::Foot,
+            1.0,
+        );
+        b.joint(
+            &n("heel"),
+            Some(&n("ankle_z")),
+            [0.0, -0.05, -0.05],
+            JointKind::Fixed,
+        );
+        b.joint(
+            &n("toe_tip"),
+            Some(&n("ankle_z")),
+            [0.0, -0.05, foot - 0.05],
+            JointKind::Fixed,
+        );
     }
     b.build().expect("PHYSPRIOR lower-body preset is valid")
 }
@@ -296,4 +609,11 @@ pub fn by_name(name: &str) -> Option<Skeleton> {
 }
 
 /// Names accepted by [`by_name`].
-pub const PRESET_NAMES: [&str; 6] = ["arm4", "chain30", "human", "hand", "rtpf_upper_body", "physprior_lower_body"];
+pub const PRESET_NAMES: [&str; 6] = [
+    "arm4",
+    "chain30",
+    "human",
+    "hand",
+    "rtpf_upper_body",
+    "physprior_lower_body",
+];

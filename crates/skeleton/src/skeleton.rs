@@ -99,7 +99,13 @@ impl BodyPart {
             Self::Shank
         } else if has("hips") || has("pelvis") || has("root") {
             Self::Pelvis
-        } else if has("spine") || has("chest") || has("back") || has("torso") || has("thorax") || has("lumbar") {
+        } else if has("spine")
+            || has("chest")
+            || has("back")
+            || has("torso")
+            || has("thorax")
+            || has("lumbar")
+        {
             Self::Torso
         } else {
             Self::Link
@@ -157,7 +163,12 @@ pub struct Joint {
 }
 
 impl Joint {
-    pub fn new(name: impl Into<String>, parent: Option<usize>, offset: Vector3<f64>, kind: JointKind) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        parent: Option<usize>,
+        offset: Vector3<f64>,
+        kind: JointKind,
+    ) -> Self {
         Self {
             name: name.into(),
             parent,
@@ -191,13 +202,18 @@ impl Skeleton {
     /// children, exactly one root, unique names, finite offsets and masses,
     /// valid limits.
     pub fn new(joints: Vec<Joint>) -> Result<Self> {
-        let invalid = |joint: &str, field: &'static str, message: String| SkeletonError::InvalidJoint {
-            joint: joint.to_string(),
-            field,
-            message,
-        };
+        let invalid =
+            |joint: &str, field: &'static str, message: String| SkeletonError::InvalidJoint {
+                joint: joint.to_string(),
+                field,
+                message,
+            };
         if joints.is_empty() {
-            return Err(invalid("<none>", "joints", "a skeleton needs at least one joint".into()));
+            return Err(invalid(
+                "<none>",
+                "joints",
+                "a skeleton needs at least one joint".into(),
+            ));
         }
         let mut names = std::collections::HashSet::new();
         let mut children = vec![Vec::new(); joints.len()];
@@ -207,36 +223,56 @@ impl Skeleton {
             }
             match j.parent {
                 None if i != 0 => {
-                    return Err(invalid(&j.name, "parent", "only the first joint may be the root".into()));
+                    return Err(invalid(
+                        &j.name,
+                        "parent",
+                        "only the first joint may be the root".into(),
+                    ));
                 }
                 Some(_) if i == 0 => {
-                    return Err(invalid(&j.name, "parent", "the first joint must be the root".into()));
+                    return Err(invalid(
+                        &j.name,
+                        "parent",
+                        "the first joint must be the root".into(),
+                    ));
                 }
                 Some(p) if p >= i => {
                     return Err(invalid(
                         &j.name,
                         "parent",
-                        format!("parent index {p} does not precede the joint (index {i}): joints must be in topological order"),
+                        format!(
+                            "parent index {p} does not precede the joint (index {i}): joints must be in topological order"
+                        ),
                     ));
                 }
                 Some(p) => children[p].push(i),
                 None => {}
             }
             if !j.offset.iter().all(|c| c.is_finite()) {
-                return Err(invalid(&j.name, "offset", format!("non-finite offset {:?}", j.offset)));
+                return Err(invalid(
+                    &j.name,
+                    "offset",
+                    format!("non-finite offset {:?}", j.offset),
+                ));
             }
             if !j.rest.coords.iter().all(|c| c.is_finite()) {
                 return Err(invalid(&j.name, "rest", "non-finite rest rotation".into()));
             }
-            j.kind.validate().map_err(|(field, message)| invalid(&j.name, field, message))?;
+            j.kind
+                .validate()
+                .map_err(|(field, message)| invalid(&j.name, field, message))?;
             if let Some(b) = &j.body {
                 let c = &b.capsule;
                 let finite = c.start.iter().chain(c.end.iter()).all(|x| x.is_finite());
-                if !finite || !(c.radius.is_finite() && c.radius >= 0.0) {
+                if !(finite && c.radius.is_finite() && c.radius >= 0.0) {
                     return Err(invalid(&j.name, "body", format!("invalid capsule {c:?}")));
                 }
                 if !(b.mass.is_finite() && b.mass >= 0.0) {
-                    return Err(invalid(&j.name, "mass", format!("mass must be finite and >= 0, got {}", b.mass)));
+                    return Err(invalid(
+                        &j.name,
+                        "mass",
+                        format!("mass must be finite and >= 0, got {}", b.mass),
+                    ));
                 }
             }
         }
@@ -308,7 +344,10 @@ impl Skeleton {
             )));
         }
         if let Some(i) = pose.iter().position(|x| !x.is_finite()) {
-            let j = (0..self.len()).rev().find(|&j| self.param_offsets[j] <= i).unwrap_or(0);
+            let j = (0..self.len())
+                .rev()
+                .find(|&j| self.param_offsets[j] <= i)
+                .unwrap_or(0);
             return Err(SkeletonError::InvalidPose(format!(
                 "parameter {i} (joint '{}') is {}",
                 self.joints[j].name, pose[i]
@@ -369,7 +408,11 @@ impl Skeleton {
 
     /// Total mass of all bodies, kg.
     pub fn total_mass(&self) -> f64 {
-        self.joints.iter().filter_map(|j| j.body.as_ref()).map(|b| b.mass).sum()
+        self.joints
+            .iter()
+            .filter_map(|j| j.body.as_ref())
+            .map(|b| b.mass)
+            .sum()
     }
 
     /// Centre of mass from world transforms: the mass-weighted mean of the
@@ -390,13 +433,21 @@ impl Skeleton {
             Point3::from(sum / total)
         } else {
             let n = world.len().max(1) as f64;
-            Point3::from(world.iter().map(|w| w.translation.vector).sum::<Vector3<f64>>() / n)
+            Point3::from(
+                world
+                    .iter()
+                    .map(|w| w.translation.vector)
+                    .sum::<Vector3<f64>>()
+                    / n,
+            )
         }
     }
 
     /// Joints whose kind rotates and has no child: the usual end effectors.
     pub fn leaves(&self) -> Vec<usize> {
-        (0..self.len()).filter(|&j| self.children[j].is_empty()).collect()
+        (0..self.len())
+            .filter(|&j| self.children[j].is_empty())
+            .collect()
     }
 }
 
@@ -413,9 +464,21 @@ impl SkeletonBuilder {
 
     /// Adds a joint under `parent` (by name; `None` for the root) and
     /// returns its index. An unknown parent name is reported by [`Self::build`].
-    pub fn joint(&mut self, name: &str, parent: Option<&str>, offset: [f64; 3], kind: JointKind) -> &mut Joint {
-        let parent = parent.map(|p| self.joints.iter().position(|j| j.name == p).unwrap_or(usize::MAX));
-        self.joints.push(Joint::new(name, parent, Vector3::from(offset), kind));
+    pub fn joint(
+        &mut self,
+        name: &str,
+        parent: Option<&str>,
+        offset: [f64; 3],
+        kind: JointKind,
+    ) -> &mut Joint {
+        let parent = parent.map(|p| {
+            self.joints
+                .iter()
+                .position(|j| j.name == p)
+                .unwrap_or(usize::MAX)
+        });
+        self.joints
+            .push(Joint::new(name, parent, Vector3::from(offset), kind));
         self.joints.last_mut().expect("just pushed")
     }
 
@@ -433,7 +496,13 @@ impl SkeletonBuilder {
 
 impl Joint {
     /// Attaches a capsule body from the joint origin to `end` (joint frame).
-    pub fn with_bone(&mut self, end: [f64; 3], radius: f64, part: BodyPart, mass: f64) -> &mut Self {
+    pub fn with_bone(
+        &mut self,
+        end: [f64; 3],
+        radius: f64,
+        part: BodyPart,
+        mass: f64,
+    ) -> &mut Self {
         self.body = Some(Body {
             capsule: Capsule::new(Vector3::zeros(), Vector3::from(end), radius),
             part,
@@ -443,7 +512,14 @@ impl Joint {
     }
 
     /// Attaches an arbitrary capsule body.
-    pub fn with_capsule(&mut self, start: [f64; 3], end: [f64; 3], radius: f64, part: BodyPart, mass: f64) -> &mut Self {
+    pub fn with_capsule(
+        &mut self,
+        start: [f64; 3],
+        end: [f64; 3],
+        radius: f64,
+        part: BodyPart,
+        mass: f64,
+    ) -> &mut Self {
         self.body = Some(Body {
             capsule: Capsule::new(Vector3::from(start), Vector3::from(end), radius),
             part,

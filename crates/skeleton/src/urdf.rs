@@ -33,9 +33,9 @@ use crate::skeleton::{Body, BodyPart, Capsule, Joint, Skeleton};
 /// Reads a URDF file into a skeleton.
 pub fn load_urdf(path: impl AsRef<Path>) -> Result<Skeleton> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| SkeletonError::Io {
+    let text = std::fs::read_to_string(path).map_err(|cause| SkeletonError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     parse_urdf(&text, &path.display().to_string())
 }
@@ -47,18 +47,27 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
         element,
         message,
     };
-    let robot: Robot = urdf_rs::read_from_string(text).map_err(|e| err("robot".into(), e.to_string()))?;
+    let robot: Robot =
+        urdf_rs::read_from_string(text).map_err(|e| err("robot".into(), e.to_string()))?;
     if robot.links.is_empty() {
         return Err(err("robot".into(), "no <link> elements".into()));
     }
-    let links: HashMap<&str, usize> = robot.links.iter().enumerate().map(|(i, l)| (l.name.as_str(), i)).collect();
+    let links: HashMap<&str, usize> = robot
+        .links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.name.as_str(), i))
+        .collect();
     if links.len() != robot.links.len() {
         return Err(err("link".into(), "two links share a name".into()));
     }
     for l in &robot.links {
         let m = l.inertial.mass.value;
         if !(m.is_finite() && m >= 0.0) {
-            return Err(err(format!("link '{}'", l.name), format!("<mass value> must be finite and >= 0, got {m}")));
+            return Err(err(
+                format!("link '{}'", l.name),
+                format!("<mass value> must be finite and >= 0, got {m}"),
+            ));
         }
     }
     // The joint that has each link as its child.
@@ -67,7 +76,10 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
         let el = format!("joint '{}'", j.name);
         for (role, link) in [("parent", &j.parent.link), ("child", &j.child.link)] {
             if !links.contains_key(link.as_str()) {
-                return Err(err(el.clone(), format!("{role} link '{link}' is not defined")));
+                return Err(err(
+                    el.clone(),
+                    format!("{role} link '{link}' is not defined"),
+                ));
             }
         }
         if let Some(&other) = parent_joint.get(j.child.link.as_str()) {
@@ -89,25 +101,45 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
         .collect();
     let root = match roots.as_slice() {
         [r] => *r,
-        [] => return Err(err("robot".into(), "no root link: the joints form a cycle".into())),
+        [] => {
+            return Err(err(
+                "robot".into(),
+                "no root link: the joints form a cycle".into(),
+            ));
+        }
         many => {
             return Err(err(
                 "robot".into(),
-                format!("{} root links ({}): the link tree is not connected", many.len(), many.join(", ")),
+                format!(
+                    "{} root links ({}): the link tree is not connected",
+                    many.len(),
+                    many.join(", ")
+                ),
             ));
         }
     };
     // Joints whose parent is each link, in file order.
     let mut child_joints: HashMap<&str, Vec<usize>> = HashMap::new();
     for (k, j) in robot.joints.iter().enumerate() {
-        child_joints.entry(j.parent.link.as_str()).or_default().push(k);
+        child_joints
+            .entry(j.parent.link.as_str())
+            .or_default()
+            .push(k);
     }
 
     let mut joints = vec![Joint::new(root, None, Vector3::zeros(), JointKind::Fixed)];
-    joints[0].body = link_body(&robot, links[root], child_joints.get(root).map(Vec::as_slice).unwrap_or(&[]));
+    joints[0].body = link_body(
+        &robot,
+        links[root],
+        child_joints.get(root).map(Vec::as_slice).unwrap_or(&[]),
+    );
     // Breadth-first: (URDF joint, our parent index).
-    let mut queue: std::collections::VecDeque<(usize, usize)> =
-        child_joints.get(root).into_iter().flatten().map(|&k| (k, 0)).collect();
+    let mut queue: std::collections::VecDeque<(usize, usize)> = child_joints
+        .get(root)
+        .into_iter()
+        .flatten()
+        .map(|&k| (k, 0))
+        .collect();
     while let Some((k, parent)) = queue.pop_front() {
         let uj = &robot.joints[k];
         let el = format!("joint '{}'", uj.name);
@@ -117,9 +149,18 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
             return Err(err(el, "<origin> has a non-finite value".into()));
         }
         let axis = Vector3::from(uj.axis.xyz.0);
-        let needs_axis = matches!(uj.joint_type, JointType::Revolute | JointType::Continuous | JointType::Prismatic);
+        let needs_axis = matches!(
+            uj.joint_type,
+            JointType::Revolute | JointType::Continuous | JointType::Prismatic
+        );
         if needs_axis && !(axis.iter().all(|v| v.is_finite()) && axis.norm() > 1e-12) {
-            return Err(err(el, format!("<axis xyz> must be a finite non-zero vector, got {:?}", uj.axis.xyz.0)));
+            return Err(err(
+                el,
+                format!(
+                    "<axis xyz> must be a finite non-zero vector, got {:?}",
+                    uj.axis.xyz.0
+                ),
+            ));
         }
         let limit = || -> Result<Option<Range>> {
             let (lo, hi) = (uj.limit.lower, uj.limit.upper);
@@ -141,7 +182,9 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
             JointType::Fixed => JointKind::Fixed,
             JointType::Floating => JointKind::free(),
             JointType::Spherical => JointKind::ball(),
-            JointType::Planar => return Err(err(el, "joint type 'planar' is not supported".into())),
+            JointType::Planar => {
+                return Err(err(el, "joint type 'planar' is not supported".into()));
+            }
         };
         let index = joints.len();
         let mut joint = Joint::new(uj.name.clone(), Some(parent), Vector3::from(xyz), kind);
@@ -153,7 +196,10 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
         queue.extend(grand.iter().map(|&g| (g, index)));
     }
     if joints.len() != robot.joints.len() + 1 {
-        return Err(err("robot".into(), "some joints are not reachable from the root link (a cycle)".into()));
+        return Err(err(
+            "robot".into(),
+            "some joints are not reachable from the root link (a cycle)".into(),
+        ));
     }
     Skeleton::new(joints).map_err(|e| err("robot".into(), e.to_string()))
 }
@@ -174,7 +220,9 @@ fn link_body(robot: &Robot, link: usize, child_joints: &[usize]) -> Option<Body>
         .visual
         .first()
         .map(|v| match &v.geometry {
-            Geometry::Cylinder { radius, .. } | Geometry::Capsule { radius, .. } | Geometry::Sphere { radius } => *radius,
+            Geometry::Cylinder { radius, .. }
+            | Geometry::Capsule { radius, .. }
+            | Geometry::Sphere { radius } => *radius,
             Geometry::Box { size } => size.0.iter().cloned().fold(f64::INFINITY, f64::min) / 2.0,
             Geometry::Mesh { .. } => 0.03,
         })

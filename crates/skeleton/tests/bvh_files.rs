@@ -17,7 +17,12 @@ fn cmu_clips_load() {
         assert_eq!(bvh.frames.len(), frames, "{clip}");
         assert!((bvh.frame_time - 1.0 / 120.0).abs() < 1e-5, "{clip}");
         // 31 joints plus one end site per chain end.
-        let named = bvh.skeleton.joints().iter().filter(|j| !j.name.ends_with("_end")).count();
+        let named = bvh
+            .skeleton
+            .joints()
+            .iter()
+            .filter(|j| !j.name.ends_with("_end"))
+            .count();
         assert_eq!(named, 31, "{clip}");
         assert_eq!(bvh.skeleton.dof(), 6 + 30 * 3, "{clip}");
         assert!(matches!(bvh.skeleton.joint(0).kind, JointKind::Free { .. }));
@@ -32,7 +37,9 @@ fn cmu_clips_load() {
 
 /// Every number in the text, in order.
 fn numbers(text: &str) -> Vec<f64> {
-    text.split_whitespace().filter_map(|t| t.parse::<f64>().ok()).collect()
+    text.split_whitespace()
+        .filter_map(|t| t.parse::<f64>().ok())
+        .collect()
 }
 
 #[test]
@@ -55,7 +62,10 @@ fn round_trip_is_exact_to_file_precision() {
         let (na, no) = (numbers(&text_a), numbers(&original));
         assert_eq!(na.len(), no.len(), "{clip}: number count");
         for (k, (x, y)) in na.iter().zip(&no).enumerate() {
-            assert!((x - y).abs() <= 1e-9, "{clip}: number {k}: exported {x}, original {y}");
+            assert!(
+                (x - y).abs() <= 1e-9,
+                "{clip}: number {k}: exported {x}, original {y}"
+            );
         }
         // And a second cycle is the identity on the text.
         assert_eq!(b.to_bvh_string().unwrap(), text_a, "{clip}");
@@ -79,7 +89,11 @@ fn fk_by_matrices(bvh: &Bvh, frame: usize) -> Vec<Vector3<f64>> {
         let mut local = Matrix4::new_translation(&joint.offset);
         let mut rot = Matrix4::identity();
         let mut rot_k = 0;
-        let base = if matches!(joint.kind, JointKind::Free { .. }) { 3 } else { 0 };
+        let base = if matches!(joint.kind, JointKind::Free { .. }) {
+            3
+        } else {
+            0
+        };
         for c in &bvh.channels[j] {
             match c {
                 Channel::Position(a) => {
@@ -101,18 +115,28 @@ fn fk_by_matrices(bvh: &Bvh, frame: usize) -> Vec<Vector3<f64>> {
         };
         world.push(w);
     }
-    world.iter().map(|m| (m * Vector4::new(0.0, 0.0, 0.0, 1.0)).xyz()).collect()
+    world
+        .iter()
+        .map(|m| (m * Vector4::new(0.0, 0.0, 0.0, 1.0)).xyz())
+        .collect()
 }
 
 #[test]
 fn forward_kinematics_matches_matrix_composition() {
     let bvh = Bvh::load(asset("cmu_131_01_walk.bvh")).unwrap();
     for frame in [0, 100, 500, 994] {
-        let ours = bvh.skeleton.forward_kinematics(bvh.frames.pose(frame)).unwrap();
+        let ours = bvh
+            .skeleton
+            .forward_kinematics(bvh.frames.pose(frame))
+            .unwrap();
         let reference = fk_by_matrices(&bvh, frame);
         for (j, (w, r)) in ours.iter().zip(&reference).enumerate() {
             let d = (w.translation.vector - r).norm();
-            assert!(d < 1e-12, "frame {frame} joint {}: {d}", bvh.skeleton.joint(j).name);
+            assert!(
+                d < 1e-12,
+                "frame {frame} joint {}: {d}",
+                bvh.skeleton.joint(j).name
+            );
         }
     }
 }
@@ -124,7 +148,11 @@ fn batched_fk_equals_single_pose_fk_on_real_motion() {
     fk.compute(&bvh.skeleton, &bvh.frames).unwrap();
     let ptr = fk.as_slice().as_ptr();
     fk.compute(&bvh.skeleton, &bvh.frames).unwrap();
-    assert_eq!(ptr, fk.as_slice().as_ptr(), "second call must reuse the buffer");
+    assert_eq!(
+        ptr,
+        fk.as_slice().as_ptr(),
+        "second call must reuse the buffer"
+    );
     for f in (0..bvh.frames.len()).step_by(97) {
         let single = bvh.skeleton.forward_kinematics(bvh.frames.pose(f)).unwrap();
         assert_eq!(single.as_slice(), fk.world(f));

@@ -7,7 +7,11 @@ use rand_pcg::Pcg64;
 use skeleton::{Bvh, SkeletonError, parse_urdf};
 
 fn read(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/../../assets/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read_to_string(format!(
+        "{}/../../assets/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }
 
 /// The walk clip cut down to its hierarchy and the first `frames` frames.
@@ -58,9 +62,13 @@ fn truncated_bvh_is_an_error() {
         while !text.is_char_boundary(cut) {
             cut -= 1;
         }
-        let e = Bvh::parse(&text[..cut], "cut.bvh").expect_err(&format!("cut at byte {cut} must fail"));
+        let e =
+            Bvh::parse(&text[..cut], "cut.bvh").expect_err(&format!("cut at byte {cut} must fail"));
         let line = bvh_line(&e);
-        assert!(line >= 1 && line <= text[..cut].lines().count().max(1) + 1, "{e}");
+        assert!(
+            line >= 1 && line <= text[..cut].lines().count().max(1) + 1,
+            "{e}"
+        );
         assert!(e.to_string().starts_with("cut.bvh:"), "{e}");
     }
 }
@@ -78,7 +86,9 @@ fn non_finite_values_are_errors_naming_the_line() {
                 .collect();
             let i = candidates[rng.random_range(0..candidates.len())];
             let mut toks: Vec<String> = lines[i].split_whitespace().map(String::from).collect();
-            let numeric: Vec<usize> = (0..toks.len()).filter(|&k| toks[k].parse::<f64>().is_ok()).collect();
+            let numeric: Vec<usize> = (0..toks.len())
+                .filter(|&k| toks[k].parse::<f64>().is_ok())
+                .collect();
             toks[numeric[rng.random_range(0..numeric.len())]] = bad.to_string();
             let mut corrupted: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
             corrupted[i] = toks.join(" ");
@@ -92,13 +102,31 @@ fn non_finite_values_are_errors_naming_the_line() {
 fn wrong_channel_counts_are_errors() {
     let text = small_clip(2);
     for (from, to) in [
-        ("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS 2 Zrotation Yrotation Xrotation"),
-        ("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS 4 Zrotation Yrotation Xrotation"),
-        ("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS 3 Zrotation Yrotation Wrotation"),
-        ("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS 3 Zrotation Zrotation Xrotation"),
-        ("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS 2 Zrotation Yrotation"),
+        (
+            "CHANNELS 3 Zrotation Yrotation Xrotation",
+            "CHANNELS 2 Zrotation Yrotation Xrotation",
+        ),
+        (
+            "CHANNELS 3 Zrotation Yrotation Xrotation",
+            "CHANNELS 4 Zrotation Yrotation Xrotation",
+        ),
+        (
+            "CHANNELS 3 Zrotation Yrotation Xrotation",
+            "CHANNELS 3 Zrotation Yrotation Wrotation",
+        ),
+        (
+            "CHANNELS 3 Zrotation Yrotation Xrotation",
+            "CHANNELS 3 Zrotation Zrotation Xrotation",
+        ),
+        (
+            "CHANNELS 3 Zrotation Yrotation Xrotation",
+            "CHANNELS 2 Zrotation Yrotation",
+        ),
         ("CHANNELS 6", "CHANNELS 7"),
-        ("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS x Zrotation Yrotation Xrotation"),
+        (
+            "CHANNELS 3 Zrotation Yrotation Xrotation",
+            "CHANNELS x Zrotation Yrotation Xrotation",
+        ),
     ] {
         let corrupted = text.replacen(from, to, 1);
         assert_ne!(corrupted, text);
@@ -163,14 +191,20 @@ fn random_mutations_never_panic() {
             // Whatever parses must be usable: FK of every frame is finite.
             for pose in parsed.frames.iter() {
                 let w = parsed.skeleton.forward_kinematics(pose).unwrap();
-                assert!(w.iter().all(|t| t.translation.vector.iter().all(|x| x.is_finite())));
+                assert!(
+                    w.iter()
+                        .all(|t| t.translation.vector.iter().all(|x| x.is_finite()))
+                );
             }
         } else {
             errors += 1;
         }
     }
     eprintln!("rejected {errors} of 2000");
-    assert!(errors > 1000, "most mutations must be rejected, only {errors} were");
+    assert!(
+        errors > 1000,
+        "most mutations must be rejected, only {errors} were"
+    );
 }
 
 const URDF_OK: &str = r#"<robot name="r">
@@ -204,10 +238,26 @@ fn malformed_urdf_is_an_error_naming_the_element() {
         (r#"type="revolute""#, r#"type="hinge""#, "robot"),
         (r#"type="revolute""#, r#"type="planar""#, "joint 'j1'"),
         (r#"<child link="c"/>"#, r#"<child link="a"/>"#, "robot"),
-        (r#"<child link="c"/>"#, r#"<child link="zz"/>"#, "joint 'j2'"),
-        (r#"<origin xyz="0 0 1" rpy="0 0 0"/><parent link="a"/>"#, r#"<origin xyz="0 nan 1" rpy="0 0 0"/><parent link="a"/>"#, "joint 'j1'"),
-        (r#"<axis xyz="0 1 0"/>"#, r#"<axis xyz="0 0 0"/>"#, "joint 'j1'"),
-        (r#"lower="-1" upper="1""#, r#"lower="1" upper="-1""#, "joint 'j1'"),
+        (
+            r#"<child link="c"/>"#,
+            r#"<child link="zz"/>"#,
+            "joint 'j2'",
+        ),
+        (
+            r#"<origin xyz="0 0 1" rpy="0 0 0"/><parent link="a"/>"#,
+            r#"<origin xyz="0 nan 1" rpy="0 0 0"/><parent link="a"/>"#,
+            "joint 'j1'",
+        ),
+        (
+            r#"<axis xyz="0 1 0"/>"#,
+            r#"<axis xyz="0 0 0"/>"#,
+            "joint 'j1'",
+        ),
+        (
+            r#"lower="-1" upper="1""#,
+            r#"lower="1" upper="-1""#,
+            "joint 'j1'",
+        ),
         (r#"<child link="b"/>"#, r#"<child link="c"/>"#, "joint 'j2'"),
     ];
     for (from, to, element) in cases {
@@ -217,7 +267,10 @@ fn malformed_urdf_is_an_error_naming_the_element() {
         assert!(e.contains(element), "{to}: '{e}' should name {element}");
     }
     // A cycle: b -> c -> b (and a left alone).
-    let cycle = URDF_OK.replace("</robot>", r#"<joint name="j3" type="fixed"><parent link="c"/><child link="b"/></joint></robot>"#);
+    let cycle = URDF_OK.replace(
+        "</robot>",
+        r#"<joint name="j3" type="fixed"><parent link="c"/><child link="b"/></joint></robot>"#,
+    );
     urdf_error(&cycle);
 }
 
@@ -230,7 +283,10 @@ fn truncated_or_mutated_urdf_never_panics() {
         while !text.is_char_boundary(cut) {
             cut -= 1;
         }
-        assert!(parse_urdf(&text[..cut], "cut.urdf").is_err(), "cut at {cut}");
+        assert!(
+            parse_urdf(&text[..cut], "cut.urdf").is_err(),
+            "cut at {cut}"
+        );
     }
     for _ in 0..300 {
         let mut b = text.as_bytes().to_vec();

@@ -14,7 +14,9 @@ fn position(s: &Skeleton, pose: &[f64], name: &str) -> Vector3<f64> {
 
 /// A pose with every parameter drawn in ±`spread`, projected onto the limits.
 fn random_pose(s: &Skeleton, rng: &mut Pcg64, spread: f64) -> Vec<f64> {
-    let mut p: Vec<f64> = (0..s.dof()).map(|_| rng.random_range(-spread..spread)).collect();
+    let mut p: Vec<f64> = (0..s.dof())
+        .map(|_| rng.random_range(-spread..spread))
+        .collect();
     s.clamp_to_limits(&mut p);
     p
 }
@@ -36,7 +38,10 @@ fn preset_sizes() {
     assert_eq!(presets::physprior_lower_body().dof(), 16);
     for name in presets::PRESET_NAMES {
         let s = presets::by_name(name).unwrap();
-        assert!(s.within_limits(&s.rest_pose()), "{name} rest pose violates its limits");
+        assert!(
+            s.within_limits(&s.rest_pose()),
+            "{name} rest pose violates its limits"
+        );
     }
 }
 
@@ -49,7 +54,10 @@ fn rest_poses_have_the_documented_geometry() {
     let human = presets::human();
     let rest = human.rest_pose();
     for foot in ["l_heel", "r_heel", "l_toe_tip", "r_toe_tip"] {
-        assert!(position(&human, &rest, foot).y.abs() < 1e-12, "{foot} on the floor");
+        assert!(
+            position(&human, &rest, foot).y.abs() < 1e-12,
+            "{foot} on the floor"
+        );
     }
     let head = position(&human, &rest, "head_top");
     assert!((1.6..1.9).contains(&head.y), "height {}", head.y);
@@ -121,7 +129,10 @@ fn bad_poses_are_errors() {
     assert!(e.contains("j1") && e.contains("NaN"), "{e}");
     assert!(PoseBatch::from_vec(5, vec![0.0; 7]).is_err());
     let mut fk = BatchForwardKinematics::new();
-    assert!(fk.compute(&s, &PoseBatch::rest(&presets::hand(), 3)).is_err());
+    assert!(
+        fk.compute(&s, &PoseBatch::rest(&presets::hand(), 3))
+            .is_err()
+    );
     assert!(s.find("nope").is_err());
 }
 
@@ -172,11 +183,16 @@ proptest! {
 #[test]
 fn hinge_set_rotation_keeps_only_the_twist() {
     let k = JointKind::hinge(Vector3::y(), None);
-    let q = UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 0.7) * UnitQuaternion::from_axis_angle(&Vector3::x_axis(), 0.0);
+    let q = UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 0.7)
+        * UnitQuaternion::from_axis_angle(&Vector3::x_axis(), 0.0);
     let mut p = [6.0];
     k.set_rotation(&q, &mut p);
     // Nearest representative to 6.0 of 0.7 (mod 2π).
-    assert!((p[0] - (0.7 + std::f64::consts::TAU)).abs() < 1e-12, "{}", p[0]);
+    assert!(
+        (p[0] - (0.7 + std::f64::consts::TAU)).abs() < 1e-12,
+        "{}",
+        p[0]
+    );
 }
 
 #[test]

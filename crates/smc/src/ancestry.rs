@@ -27,12 +27,24 @@ pub struct Ancestry {
 
 impl Ancestry {
     pub(crate) fn new(record_states: bool) -> Self {
-        Ancestry { start: 0, n: 0, dim: 0, parents: Vec::new(), states: record_states.then(Vec::new) }
+        Ancestry {
+            start: 0,
+            n: 0,
+            dim: 0,
+            parents: Vec::new(),
+            states: record_states.then(Vec::new),
+        }
     }
 
     /// Record filter step `step`; `parents` is `None` when the step did not
     /// resample (ignored for the first recorded step, which has no parents).
-    pub(crate) fn push(&mut self, step: usize, parents: Option<&[usize]>, states: &[f64], dim: usize) {
+    pub(crate) fn push(
+        &mut self,
+        step: usize,
+        parents: Option<&[usize]>,
+        states: &[f64],
+        dim: usize,
+    ) {
         let n = states.len() / dim;
         if self.parents.is_empty() {
             self.start = step;
@@ -89,7 +101,11 @@ impl Ancestry {
             return Err(SmcError::NoAncestry("no step has been recorded"));
         }
         if last >= self.n {
-            return Err(SmcError::ShapeMismatch { what: "particle index (must be < N)", expected: self.n, got: last });
+            return Err(SmcError::ShapeMismatch {
+                what: "particle index (must be < N)",
+                expected: self.n,
+                got: last,
+            });
         }
         let mut path = vec![0; self.parents.len()];
         let mut i = last;
@@ -109,13 +125,16 @@ impl Ancestry {
     /// [`SmcError::NoAncestry`] if states were not recorded; as
     /// [`Ancestry::lineage`].
     pub fn trajectory(&self, last: usize) -> Result<Vec<f64>, SmcError> {
-        let states = self
-            .states
-            .as_ref()
-            .ok_or(SmcError::NoAncestry("states were not recorded (use History::AncestorsAndStates)"))?;
+        let states = self.states.as_ref().ok_or(SmcError::NoAncestry(
+            "states were not recorded (use History::AncestorsAndStates)",
+        ))?;
         let path = self.lineage(last)?;
         let d = self.dim;
-        Ok(path.iter().zip(states).flat_map(|(&i, s)| s[i * d..(i + 1) * d].iter().copied()).collect())
+        Ok(path
+            .iter()
+            .zip(states)
+            .flat_map(|(&i, s)| s[i * d..(i + 1) * d].iter().copied())
+            .collect())
     }
 
     /// The MAP trajectory (PHYSPRIOR Ch. 4): the trajectory of the particle

@@ -37,7 +37,11 @@ pub fn argmax(xs: &[f64]) -> usize {
 /// Validate a weight vector against `n` particles; return its sum.
 fn weight_total(weights: &[f64], n: usize) -> Result<f64, SmcError> {
     if weights.len() != n {
-        return Err(SmcError::ShapeMismatch { what: "weights", expected: n, got: weights.len() });
+        return Err(SmcError::ShapeMismatch {
+            what: "weights",
+            expected: n,
+            got: weights.len(),
+        });
     }
     if n == 0 {
         return Err(SmcError::Empty);
@@ -58,7 +62,7 @@ fn weight_total(weights: &[f64], n: usize) -> Result<f64, SmcError> {
 
 /// Number of rows of a row-major buffer, checking its shape.
 fn rows(states: &[f64], dim: usize) -> Result<usize, SmcError> {
-    if dim == 0 || states.len() % dim != 0 {
+    if dim == 0 || !states.len().is_multiple_of(dim) {
         return Err(SmcError::ShapeMismatch {
             what: "states (length must be a positive multiple of dim)",
             expected: dim,
@@ -72,11 +76,20 @@ fn rows(states: &[f64], dim: usize) -> Result<usize, SmcError> {
 ///
 /// # Errors
 /// Shape mismatches, invalid weights.
-pub fn weighted_mean_into(states: &[f64], dim: usize, weights: &[f64], out: &mut [f64]) -> Result<(), SmcError> {
+pub fn weighted_mean_into(
+    states: &[f64],
+    dim: usize,
+    weights: &[f64],
+    out: &mut [f64],
+) -> Result<(), SmcError> {
     let n = rows(states, dim)?;
     let total = weight_total(weights, n)?;
     if out.len() != dim {
-        return Err(SmcError::ShapeMismatch { what: "mean output", expected: dim, got: out.len() });
+        return Err(SmcError::ShapeMismatch {
+            what: "mean output",
+            expected: dim,
+            got: out.len(),
+        });
     }
     out.fill(0.0);
     for (row, &w) in states.chunks_exact(dim).zip(weights) {
@@ -92,7 +105,11 @@ pub fn weighted_mean_into(states: &[f64], dim: usize, weights: &[f64], out: &mut
 ///
 /// # Errors
 /// Shape mismatches, invalid weights.
-pub fn weighted_covariance(states: &[f64], dim: usize, weights: &[f64]) -> Result<DMatrix<f64>, SmcError> {
+pub fn weighted_covariance(
+    states: &[f64],
+    dim: usize,
+    weights: &[f64],
+) -> Result<DMatrix<f64>, SmcError> {
     let mut mean = vec![0.0; dim];
     weighted_mean_into(states, dim, weights, &mut mean)?;
     let total: f64 = weights.iter().sum();
@@ -136,11 +153,23 @@ pub fn weighted_quantile(values: &[f64], weights: &[f64], p: f64) -> Result<f64,
 ///
 /// # Errors
 /// As [`weighted_quantile`].
-pub fn weighted_quantiles(states: &[f64], dim: usize, weights: &[f64], p: f64) -> Result<Vec<f64>, SmcError> {
+pub fn weighted_quantiles(
+    states: &[f64],
+    dim: usize,
+    weights: &[f64],
+    p: f64,
+) -> Result<Vec<f64>, SmcError> {
     let n = rows(states, dim)?;
     let mut scratch = Vec::with_capacity(n);
     (0..dim)
-        .map(|d| quantile_with(states.iter().skip(d).step_by(dim).copied(), weights, p, &mut scratch))
+        .map(|d| {
+            quantile_with(
+                states.iter().skip(d).step_by(dim).copied(),
+                weights,
+                p,
+                &mut scratch,
+            )
+        })
         .collect()
 }
 
@@ -151,7 +180,11 @@ fn quantile_with(
     scratch: &mut Vec<(f64, f64)>,
 ) -> Result<f64, SmcError> {
     if !(0.0..=1.0).contains(&p) {
-        return Err(SmcError::InvalidParameter { name: "p", value: p, reason: "a quantile level lies in [0, 1]" });
+        return Err(SmcError::InvalidParameter {
+            name: "p",
+            value: p,
+            reason: "a quantile level lies in [0, 1]",
+        });
     }
     weight_total(weights, values.len())?;
     scratch.clear();
@@ -186,7 +219,10 @@ fn quantile_with(
 ///
 /// # Errors
 /// [`SmcError::ShapeMismatch`] if the lengths differ, invalid weights.
-pub fn quaternion_mean(quats: &[UnitQuaternion<f64>], weights: &[f64]) -> Result<UnitQuaternion<f64>, SmcError> {
+pub fn quaternion_mean(
+    quats: &[UnitQuaternion<f64>],
+    weights: &[f64],
+) -> Result<UnitQuaternion<f64>, SmcError> {
     let total = weight_total(weights, quats.len())?;
     let mut m = Matrix4::zeros();
     for (q, &w) in quats.iter().zip(weights) {
@@ -210,7 +246,11 @@ pub fn quaternion_mean_rows(
 ) -> Result<UnitQuaternion<f64>, SmcError> {
     let n = rows(states, dim)?;
     if offset + 4 > dim {
-        return Err(SmcError::ShapeMismatch { what: "quaternion columns", expected: dim, got: offset + 4 });
+        return Err(SmcError::ShapeMismatch {
+            what: "quaternion columns",
+            expected: dim,
+            got: offset + 4,
+        });
     }
     let total = weight_total(weights, n)?;
     let mut m = Matrix4::zeros();
@@ -249,7 +289,9 @@ mod tests {
     /// Chordal distance between rotations, `min ‖a ∓ b‖` (unlike an angle
     /// from `acos`, accurate near zero).
     fn angle_between(a: &UnitQuaternion<f64>, b: &UnitQuaternion<f64>) -> f64 {
-        (a.coords - b.coords).norm().min((a.coords + b.coords).norm())
+        (a.coords - b.coords)
+            .norm()
+            .min((a.coords + b.coords).norm())
     }
 
     #[test]
@@ -278,11 +320,15 @@ mod tests {
 
     #[test]
     fn quaternion_rows_match_unit_quaternions() {
-        let qs: Vec<UnitQuaternion<f64>> =
-            (0..5).map(|i| UnitQuaternion::from_euler_angles(0.1 * i as f64, 0.2, -0.05 * i as f64)).collect();
+        let qs: Vec<UnitQuaternion<f64>> = (0..5)
+            .map(|i| UnitQuaternion::from_euler_angles(0.1 * i as f64, 0.2, -0.05 * i as f64))
+            .collect();
         let w = [0.1, 0.3, 0.2, 0.25, 0.15];
         // Rows: [pad, w, x, y, z] with a non-unit scale that must be ignored.
-        let rows_buf: Vec<f64> = qs.iter().flat_map(|q| [9.0, 2.0 * q.w, 2.0 * q.i, 2.0 * q.j, 2.0 * q.k]).collect();
+        let rows_buf: Vec<f64> = qs
+            .iter()
+            .flat_map(|q| [9.0, 2.0 * q.w, 2.0 * q.i, 2.0 * q.j, 2.0 * q.k])
+            .collect();
         let a = quaternion_mean(&qs, &w).unwrap();
         let b = quaternion_mean_rows(&rows_buf, 5, 1, &w).unwrap();
         assert!(angle_between(&a, &b) < 1e-12);
@@ -302,8 +348,14 @@ mod tests {
             weighted_mean_into(&[1.0, 2.0], 1, &[0.0, 0.0], &mut out),
             Err(SmcError::AllWeightsZero { .. })
         ));
-        assert!(matches!(weighted_quantile(&[1.0], &[1.0], 1.5), Err(SmcError::InvalidParameter { .. })));
-        assert!(matches!(weighted_quantile(&[f64::NAN], &[1.0], 0.5), Err(SmcError::InvalidParameter { .. })));
+        assert!(matches!(
+            weighted_quantile(&[1.0], &[1.0], 1.5),
+            Err(SmcError::InvalidParameter { .. })
+        ));
+        assert!(matches!(
+            weighted_quantile(&[f64::NAN], &[1.0], 0.5),
+            Err(SmcError::InvalidParameter { .. })
+        ));
         assert!(matches!(quaternion_mean(&[], &[]), Err(SmcError::Empty)));
     }
 
@@ -318,7 +370,10 @@ mod tests {
         assert_eq!(weighted_quantile(&v, &w, 0.65).unwrap(), 3.0);
         assert_eq!(weighted_quantile(&v, &w, 1.0).unwrap(), 4.0);
         // A zero-weight value is never a quantile.
-        assert_eq!(weighted_quantile(&[-5.0, 1.0], &[0.0, 1.0], 0.0).unwrap(), 1.0);
+        assert_eq!(
+            weighted_quantile(&[-5.0, 1.0], &[0.0, 1.0], 0.0).unwrap(),
+            1.0
+        );
     }
 
     proptest! {

@@ -39,7 +39,7 @@ use crate::error::SmcError;
 use crate::model::{Likelihood, Propagate};
 use crate::particles::ParticleSet;
 use crate::resampling::Resampling;
-use crate::rng::{StreamDomain, stream_rng};
+use crate::rng::{StreamDomain, StreamKey, stream_rng};
 use crate::weights::Weights;
 
 /// Fewest particles per rayon task in the per-particle stages.
@@ -284,7 +284,11 @@ impl Filter {
         if self.stage == stage {
             Ok(())
         } else {
-            Err(SmcError::StageOrder { called, expected: self.stage.name(), step: self.t })
+            Err(SmcError::StageOrder {
+                called,
+                expected: self.stage.name(),
+                step: self.t,
+            })
         }
     }
 
@@ -313,7 +317,11 @@ impl Filter {
     pub fn resample(&mut self, particles: &mut ParticleSet) -> Result<bool, SmcError> {
         self.expect_stage("resample", Stage::Propagate)?;
         if self.resampled {
-            return Err(SmcError::StageOrder { called: "resample", expected: "propagate", step: self.t });
+            return Err(SmcError::StageOrder {
+                called: "resample",
+                expected: "propagate",
+                step: self.t,
+            });
         }
         if self.t == 0 {
             return Ok(false);
@@ -329,9 +337,12 @@ impl Filter {
             return Ok(false);
         }
         let mut rng = stream_rng(self.config.seed, self.t as u64, StreamDomain::Resample, 0);
-        self.config
-            .scheme
-            .resample(particles.weights().normalised(), n, &mut rng, &mut self.ancestors)?;
+        self.config.scheme.resample(
+            particles.weights().normalised(),
+            n,
+            &mut rng,
+            &mut self.ancestors,
+        )?;
         let dim = particles.dim();
         self.scratch_states.resize(n * dim, 0.0);
         let prev = particles.states();
@@ -352,7 +363,12 @@ impl Filter {
     /// # Errors
     /// [`SmcError::StageOrder`] unless the previous step was weighed; shape
     /// changes.
-    pub fn propagate<O, M>(&mut self, particles: &mut ParticleSet, model: &M, obs: &O) -> Result<(), SmcError>
+    pub fn propagate<O, M>(
+        &mut self,
+        particles: &mut ParticleSet,
+        model: &M,
+        obs: &O,
+    ) -> Result<(), SmcError>
     where
         O: ?Sized + Sync,
         M: Propagate<O>,
@@ -361,6 +377,7 @@ impl Filter {
         self.check_shape(particles)?;
         let (n, dim) = (particles.len(), particles.dim());
         let (seed, t) = (self.config.seed, self.t);
+        let key = StreamKey::new(seed, t as u64, StreamDomain::Propagate);
         self.log_correction.resize(n, 0.0);
         if t == 0 {
             particles.set_uniform_weights();
@@ -371,8 +388,7 @@ impl Filter {
                 .enumerate()
                 .with_min_len(MIN_TASK)
                 .for_each(|(i, (x, c))| {
-                    let mut rng = stream_rng(seed, 0, StreamDomain::Propagate, i as u64);
-                    *c = model.initial(obs, x, &mut rng);
+                    *c = model.initial(obs, x, &mut key.rng(i as u64));
                 });
         } else {
             self.scratch_states.resize(n * dim, 0.0);
@@ -384,8 +400,7 @@ impl Filter {
                 .enumerate()
                 .with_min_len(MIN_TASK)
                 .for_each(|(i, ((next, prev), c))| {
-                    let mut rng = stream_rng(seed, t as u64, StreamDomain::Propagate, i as u64);
-                    *c = model.propagate(t, obs, prev, next, &mut rng);
+                    *c = model.propagate(t, obs, prev, next, &mut key.rng(i as u64));
                 });
             particles.swap_states(&mut self.scratch_states);
         }
@@ -402,7 +417,12 @@ impl Filter {
     /// [`SmcError::Likelihood`] from the back end; [`SmcError::NanLikelihood`],
     /// [`SmcError::NanCorrection`] and the [`Weights`] errors, in particular
     /// [`SmcError::AllWeightsZero`]. On error the particle set is unchanged.
-    pub fn weigh<O, L>(&mut self, particles: &mut ParticleSet, likelihood: &L, obs: &O) -> Result<StepReport, SmcError>
+    pub fn weigh<O, L>(
+        &mut self,
+        particles: &mut ParticleSet,
+        likelihood: &L,
+        obs: &O,
+    ) -> Result<StepReport, SmcError>
     where
         O: ?Sized + Sync,
         L: Likelihood<O>,
@@ -477,7 +497,7 @@ impl Filter {
     {
         self.expect_stage("redraw_from_prior", Stage::Weigh)?;
         let (n, dim) = (particles.len(), particles.dim());
-        let (seed, t) = (self.config.seed, self.t as u64);
+        let key = StreamKey::new(self.config.seed, self.t as u64, StreamDomain::Recover);
         self.log_correction.resize(n, 0.0);
         particles.set_uniform_weights();
         particles
@@ -487,8 +507,7 @@ impl Filter {
             .enumerate()
             .with_min_len(MIN_TASK)
             .for_each(|(i, (x, c))| {
-                let mut rng = stream_rng(seed, t, StreamDomain::Recover, i as u64);
-                *c = model.initial(obs, x, &mut rng);
+                *c = model.initial(obs, x, &mut key.rng(i as u64));
             });
         self.resampled = false;
         self.recoveries += 1;
@@ -519,14 +538,23 @@ mod tests {
             x[0] = rng.sample::<f64, _>(StandardNormal);
             0.0
         }
-        fn propagate(&self, _: usize, _: &f64, prev: &[f64], next: &mut [f64], rng: &mut ParticleRng) -> f64 {
+        fn propagate(
+            &self,
+            _: usize,
+            _: &f64,
+            prev: &[f64],
+            next: &mut [f64],
+            rng: &mut ParticleRng,
+        ) -> f64 {
             next[0] = self.a * prev[0] + self.q.sqrt() * rng.sample::<f64, _>(StandardNormal);
             0.0
         }
     }
 
     fn gauss_lik(r: f64) -> PerParticle<impl Fn(&f64, &[f64]) -> f64 + Sync> {
-        PerParticle(move |y: &f64, x: &[f64]| -0.5 * (y - x[0]).powi(2) / r - 0.5 * (2.0 * std::f64::consts::PI * r).ln())
+        PerParticle(move |y: &f64, x: &[f64]| {
+            -0.5 * (y - x[0]).powi(2) / r - 0.5 * (2.0 * std::f64::consts::PI * r).ln()
+        })
     }
 
     const OBS: [f64; 8] = [0.5, 1.2, -0.3, 2.5, 2.2, 0.1, -1.0, 0.4];
@@ -535,7 +563,8 @@ mod tests {
         let mut p = ParticleSet::new(n, 1).unwrap();
         let mut f = Filter::new(config).unwrap();
         for y in OBS {
-            f.step(&mut p, &Ar1 { a: 0.9, q: 0.5 }, &gauss_lik(0.3), &y).unwrap();
+            f.step(&mut p, &Ar1 { a: 0.9, q: 0.5 }, &gauss_lik(0.3), &y)
+                .unwrap();
         }
         (p, f)
     }
@@ -545,17 +574,38 @@ mod tests {
         // 20 000 particles: above every parallel threshold, so rayon really
         // splits the work on the 2-thread pool.
         for scheme in Resampling::ALL {
-            let config = FilterConfig { seed: 99, scheme, policy: ResamplePolicy::EssBelow(0.7), history: History::None };
-            let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-            let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            let config = FilterConfig {
+                seed: 99,
+                scheme,
+                policy: ResamplePolicy::EssBelow(0.7),
+                history: History::None,
+            };
+            let one = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap();
+            let two = rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build()
+                .unwrap();
             let (p1, f1) = one.install(|| run(config, 20_000));
             let (p2, f2) = two.install(|| run(config, 20_000));
             let bits = |xs: &[f64]| xs.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(p1.states()), bits(p2.states()), "{scheme}");
             assert_eq!(bits(p1.log_weights()), bits(p2.log_weights()), "{scheme}");
-            assert_eq!(f1.log_evidence().to_bits(), f2.log_evidence().to_bits(), "{scheme}");
+            assert_eq!(
+                f1.log_evidence().to_bits(),
+                f2.log_evidence().to_bits(),
+                "{scheme}"
+            );
             // A different seed gives a different run.
-            let (p3, _) = run(FilterConfig { seed: 100, ..config }, 20_000);
+            let (p3, _) = run(
+                FilterConfig {
+                    seed: 100,
+                    ..config
+                },
+                20_000,
+            );
             assert_ne!(bits(p1.states()), bits(p3.states()));
         }
     }
@@ -568,19 +618,47 @@ mod tests {
         let model = Ar1 { a: 1.0, q: 1.0 };
         assert!(matches!(
             f.weigh(&mut p, &lik, &0.0),
-            Err(SmcError::StageOrder { called: "weigh", expected: "propagate", step: 0 })
+            Err(SmcError::StageOrder {
+                called: "weigh",
+                expected: "propagate",
+                step: 0
+            })
         ));
-        assert!(!f.resample(&mut p).unwrap(), "nothing to resample at step 0");
+        assert!(
+            !f.resample(&mut p).unwrap(),
+            "nothing to resample at step 0"
+        );
         f.propagate(&mut p, &model, &0.0).unwrap();
-        assert!(matches!(f.propagate(&mut p, &model, &0.0), Err(SmcError::StageOrder { .. })));
-        assert!(matches!(f.resample(&mut p), Err(SmcError::StageOrder { .. })));
+        assert!(matches!(
+            f.propagate(&mut p, &model, &0.0),
+            Err(SmcError::StageOrder { .. })
+        ));
+        assert!(matches!(
+            f.resample(&mut p),
+            Err(SmcError::StageOrder { .. })
+        ));
         f.weigh(&mut p, &lik, &0.0).unwrap();
         assert_eq!(f.step_index(), 1);
         // A particle set of another shape is refused mid-run.
         let mut other = ParticleSet::new(11, 1).unwrap();
-        assert!(matches!(f.propagate(&mut other, &model, &0.0), Err(SmcError::ShapeMismatch { .. })));
-        assert!(Filter::new(FilterConfig { policy: ResamplePolicy::EssBelow(0.0), ..Default::default() }).is_err());
-        assert!(Filter::new(FilterConfig { policy: ResamplePolicy::EssBelow(f64::NAN), ..Default::default() }).is_err());
+        assert!(matches!(
+            f.propagate(&mut other, &model, &0.0),
+            Err(SmcError::ShapeMismatch { .. })
+        ));
+        assert!(
+            Filter::new(FilterConfig {
+                policy: ResamplePolicy::EssBelow(0.0),
+                ..Default::default()
+            })
+            .is_err()
+        );
+        assert!(
+            Filter::new(FilterConfig {
+                policy: ResamplePolicy::EssBelow(f64::NAN),
+                ..Default::default()
+            })
+            .is_err()
+        );
     }
 
     #[test]
@@ -588,12 +666,19 @@ mod tests {
         let mut p = ParticleSet::new(10, 1).unwrap();
         let mut f = Filter::new(FilterConfig::default()).unwrap();
         let model = Ar1 { a: 1.0, q: 1.0 };
-        let poisoned = PerParticle(|_: &f64, x: &[f64]| if x[0] == x[0].max(0.0) { f64::NAN } else { 0.0 });
+        let poisoned =
+            PerParticle(|_: &f64, x: &[f64]| if x[0] == x[0].max(0.0) { f64::NAN } else { 0.0 });
         f.propagate(&mut p, &model, &0.0).unwrap();
         let first_nonneg = p.states().iter().position(|&x| x >= 0.0).unwrap();
         let e = f.weigh(&mut p, &poisoned, &0.0).unwrap_err();
-        assert!(matches!(e, SmcError::NanLikelihood { index, step: 0 } if index == first_nonneg), "{e}");
-        assert_eq!(e.to_string(), format!("log-likelihood of particle {first_nonneg} is NaN at step 0"));
+        assert!(
+            matches!(e, SmcError::NanLikelihood { index, step: 0 } if index == first_nonneg),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("log-likelihood of particle {first_nonneg} is NaN at step 0")
+        );
 
         struct NanProposal;
         impl Propagate<f64> for NanProposal {
@@ -601,28 +686,49 @@ mod tests {
                 x[0] = 0.0;
                 f64::NAN
             }
-            fn propagate(&self, _: usize, _: &f64, _: &[f64], _: &mut [f64], _: &mut ParticleRng) -> f64 {
+            fn propagate(
+                &self,
+                _: usize,
+                _: &f64,
+                _: &[f64],
+                _: &mut [f64],
+                _: &mut ParticleRng,
+            ) -> f64 {
                 0.0
             }
         }
         let mut f = Filter::new(FilterConfig::default()).unwrap();
         f.propagate(&mut p, &NanProposal, &0.0).unwrap();
-        assert!(matches!(f.weigh(&mut p, &gauss_lik(1.0), &0.0), Err(SmcError::NanCorrection { index: 0, step: 0 })));
+        assert!(matches!(
+            f.weigh(&mut p, &gauss_lik(1.0), &0.0),
+            Err(SmcError::NanCorrection { index: 0, step: 0 })
+        ));
     }
 
     #[test]
     fn backend_errors_carry_the_step() {
         struct Broken;
         impl Likelihood<f64> for Broken {
-            fn log_likelihood(&self, _: &f64, _: &[f64], _: usize, _: &mut [f64]) -> Result<(), BoxError> {
+            fn log_likelihood(
+                &self,
+                _: &f64,
+                _: &[f64],
+                _: usize,
+                _: &mut [f64],
+            ) -> Result<(), BoxError> {
                 Err("device lost".into())
             }
         }
         let mut p = ParticleSet::new(4, 1).unwrap();
         let mut f = Filter::new(FilterConfig::default()).unwrap();
-        let e = f.step(&mut p, &Ar1 { a: 1.0, q: 1.0 }, &Broken, &0.0).unwrap_err();
+        let e = f
+            .step(&mut p, &Ar1 { a: 1.0, q: 1.0 }, &Broken, &0.0)
+            .unwrap_err();
         assert!(matches!(&e, SmcError::Likelihood { step: 0, .. }));
-        assert_eq!(std::error::Error::source(&e).unwrap().to_string(), "device lost");
+        assert_eq!(
+            std::error::Error::source(&e).unwrap().to_string(),
+            "device lost"
+        );
     }
 
     #[test]
@@ -630,15 +736,24 @@ mod tests {
         // A hard constraint x > 3 rules out every particle of a walk that
         // starts near 0; the prior draws (N(0,1)) have a few survivors
         // above 3 among 20 000 (expected 27, P(none) ≈ e⁻²⁷).
-        let cut = PerParticle(|_: &f64, x: &[f64]| if x[0] > 3.0 { 0.0 } else { f64::NEG_INFINITY });
+        let cut =
+            PerParticle(|_: &f64, x: &[f64]| if x[0] > 3.0 { 0.0 } else { f64::NEG_INFINITY });
         let model = Ar1 { a: 0.0, q: 1e-6 };
         let mut p = ParticleSet::new(20_000, 1).unwrap();
-        let mut f = Filter::new(FilterConfig { history: History::Ancestors, ..Default::default() }).unwrap();
+        let mut f = Filter::new(FilterConfig {
+            history: History::Ancestors,
+            ..Default::default()
+        })
+        .unwrap();
         f.step(&mut p, &model, &gauss_lik(1.0), &0.0).unwrap();
         let weights_before = p.log_weights().to_vec();
         let e = f.step(&mut p, &model, &cut, &0.0).unwrap_err();
         assert!(matches!(e, SmcError::AllWeightsZero { n: 20_000 }), "{e}");
-        assert_eq!(p.log_weights(), &weights_before[..], "failed weigh leaves weights");
+        assert_eq!(
+            p.log_weights(),
+            &weights_before[..],
+            "failed weigh leaves weights"
+        );
         let report = f.redraw_from_prior(&mut p, &model, &cut, &0.0).unwrap();
         assert_eq!(report.step, 1);
         assert!(report.ess >= 1.0);
@@ -646,7 +761,8 @@ mod tests {
         assert_eq!(f.recoveries(), 1);
         assert_eq!(f.ancestry().unwrap().first_step(), 1);
         // The run goes on.
-        f.step(&mut p, &Ar1 { a: 1.0, q: 0.1 }, &gauss_lik(1.0), &3.0).unwrap();
+        f.step(&mut p, &Ar1 { a: 1.0, q: 0.1 }, &gauss_lik(1.0), &3.0)
+            .unwrap();
         assert_eq!(f.ancestry().unwrap().steps(), 2);
     }
 
@@ -661,15 +777,26 @@ mod tests {
                 x[0] = 1000.0 * (rng.random::<u32>() % 500) as f64;
                 0.0
             }
-            fn propagate(&self, _: usize, _: &f64, prev: &[f64], next: &mut [f64], _: &mut ParticleRng) -> f64 {
+            fn propagate(
+                &self,
+                _: usize,
+                _: &f64,
+                prev: &[f64],
+                next: &mut [f64],
+                _: &mut ParticleRng,
+            ) -> f64 {
                 next[0] = prev[0] + 1.0;
                 0.0
             }
         }
         let lik = PerParticle(|_: &f64, x: &[f64]| x[0] / 2e5);
         for scheme in Resampling::ALL {
-            let config =
-                FilterConfig { seed: 5, scheme, policy: ResamplePolicy::Always, history: History::AncestorsAndStates };
+            let config = FilterConfig {
+                seed: 5,
+                scheme,
+                policy: ResamplePolicy::Always,
+                history: History::AncestorsAndStates,
+            };
             let mut f = Filter::new(config).unwrap();
             let mut p = ParticleSet::new(300, 1).unwrap();
             for _ in 0..6 {
@@ -682,7 +809,11 @@ mod tests {
                 let lineage = anc.lineage(last).unwrap();
                 assert_eq!(lineage[5], last);
                 for t in 0..6 {
-                    assert_eq!(traj[t], traj[0] + t as f64, "{scheme}: lineage of {last} at t = {t}");
+                    assert_eq!(
+                        traj[t],
+                        traj[0] + t as f64,
+                        "{scheme}: lineage of {last} at t = {t}"
+                    );
                 }
                 assert_eq!(traj[5], p.state(last)[0]);
             }
@@ -690,8 +821,15 @@ mod tests {
             assert_eq!(map[5], p.map_state()[0]);
             assert!(anc.lineage(300).is_err());
         }
-        let f = Filter::new(FilterConfig { history: History::Ancestors, ..Default::default() }).unwrap();
-        assert!(matches!(f.ancestry().unwrap().trajectory(0), Err(SmcError::NoAncestry(_))));
+        let f = Filter::new(FilterConfig {
+            history: History::Ancestors,
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(matches!(
+            f.ancestry().unwrap().trajectory(0),
+            Err(SmcError::NoAncestry(_))
+        ));
     }
 
     #[test]
@@ -714,7 +852,14 @@ mod tests {
                 x[0] = rng.sample::<f64, _>(StandardNormal);
                 0.0
             }
-            fn propagate(&self, _: usize, y: &f64, prev: &[f64], next: &mut [f64], rng: &mut ParticleRng) -> f64 {
+            fn propagate(
+                &self,
+                _: usize,
+                y: &f64,
+                prev: &[f64],
+                next: &mut [f64],
+                rng: &mut ParticleRng,
+            ) -> f64 {
                 let s2 = 1.0 / (1.0 / self.q + 1.0 / self.r);
                 let mu = s2 * (self.a * prev[0] / self.q + y / self.r);
                 next[0] = mu + s2.sqrt() * rng.sample::<f64, _>(StandardNormal);
@@ -725,7 +870,11 @@ mod tests {
         let model = Optimal { a, q, r };
         let lik = PerParticle(move |y: &f64, x: &[f64]| log_normal(*y, x[0], r));
         let mut p = ParticleSet::new(500, 1).unwrap();
-        let mut f = Filter::new(FilterConfig { policy: ResamplePolicy::Always, ..Default::default() }).unwrap();
+        let mut f = Filter::new(FilterConfig {
+            policy: ResamplePolicy::Always,
+            ..Default::default()
+        })
+        .unwrap();
         f.step(&mut p, &model, &lik, &0.3).unwrap();
         f.resample(&mut p).unwrap();
         let prev = p.states().to_vec();

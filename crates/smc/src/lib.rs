@@ -49,7 +49,7 @@ pub use filter::{Filter, FilterConfig, History, ResamplePolicy, StepReport};
 pub use model::{Likelihood, PerParticle, Propagate};
 pub use particles::{ParticleSet, PointEstimate};
 pub use resampling::{Resampling, multinomial, parent_children, residual, stratified, systematic};
-pub use rng::{ParticleRng, StreamDomain, stream_rng};
+pub use rng::{ParticleRng, StreamDomain, StreamKey, stream_rng};
 pub use smoothing::{Block, Smoother, lerp_into, slerp};
 pub use weights::{Weights, log_sum_exp};
 

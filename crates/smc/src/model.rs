@@ -32,7 +32,14 @@ pub trait Propagate<O: ?Sized>: Sync {
     /// Draw `x_t ~ π(· | x_{t−1}, y_t)` into `next` given `prev = x_{t−1}`;
     /// return `log p(x_t | x_{t−1}) − log π(x_t | x_{t−1}, y_t)`
     /// (PHYSPRIOR Eq. 3.2; `0.0` for the bootstrap proposal).
-    fn propagate(&self, t: usize, obs: &O, prev: &[f64], next: &mut [f64], rng: &mut ParticleRng) -> f64;
+    fn propagate(
+        &self,
+        t: usize,
+        obs: &O,
+        prev: &[f64],
+        next: &mut [f64],
+        rng: &mut ParticleRng,
+    ) -> f64;
 }
 
 /// Batched log-likelihood (the "weigh" stage).
@@ -43,7 +50,13 @@ pub trait Likelihood<O: ?Sized> {
     ///
     /// # Errors
     /// Whatever the back end cannot do (a lost GPU device, say).
-    fn log_likelihood(&self, obs: &O, states: &[f64], dim: usize, out: &mut [f64]) -> Result<(), BoxError>;
+    fn log_likelihood(
+        &self,
+        obs: &O,
+        states: &[f64],
+        dim: usize,
+        out: &mut [f64],
+    ) -> Result<(), BoxError>;
 }
 
 /// A [`Likelihood`] from a per-particle function `f(y, x) = log p(y | x)`,
@@ -56,7 +69,13 @@ where
     O: ?Sized + Sync,
     F: Fn(&O, &[f64]) -> f64 + Sync,
 {
-    fn log_likelihood(&self, obs: &O, states: &[f64], dim: usize, out: &mut [f64]) -> Result<(), BoxError> {
+    fn log_likelihood(
+        &self,
+        obs: &O,
+        states: &[f64],
+        dim: usize,
+        out: &mut [f64],
+    ) -> Result<(), BoxError> {
         out.par_iter_mut()
             .zip(states.par_chunks_exact(dim))
             .with_min_len(512)

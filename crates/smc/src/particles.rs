@@ -57,7 +57,7 @@ impl ParticleSet {
                 reason: "a state needs at least one coordinate",
             });
         }
-        if states.len() % dim != 0 {
+        if !states.len().is_multiple_of(dim) {
             return Err(SmcError::ShapeMismatch {
                 what: "states (length must be a multiple of dim)",
                 expected: states.len() / dim * dim,
@@ -200,12 +200,9 @@ impl ParticleSet {
                 out.copy_from_slice(self.map_state());
                 Ok(())
             }
-            PointEstimate::Mean => estimate::weighted_mean_into(
-                &self.states,
-                self.dim,
-                self.weights.normalised(),
-                out,
-            ),
+            PointEstimate::Mean => {
+                estimate::weighted_mean_into(&self.states, self.dim, self.weights.normalised(), out)
+            }
         }
     }
 
@@ -255,7 +252,10 @@ mod tests {
     #[test]
     fn construction_checks_shapes() {
         assert!(matches!(ParticleSet::new(0, 3), Err(SmcError::Empty)));
-        assert!(matches!(ParticleSet::new(3, 0), Err(SmcError::InvalidParameter { .. })));
+        assert!(matches!(
+            ParticleSet::new(3, 0),
+            Err(SmcError::InvalidParameter { .. })
+        ));
         assert!(matches!(
             ParticleSet::from_states(vec![0.0; 7], 2),
             Err(SmcError::ShapeMismatch { .. })
@@ -279,7 +279,10 @@ mod tests {
             p.set_log_weights(&[f64::NEG_INFINITY; 3]),
             Err(SmcError::AllWeightsZero { n: 3 })
         ));
-        assert!(matches!(p.set_log_weights(&[0.0]), Err(SmcError::ShapeMismatch { .. })));
+        assert!(matches!(
+            p.set_log_weights(&[0.0]),
+            Err(SmcError::ShapeMismatch { .. })
+        ));
         assert_eq!(p.log_weights(), &before[..]);
         assert_eq!(p.map_index(), 2);
     }
@@ -287,7 +290,8 @@ mod tests {
     #[test]
     fn point_estimates() {
         let mut p = ParticleSet::from_states(vec![0.0, 10.0, 2.0, 20.0, 4.0, 30.0], 2).unwrap();
-        p.set_log_weights(&[0.5f64.ln(), 0.25f64.ln(), 0.25f64.ln()]).unwrap();
+        p.set_log_weights(&[0.5f64.ln(), 0.25f64.ln(), 0.25f64.ln()])
+            .unwrap();
         let mut out = [0.0; 2];
         p.estimate(PointEstimate::Map, &mut out).unwrap();
         assert_eq!(out, [0.0, 10.0]);

@@ -20,7 +20,8 @@
 //! `fn(weights: &[f64], m: usize, rng: &mut R, out: &mut Vec<usize>)`, and
 //! writes the ancestors in ascending order, so the children of one parent
 //! are contiguous (RTPF §V step 2 works on such groups). `out` is reused:
-//! once it has capacity `M` (`max(N, M)` for HSPC) no scheme allocates.
+//! once it has capacity `max(N, M + 1)` no scheme allocates (systematic
+//! uses one extra slot, HSPC uses `out` as scratch for its selection).
 //!
 //! The weights need not sum exactly to one: any finite, non-negative weights
 //! with a positive sum are scaled by their sum. A negative, NaN or infinite
@@ -31,7 +32,9 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
-use rand::{Rng, RngExt};
+use rand::{Rng, RngExt, SeedableRng};
+use rand_distr::Exp1;
+use rand_pcg::Pcg64Mcg;
 
 use crate::error::SmcError;
 
@@ -111,33 +114,51 @@ impl FromStr for Resampling {
         Resampling::ALL
             .into_iter()
             .find(|r| r.name().eq_ignore_ascii_case(s))
-            .or_else(|| s.eq_ignore_ascii_case("parent-children").then_some(Resampling::ParentChildren))
+            .or_else(|| {
+                s.eq_ignore_ascii_case("parent-children")
+                    .then_some(Resampling::ParentChildren)
+            })
             .ok_or_else(|| UnknownScheme(s.to_owned()))
     }
 }
 
 /// Sum of the weights after checking each is finite and non-negative.
+///
+/// One vectorisable pass: four running sums and minima (combined in a fixed
+/// order, so the result is deterministic). A NaN or `+∞` weight makes the
+/// sum non-finite and a negative one the minimum negative; only then is the
+/// offending index searched for.
 fn checked_total(weights: &[f64]) -> Result<f64, SmcError> {
-    let mut total = 0.0;
-    let mut bad = false;
-    for &w in weights {
-        total += w;
-        bad |= !(0.0..f64::INFINITY).contains(&w);
+    let mut acc = [0.0; 4];
+    let mut low = [f64::INFINITY; 4];
+    let chunks = weights.chunks_exact(4);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for k in 0..4 {
+            acc[k] += c[k];
+            low[k] = if c[k] < low[k] { c[k] } else { low[k] };
+        }
     }
-    if bad || !total.is_finite() {
-        if let Some((index, &value)) = weights
-            .iter()
-            .enumerate()
-            .find(|&(_, w)| !(0.0..f64::INFINITY).contains(w))
-        {
+    for &w in tail {
+        acc[0] += w;
+        low[0] = if w < low[0] { w } else { low[0] };
+    }
+    let total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    let min = low[0].min(low[1]).min(low[2].min(low[3]));
+    // `low` never holds a NaN (comparisons with NaN are false).
+    if min < 0.0 || !total.is_finite() {
+        let valid = |w: f64| (0.0..f64::INFINITY).contains(&w);
+        if let Some((index, &value)) = weights.iter().enumerate().find(|&(_, &w)| !valid(w)) {
             return Err(SmcError::InvalidWeight { index, value });
         }
-        // Finite weights whose sum overflows.
-        return Err(SmcError::InvalidParameter {
-            name: "sum of weights",
-            value: total,
-            reason: "must be finite",
-        });
+        if !weights.is_empty() {
+            // Finite, non-negative weights whose sum overflows.
+            return Err(SmcError::InvalidParameter {
+                name: "sum of weights",
+                value: total,
+                reason: "must be finite",
+            });
+        }
     }
     if total <= 0.0 {
         return Err(SmcError::AllWeightsZero { n: weights.len() });
@@ -164,7 +185,13 @@ fn pad(weights: &[f64], m: usize, out: &mut Vec<usize>) {
 /// given in units where the weights sum to `m`: ancestor `j` is the first `i`
 /// with `C_i = (m/total) Σ_{k≤i} wₖ > p(j)`.
 #[inline]
-fn inverse_cdf(weights: &[f64], m: usize, total: f64, mut point: impl FnMut(usize) -> f64, out: &mut Vec<usize>) {
+fn inverse_cdf(
+    weights: &[f64],
+    m: usize,
+    total: f64,
+    mut point: impl FnMut(usize) -> f64,
+    out: &mut Vec<usize>,
+) {
     out.clear();
     out.reserve(m);
     if m == 0 {
@@ -191,9 +218,9 @@ fn inverse_cdf(weights: &[f64], m: usize, total: f64, mut point: impl FnMut(usiz
 /// Multinomial ("simple random") resampling, PHYSPRIOR §3.1: `M` iid draws
 /// with `P(aⱼ = i) = ŵᵢ`, so `nᵢ ~ Binomial(M, ŵᵢ)` jointly multinomial.
 ///
-/// The `M` uniforms are generated already sorted (ascending order
-/// statistics by the sequential method, `1 − U₍ₖ₊₁₎ = (1 − U₍ₖ₎) V^{1/(M−k)}`),
-/// so one merge pass gives the ancestors in O(N + M) without scratch memory.
+/// The `M` uniforms are generated already sorted (by exponential
+/// spacings), so one merge pass gives the ancestors in O(N + M) without
+/// scratch memory.
 ///
 /// # Errors
 /// See the module docs.
@@ -204,8 +231,8 @@ pub fn multinomial<R: Rng + ?Sized>(
     out: &mut Vec<usize>,
 ) -> Result<(), SmcError> {
     let total = checked_total(weights)?;
-    let mut sorted = SortedUniforms::new(m);
-    inverse_cdf(weights, m, total, |_| sorted.next(rng) * m as f64, out);
+    let mut sorted = SortedUniforms::new(m, rng);
+    inverse_cdf(weights, m, total, |_| sorted.next() * m as f64, out);
     Ok(())
 }
 
@@ -229,6 +256,14 @@ pub fn stratified<R: Rng + ?Sized>(
 /// Systematic resampling: points `pⱼ = (j + U)/M` for one `U ~ U[0,1)`.
 /// Unbiased, with `nᵢ ∈ {⌊Mŵᵢ⌋, ⌈Mŵᵢ⌉}` always.
 ///
+/// Written without data-dependent branches (this is the ≥ 10⁸ particles/s
+/// scheme). With `Cᵢ = M Σ_{k≤i} ŵₖ`, the number of points below `Cᵢ` is
+/// `kᵢ = #{j : j + U < Cᵢ} = ⌈Cᵢ − U⌉` (clamped to `[0, M]`), and since
+/// the `kᵢ` increase, ancestor `j` is `aⱼ = #{i : kᵢ ≤ j}`: a histogram of
+/// the `kᵢ` followed by a prefix sum. The last positive-weight particle is
+/// given `k = M` so that rounding in `Cᵢ` can never leave a slot to a
+/// zero-weight particle.
+///
 /// # Errors
 /// See the module docs.
 pub fn systematic<R: Rng + ?Sized>(
@@ -239,31 +274,41 @@ pub fn systematic<R: Rng + ?Sized>(
 ) -> Result<(), SmcError> {
     let total = checked_total(weights)?;
     let u: f64 = rng.random();
-    // Hot loop written out (rather than through `inverse_cdf`) into a
-    // pre-sized buffer: this is the ≥ 10⁸ particles/s scheme.
     out.clear();
-    out.resize(m, 0);
     if m == 0 {
         return Ok(());
     }
+    // Histogram of the kᵢ; bin M collects the particles with no point after
+    // them (they are nobody's ancestor past the end).
+    out.resize(m + 1, 0);
+    let last = last_positive(weights);
     let scale = m as f64 / total;
     let mut cum = 0.0;
-    let mut j = 0usize;
-    let mut next = u;
-    for (i, &w) in weights.iter().enumerate() {
+    for &w in &weights[..last] {
         cum += w * scale;
-        while next < cum {
-            out[j] = i;
-            j += 1;
-            if j == m {
-                return Ok(());
-            }
-            next = j as f64 + u;
-        }
+        out[ceil_count(cum - u).min(m)] += 1;
     }
-    let last = last_positive(weights);
-    out[j..].fill(last);
+    out.truncate(m);
+    let mut ancestor = 0;
+    for a in out.iter_mut() {
+        ancestor += *a;
+        *a = ancestor;
+    }
     Ok(())
+}
+
+/// `max(⌈x⌉, 0)` as an integer, without a libm call (`f64::ceil` is one on
+/// baseline x86-64): the cast truncates and saturates negatives to 0.
+#[inline]
+fn ceil_count(x: f64) -> usize {
+    let t = x as usize;
+    t + usize::from((t as f64) < x)
+}
+
+/// `⌊x⌋` for `x ≥ 0` (the cast truncates), without a libm call.
+#[inline]
+fn floor_count(x: f64) -> usize {
+    x as usize
 }
 
 /// Residual resampling, PHYSPRIOR §3.1: particle `i` first keeps
@@ -290,25 +335,33 @@ pub fn residual<R: Rng + ?Sized>(
     let (mut kept, mut residual_mass) = (0usize, 0.0);
     for &w in weights {
         let x = w * scale;
-        let k = x.floor();
-        kept += k as usize;
-        residual_mass += x - k;
+        let k = floor_count(x);
+        kept += k;
+        residual_mass += x - k as f64;
     }
     let r = m.saturating_sub(kept);
     // Pass 2: floor copies plus the sorted multinomial draws on residuals.
-    let mut sorted = SortedUniforms::new(r);
+    let mut sorted = SortedUniforms::new(r, rng);
     let mut drawn = 0usize;
-    let mut next = if r > 0 { sorted.next(rng) * residual_mass } else { f64::INFINITY };
+    let mut next = if r > 0 {
+        sorted.next() * residual_mass
+    } else {
+        f64::INFINITY
+    };
     let mut cum = 0.0;
     for (i, &w) in weights.iter().enumerate() {
         let x = w * scale;
-        let k = x.floor();
-        cum += x - k;
-        let mut count = k as usize;
+        let k = floor_count(x);
+        cum += x - k as f64;
+        let mut count = k;
         while next < cum {
             count += 1;
             drawn += 1;
-            next = if drawn < r { sorted.next(rng) * residual_mass } else { f64::INFINITY };
+            next = if drawn < r {
+                sorted.next() * residual_mass
+            } else {
+                f64::INFINITY
+            };
         }
         let count = count.min(m - out.len());
         out.extend(std::iter::repeat_n(i, count));
@@ -342,9 +395,9 @@ pub fn parent_children<R: Rng + ?Sized>(
     let scale = m as f64 / total;
     let residual_of = |w: f64| {
         let x = w * scale;
-        x - x.floor()
+        x - floor_count(x) as f64
     };
-    let kept: usize = weights.iter().map(|&w| (w * scale).floor() as usize).sum();
+    let kept: usize = weights.iter().map(|&w| floor_count(w * scale)).sum();
     let r = m.saturating_sub(kept);
     // The R-th largest residual in the total order (residual desc, index asc).
     let threshold = if r == 0 {
@@ -363,9 +416,9 @@ pub fn parent_children<R: Rng + ?Sized>(
     };
     for (i, &w) in weights.iter().enumerate() {
         let x = w * scale;
-        let mut count = x.floor() as usize;
+        let mut count = floor_count(x);
         if let Some((rt, it)) = threshold {
-            let res = x - x.floor();
+            let res = x - count as f64;
             let in_top = res > rt || (res == rt && i <= it);
             if in_top && w > 0.0 {
                 count += 1;
@@ -378,26 +431,37 @@ pub fn parent_children<R: Rng + ?Sized>(
     Ok(())
 }
 
-/// Ascending order statistics of `n` iid `U[0,1)` draws, one at a time:
-/// with `Rₖ = 1 − U₍ₖ₎`, `R₀ = 1` and `Rₖ₊₁ = Rₖ · V^{1/(n−k)}`,
-/// `V ~ U(0,1]` (Bentley & Saxe 1980).
+/// Ascending order statistics of `n` iid `U[0,1)` draws, one at a time, by
+/// exponential spacings: with `Eₖ ~ Exp(1)` and `Sₖ = E₁ + … + Eₖ`,
+/// `(S₁, …, Sₙ) / Sₙ₊₁` are distributed as the sorted uniforms. `Sₙ₊₁` is
+/// needed first, so a private generator (seeded from the caller's) is run
+/// twice: once to sum, once to emit. The sums are formed in the same order
+/// both times, so every emitted value is `≤ 1`.
 struct SortedUniforms {
-    remaining: usize,
-    tail: f64,
+    spacings: Pcg64Mcg,
+    partial: f64,
+    total: f64,
 }
 
 impl SortedUniforms {
-    fn new(n: usize) -> Self {
-        SortedUniforms { remaining: n, tail: 1.0 }
+    fn new<R: Rng + ?Sized>(n: usize, rng: &mut R) -> Self {
+        let spacings = Pcg64Mcg::from_rng(rng);
+        let mut first_pass = spacings.clone();
+        let mut total = 0.0;
+        for _ in 0..=n {
+            total += first_pass.sample::<f64, _>(Exp1);
+        }
+        SortedUniforms {
+            spacings,
+            partial: 0.0,
+            total,
+        }
     }
 
     #[inline]
-    fn next<R: Rng + ?Sized>(&mut self, rng: &mut R) -> f64 {
-        debug_assert!(self.remaining > 0);
-        let v = 1.0 - rng.random::<f64>();
-        self.tail *= (v.ln() / self.remaining as f64).exp();
-        self.remaining -= 1;
-        1.0 - self.tail
+    fn next(&mut self) -> f64 {
+        self.partial += self.spacings.sample::<f64, _>(Exp1);
+        self.partial / self.total
     }
 }
 
@@ -418,7 +482,9 @@ mod tests {
 
     /// Test weights: uneven, with a zero, a dominant particle and tiny ones.
     fn test_weights() -> Vec<f64> {
-        let raw = [0.0, 3.7, 0.05, 1.0, 12.3, 0.9, 0.001, 2.2, 0.0, 4.4, 0.35, 1.5];
+        let raw = [
+            0.0, 3.7, 0.05, 1.0, 12.3, 0.9, 0.001, 2.2, 0.0, 4.4, 0.35, 1.5,
+        ];
         let s: f64 = raw.iter().sum();
         raw.iter().map(|w| w / s).collect()
     }
@@ -436,7 +502,10 @@ mod tests {
             Resampling::Stratified => 0.5,
             // nᵢ = kᵢ + Binomial(R, rᵢ/R).
             Resampling::Residual => {
-                let r: f64 = w.iter().map(|&wk| m as f64 * wk - (m as f64 * wk).floor()).sum();
+                let r: f64 = w
+                    .iter()
+                    .map(|&wk| m as f64 * wk - (m as f64 * wk).floor())
+                    .sum();
                 let p = f / r.max(f64::MIN_POSITIVE);
                 r.round() * p * (1.0 - p)
             }
@@ -488,7 +557,13 @@ mod tests {
         let w = test_weights();
         let m = 1_000_000;
         let mut out = Vec::new();
-        multinomial(&w, m, &mut stream_rng(5, 0, StreamDomain::User(1), 0), &mut out).unwrap();
+        multinomial(
+            &w,
+            m,
+            &mut stream_rng(5, 0, StreamDomain::User(1), 0),
+            &mut out,
+        )
+        .unwrap();
         let c = counts(&out, w.len());
         let chi2: f64 = w
             .iter()
@@ -525,14 +600,32 @@ mod tests {
         let mut rng = stream_rng(0, 0, StreamDomain::User(0), 0);
         let mut out = Vec::new();
         for scheme in Resampling::ALL {
-            let e = scheme.resample(&[0.5, f64::NAN, 0.5], 3, &mut rng, &mut out).unwrap_err();
-            assert!(matches!(e, SmcError::InvalidWeight { index: 1, .. }), "{scheme}: {e}");
-            let e = scheme.resample(&[0.5, -0.1], 3, &mut rng, &mut out).unwrap_err();
-            assert!(matches!(e, SmcError::InvalidWeight { index: 1, .. }), "{scheme}: {e}");
-            let e = scheme.resample(&[0.0, 0.0], 3, &mut rng, &mut out).unwrap_err();
-            assert!(matches!(e, SmcError::AllWeightsZero { n: 2 }), "{scheme}: {e}");
+            let e = scheme
+                .resample(&[0.5, f64::NAN, 0.5], 3, &mut rng, &mut out)
+                .unwrap_err();
+            assert!(
+                matches!(e, SmcError::InvalidWeight { index: 1, .. }),
+                "{scheme}: {e}"
+            );
+            let e = scheme
+                .resample(&[0.5, -0.1], 3, &mut rng, &mut out)
+                .unwrap_err();
+            assert!(
+                matches!(e, SmcError::InvalidWeight { index: 1, .. }),
+                "{scheme}: {e}"
+            );
+            let e = scheme
+                .resample(&[0.0, 0.0], 3, &mut rng, &mut out)
+                .unwrap_err();
+            assert!(
+                matches!(e, SmcError::AllWeightsZero { n: 2 }),
+                "{scheme}: {e}"
+            );
             let e = scheme.resample(&[], 3, &mut rng, &mut out).unwrap_err();
-            assert!(matches!(e, SmcError::AllWeightsZero { n: 0 }), "{scheme}: {e}");
+            assert!(
+                matches!(e, SmcError::AllWeightsZero { n: 0 }),
+                "{scheme}: {e}"
+            );
             scheme.resample(&[1.0], 0, &mut rng, &mut out).unwrap();
             assert!(out.is_empty());
         }
@@ -547,8 +640,11 @@ mod tests {
     }
 
     fn weights_strategy() -> impl Strategy<Value = Vec<f64>> {
-        prop::collection::vec(prop_oneof![Just(0.0), 0.0f64..1.0, 1e-9f64..1e-6, 10.0f64..100.0], 1..60)
-            .prop_filter("some positive weight", |w| w.iter().any(|&x| x > 0.0))
+        prop::collection::vec(
+            prop_oneof![Just(0.0), 0.0f64..1.0, 1e-9f64..1e-6, 10.0f64..100.0],
+            1..60,
+        )
+        .prop_filter("some positive weight", |w| w.iter().any(|&x| x > 0.0))
     }
 
     proptest! {

@@ -3,16 +3,21 @@
 //! A run is fixed by one `seed`. Particle `i` at step `t` draws from its own
 //! generator, seeded by a hash of `(seed, t, domain, i)`, so which thread
 //! handles which particle cannot change any number: a run is bit-identical
-//! on 1 and N rayon threads. The generator is PCG-64 (`rand_pcg::Pcg64`);
-//! both its 128-bit state and its stream selector are hashed from the
-//! quadruple with the SplitMix64 finaliser, so neighbouring particles do not
-//! get the related streams that consecutive PCG stream numbers would give.
+//! on 1 and N rayon threads.
+//!
+//! The generator is PCG-64 MCG (`rand_pcg::Pcg64Mcg`, "pcg64_fast": a
+//! 128-bit multiplicative LCG with an xorshift-rotate output, period
+//! 2¹²⁶), whose 128-bit state is hashed from the quadruple with the
+//! SplitMix64 finaliser. All particles walk the same cycle from random,
+//! independent starting points; two of `N` streams of length `L` overlap
+//! with probability below `N² L / 2¹²⁶`, nil in practice. It is chosen over
+//! PCG-64 with stream selection because a generator is built per particle
+//! per step: construction costs ~3 ns instead of ~11 ns.
 
-use rand::SeedableRng;
-use rand_pcg::Pcg64;
+use rand_pcg::Pcg64Mcg;
 
 /// The generator handed to [`crate::Propagate`] for one particle.
-pub type ParticleRng = Pcg64;
+pub type ParticleRng = Pcg64Mcg;
 
 /// What a stream is used for; keeps the draws of different stages apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,7 +54,32 @@ fn mix(mut z: u64) -> u64 {
 
 const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
 
-/// The generator for particle `index` at step `step` of the run `seed`.
+/// The hash of `(seed, step, domain)`, computed once per stage; particle
+/// streams are then [`StreamKey::rng`]`(index)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StreamKey(u64);
+
+impl StreamKey {
+    /// The key of `(seed, step, domain)`.
+    #[inline]
+    pub fn new(seed: u64, step: u64, domain: StreamDomain) -> Self {
+        StreamKey(mix(
+            mix(mix(seed ^ GOLDEN) ^ step) ^ domain.tag().wrapping_mul(GOLDEN)
+        ))
+    }
+
+    /// The generator of particle `index`: `h = key ⊕ index`, and the two
+    /// SplitMix64 outputs `mix(h + γ)`, `mix(h + 2γ)` form the 128-bit state.
+    #[inline]
+    pub fn rng(self, index: u64) -> ParticleRng {
+        let h = self.0 ^ index;
+        let word = |k: u64| u128::from(mix(h.wrapping_add(GOLDEN.wrapping_mul(k))));
+        Pcg64Mcg::new((word(1) << 64) | word(2))
+    }
+}
+
+/// The generator for particle `index` at step `step` of the run `seed`
+/// (`StreamKey::new(seed, step, domain).rng(index)`).
 ///
 /// ```
 /// use rand::RngExt;
@@ -60,19 +90,7 @@ const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
 /// ```
 #[inline]
 pub fn stream_rng(seed: u64, step: u64, domain: StreamDomain, index: u64) -> ParticleRng {
-    let h = mix(mix(mix(seed ^ GOLDEN) ^ step) ^ domain.tag().wrapping_mul(GOLDEN)) ^ index;
-    let h = mix(h.wrapping_add(GOLDEN));
-    let w = [
-        mix(h),
-        mix(h.wrapping_add(GOLDEN)),
-        mix(h.wrapping_add(GOLDEN.wrapping_mul(2))),
-        mix(h.wrapping_add(GOLDEN.wrapping_mul(3))),
-    ];
-    let mut seed_bytes = [0u8; 32];
-    for (chunk, word) in seed_bytes.chunks_exact_mut(8).zip(w) {
-        chunk.copy_from_slice(&word.to_le_bytes());
-    }
-    Pcg64::from_seed(seed_bytes)
+    StreamKey::new(seed, step, domain).rng(index)
 }
 
 #[cfg(test)]
@@ -93,7 +111,10 @@ mod tests {
         for o in others {
             assert_ne!(base, o);
         }
-        assert_eq!(base, stream_rng(1, 2, StreamDomain::Propagate, 3).next_u64());
+        assert_eq!(
+            base,
+            stream_rng(1, 2, StreamDomain::Propagate, 3).next_u64()
+        );
     }
 
     #[test]
@@ -104,6 +125,33 @@ mod tests {
         let ones: u64 = (0..n)
             .map(|i| stream_rng(0, 0, StreamDomain::Propagate, i).next_u64() >> 63)
             .sum();
-        assert!((ones as f64 - n as f64 / 2.0).abs() < 354.0, "ones = {ones}");
+        assert!(
+            (ones as f64 - n as f64 / 2.0).abs() < 354.0,
+            "ones = {ones}"
+        );
+    }
+
+    #[test]
+    fn neighbouring_streams_are_uncorrelated() {
+        // Sample correlation of the k-th uniforms of particles i and i + 1
+        // over 20 000 pairs: sd 1/√20000 = 0.0071 under independence;
+        // 5 sd = 0.035.
+        use rand::RngExt;
+        let n = 20_000u64;
+        let key = StreamKey::new(3, 1, StreamDomain::Propagate);
+        for k in 0..3 {
+            let u: Vec<f64> = (0..=n)
+                .map(|i| {
+                    let mut g = key.rng(i);
+                    (0..k).for_each(|_| {
+                        g.next_u64();
+                    });
+                    g.random::<f64>() - 0.5
+                })
+                .collect();
+            let cov: f64 = u.windows(2).map(|w| w[0] * w[1]).sum::<f64>() / n as f64;
+            let corr = cov / (1.0 / 12.0);
+            assert!(corr.abs() < 0.035, "draw {k}: correlation {corr}");
+        }
     }
 }

@@ -29,7 +29,11 @@ pub fn lerp_into(a: &[f64], b: &[f64], alpha: f64, out: &mut [f64]) -> Result<()
         return Err(SmcError::ShapeMismatch {
             what: "lerp operands",
             expected: a.len(),
-            got: if b.len() != a.len() { b.len() } else { out.len() },
+            got: if b.len() != a.len() {
+                b.len()
+            } else {
+                out.len()
+            },
         });
     }
     for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
@@ -101,7 +105,13 @@ impl Smoother {
             });
         }
         let dim = layout.iter().map(|b| b.len()).sum();
-        Ok(Smoother { alpha, layout, dim, state: vec![0.0; dim], primed: false })
+        Ok(Smoother {
+            alpha,
+            layout,
+            dim,
+            state: vec![0.0; dim],
+            primed: false,
+        })
     }
 
     /// A smoother for `dim` Cartesian coordinates.
@@ -120,7 +130,11 @@ impl Smoother {
     /// [`SmcError::InvalidParameter`] for a zero or non-finite quaternion.
     pub fn update(&mut self, estimate: &[f64]) -> Result<&[f64], SmcError> {
         if estimate.len() != self.dim {
-            return Err(SmcError::ShapeMismatch { what: "smoother input", expected: self.dim, got: estimate.len() });
+            return Err(SmcError::ShapeMismatch {
+                what: "smoother input",
+                expected: self.dim,
+                got: estimate.len(),
+            });
         }
         let mut at = 0;
         for &block in &self.layout {
@@ -129,7 +143,11 @@ impl Smoother {
             match block {
                 Block::Linear(_) => {
                     for (p, &x) in prev.iter_mut().zip(new) {
-                        *p = if self.primed { *p + self.alpha * (x - *p) } else { x };
+                        *p = if self.primed {
+                            *p + self.alpha * (x - *p)
+                        } else {
+                            x
+                        };
                     }
                 }
                 Block::Rotation => {
@@ -144,7 +162,9 @@ impl Smoother {
                     }
                     let q = UnitQuaternion::from_quaternion(Quaternion::from(v));
                     let r = if self.primed {
-                        let p = UnitQuaternion::new_unchecked(Quaternion::new(prev[0], prev[1], prev[2], prev[3]));
+                        let p = UnitQuaternion::new_unchecked(Quaternion::new(
+                            prev[0], prev[1], prev[2], prev[3],
+                        ));
                         slerp(&p, &q, self.alpha)
                     } else {
                         q
@@ -183,7 +203,9 @@ mod tests {
 
     /// Chordal distance between rotations, `min ‖a ∓ b‖`, accurate near 0.
     fn dist(a: &UnitQuaternion<f64>, b: &UnitQuaternion<f64>) -> f64 {
-        (a.coords - b.coords).norm().min((a.coords + b.coords).norm())
+        (a.coords - b.coords)
+            .norm()
+            .min((a.coords + b.coords).norm())
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub fn log_sum_exp(xs: &[f64]) -> f64 {
     if xs.iter().any(|x| x.is_nan()) {
         return f64::NAN;
     }
-    if max == f64::NEG_INFINITY || max == f64::INFINITY {
+    if max.is_infinite() {
         return max;
     }
     max + xs.iter().map(|&x| (x - max).exp()).sum::<f64>().ln()
@@ -280,7 +280,10 @@ mod tests {
         let e = w.update(&[f64::NEG_INFINITY; 2]).unwrap_err();
         assert!(matches!(e, SmcError::AllWeightsZero { n: 2 }));
         assert_eq!(w.normalised(), &before[..]);
-        assert!(matches!(Weights::from_log_weights(&[]), Err(SmcError::Empty)));
+        assert!(matches!(
+            Weights::from_log_weights(&[]),
+            Err(SmcError::Empty)
+        ));
     }
 
     #[test]
@@ -290,13 +293,24 @@ mod tests {
         let lw: Vec<f64> = (0..(PAR_MIN * 3 + 17))
             .map(|i| ((i * 7919) % 1000) as f64 * -0.01)
             .collect();
-        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-        let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let two = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
         let a = one.install(|| Weights::from_log_weights(&lw).unwrap());
         let b = two.install(|| Weights::from_log_weights(&lw).unwrap());
         assert_eq!(a.ess().to_bits(), b.ess().to_bits());
         assert_eq!(a.log_sum().to_bits(), b.log_sum().to_bits());
-        assert!(a.normalised().iter().zip(b.normalised()).all(|(x, y)| x.to_bits() == y.to_bits()));
+        assert!(
+            a.normalised()
+                .iter()
+                .zip(b.normalised())
+                .all(|(x, y)| x.to_bits() == y.to_bits())
+        );
     }
 
     proptest! {

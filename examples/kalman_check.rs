@@ -1,0 +1,276 @@
+//! `kalman_check`: the bootstrap particle filter of `smc` on a 1-D
+//! linear-Gaussian model, for comparison with any Kalman filter or SMC
+//! implementation.
+//!
+//! Model (the `t`-th observation of the CSV, counting from 0, observes `x_t`):
+//!
+//! ```text
+//!   x₀ ~ N(M0, P0),   x_t = A x_{t−1} + N(0, Q),   y_t = H x_t + N(0, R)
+//! ```
+//!
+//! Prints a header and `t,mean,var` (filtered mean and variance of `x_t`)
+//! per step, then `loglik,<log p̂(y_{0:T−1})>`. With `--exact` it adds the
+//! Kalman filter's mean and variance as columns and a `kalman_loglik` line
+//! before the final `loglik` line. With `--simulate T` it prints `T` observations simulated
+//! from the model instead (how `examples/data/kalman_obs.csv` was made).
+//!
+//! ```text
+//! cargo run --release --example kalman_check -- --obs examples/data/kalman_obs.csv \
+//!     --a 0.9 --q 0.5 --h 1 --r 0.3 --m0 0.5 --p0 2 --particles 100000 --seed 1 --exact
+//! ```
+
+use std::f64::consts::PI;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use smc::rand::RngExt;
+use smc::rand_distr::StandardNormal;
+use smc::{
+    Filter, FilterConfig, History, ParticleRng, ParticleSet, PerParticle, Propagate,
+    ResamplePolicy, Resampling, StreamDomain, stream_rng,
+};
+
+/// Bootstrap particle filter vs the exact Kalman filter on a 1-D model.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// CSV file with one observation per line (blank lines and `#` comments
+    /// are skipped).
+    #[arg(long, required_unless_present = "simulate")]
+    obs: Option<PathBuf>,
+    /// State transition: x' = A x + N(0, Q).
+    #[arg(long, allow_negative_numbers = true)]
+    a: f64,
+    /// Process noise variance Q ≥ 0.
+    #[arg(long)]
+    q: f64,
+    /// Observation gain: y = H x + N(0, R).
+    #[arg(long, allow_negative_numbers = true)]
+    h: f64,
+    /// Observation noise variance R > 0.
+    #[arg(long)]
+    r: f64,
+    /// Mean of x₀.
+    #[arg(long, allow_negative_numbers = true)]
+    m0: f64,
+    /// Variance of x₀, P0 ≥ 0.
+    #[arg(long)]
+    p0: f64,
+    /// Number of particles.
+    #[arg(long, default_value_t = 100_000)]
+    particles: usize,
+    /// Seed of the run.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Resampling scheme: multinomial, stratified, systematic, residual, hspc.
+    #[arg(long, default_value = "systematic")]
+    scheme: Resampling,
+    /// Resample when ESS < this fraction of N (1 = every step).
+    #[arg(long, default_value_t = 0.5)]
+    ess_threshold: f64,
+    /// Also print the exact Kalman filter's answers.
+    #[arg(long)]
+    exact: bool,
+    /// Print this many observations simulated from the model, and exit.
+    #[arg(long, value_name = "T")]
+    simulate: Option<usize>,
+}
+
+/// The model's parameters, checked.
+#[derive(Debug, Clone, Copy)]
+struct Model {
+    a: f64,
+    q: f64,
+    h: f64,
+    r: f64,
+    m0: f64,
+    p0: f64,
+}
+
+impl Model {
+    fn from_args(args: &Args) -> Result<Self> {
+        let finite = [
+            ("--a", args.a),
+            ("--q", args.q),
+            ("--h", args.h),
+            ("--r", args.r),
+            ("--m0", args.m0),
+            ("--p0", args.p0),
+        ];
+        for (name, v) in finite {
+            if !v.is_finite() {
+                bail!("{name} must be a finite number, got {v}");
+            }
+        }
+        if args.q < 0.0 {
+            bail!("--q is a variance and must be >= 0, got {}", args.q);
+        }
+        if args.p0 < 0.0 {
+            bail!("--p0 is a variance and must be >= 0, got {}", args.p0);
+        }
+        if args.r <= 0.0 {
+            bail!(
+                "--r is the observation noise variance and must be > 0, got {}",
+                args.r
+            );
+        }
+        Ok(Model {
+            a: args.a,
+            q: args.q,
+            h: args.h,
+            r: args.r,
+            m0: args.m0,
+            p0: args.p0,
+        })
+    }
+
+    fn log_likelihood(&self, y: f64, x: f64) -> f64 {
+        -0.5 * (y - self.h * x).powi(2) / self.r - 0.5 * (2.0 * PI * self.r).ln()
+    }
+}
+
+/// Bootstrap proposal: draw from the model itself.
+impl Propagate<f64> for Model {
+    fn initial(&self, _: &f64, x: &mut [f64], rng: &mut ParticleRng) -> f64 {
+        x[0] = self.m0 + self.p0.sqrt() * rng.sample::<f64, _>(StandardNormal);
+        0.0
+    }
+
+    fn propagate(
+        &self,
+        _: usize,
+        _: &f64,
+        prev: &[f64],
+        next: &mut [f64],
+        rng: &mut ParticleRng,
+    ) -> f64 {
+        next[0] = self.a * prev[0] + self.q.sqrt() * rng.sample::<f64, _>(StandardNormal);
+        0.0
+    }
+}
+
+/// Observations from `path`, with errors naming the file and line.
+fn read_observations(path: &Path) -> Result<Vec<f64>> {
+    let text = fs::read_to_string(path)
+        .with_context(|| format!("cannot read observations from {}", path.display()))?;
+    let mut ys = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let field = line.trim();
+        if field.is_empty() || field.starts_with('#') {
+            continue;
+        }
+        let y: f64 = field.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "{}:{}: expected one number per line, found {field:?}",
+                path.display(),
+                i + 1
+            )
+        })?;
+        if !y.is_finite() {
+            bail!(
+                "{}:{}: observation must be finite, found {field:?}",
+                path.display(),
+                i + 1
+            );
+        }
+        ys.push(y);
+    }
+    if ys.is_empty() {
+        bail!("{}: no observations", path.display());
+    }
+    Ok(ys)
+}
+
+/// Exact Kalman filter: filtered means and variances, and log p(y_{0:T−1}).
+fn kalman(model: &Model, ys: &[f64]) -> (Vec<(f64, f64)>, f64) {
+    let (mut m, mut p) = (model.m0, model.p0);
+    let mut loglik = 0.0;
+    let mut out = Vec::with_capacity(ys.len());
+    for (t, &y) in ys.iter().enumerate() {
+        if t > 0 {
+            m *= model.a;
+            p = model.a * model.a * p + model.q;
+        }
+        let s = model.h * model.h * p + model.r;
+        let innovation = y - model.h * m;
+        loglik += -0.5 * (innovation * innovation / s + (2.0 * PI * s).ln());
+        let k = p * model.h / s;
+        m += k * innovation;
+        p *= 1.0 - k * model.h;
+        out.push((m, p));
+    }
+    (out, loglik)
+}
+
+fn simulate(model: &Model, steps: usize, seed: u64) {
+    let mut rng = stream_rng(seed, 0, StreamDomain::User(0), 0);
+    let mut normal = || rng.sample::<f64, _>(StandardNormal);
+    let mut x = model.m0 + model.p0.sqrt() * normal();
+    for t in 0..steps {
+        if t > 0 {
+            x = model.a * x + model.q.sqrt() * normal();
+        }
+        println!("{:?}", model.h * x + model.r.sqrt() * normal());
+    }
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let model = Model::from_args(&args)?;
+    if let Some(steps) = args.simulate {
+        simulate(&model, steps, args.seed);
+        return Ok(());
+    }
+    let path = args.obs.as_deref().context("--obs FILE is required")?;
+    let ys = read_observations(path)?;
+    if args.particles == 0 {
+        bail!("--particles must be at least 1");
+    }
+    let policy = if args.ess_threshold >= 1.0 {
+        ResamplePolicy::Always
+    } else {
+        ResamplePolicy::EssBelow(args.ess_threshold)
+    };
+    let config = FilterConfig {
+        seed: args.seed,
+        scheme: args.scheme,
+        policy,
+        history: History::None,
+    };
+    let mut filter = Filter::new(config).context("invalid --ess-threshold")?;
+    let mut particles = ParticleSet::new(args.particles, 1)?;
+    let likelihood = PerParticle(|y: &f64, x: &[f64]| model.log_likelihood(*y, x[0]));
+    let exact = args.exact.then(|| kalman(&model, &ys));
+
+    println!(
+        "{}",
+        if exact.is_some() {
+            "t,mean,var,kalman_mean,kalman_var"
+        } else {
+            "t,mean,var"
+        }
+    );
+    for (t, y) in ys.iter().enumerate() {
+        filter
+            .step(&mut particles, &model, &likelihood, y)
+            .with_context(|| {
+                format!(
+                    "filter failed at step {t} (observation {y} of {})",
+                    path.display()
+                )
+            })?;
+        let mean = particles.mean()[0];
+        let var = particles.covariance()[(0, 0)];
+        match &exact {
+            Some((kf, _)) => println!("{t},{mean:?},{var:?},{:?},{:?}", kf[t].0, kf[t].1),
+            None => println!("{t},{mean:?},{var:?}"),
+        }
+    }
+    if let Some((_, loglik)) = &exact {
+        println!("kalman_loglik,{loglik:?}");
+    }
+    println!("loglik,{:?}", filter.log_evidence());
+    Ok(())
+}
