@@ -123,20 +123,30 @@ impl BatchForwardKinematics {
                 skeleton.dof()
             )));
         }
-        let j = skeleton.len();
-        let n = batch.len();
+        self.compute_states(skeleton, batch.as_slice())
+    }
+
+    /// As [`Self::compute`], for poses stored row-major in a plain buffer of
+    /// `k · skeleton.dof()` values (a particle set's states).
+    pub fn compute_states(&mut self, skeleton: &Skeleton, states: &[f64]) -> Result<()> {
+        let (j, d) = (skeleton.len(), skeleton.dof());
+        if d == 0 {
+            return Err(SkeletonError::InvalidPose(
+                "a skeleton without parameters has no pose batch".into(),
+            ));
+        }
+        if !states.len().is_multiple_of(d) {
+            return Err(SkeletonError::InvalidPose(format!(
+                "{} values are not a whole number of {d}-parameter poses",
+                states.len()
+            )));
+        }
+        let n = states.len() / d;
         self.joints = j;
         self.world.resize(n * j, Isometry3::identity());
-        if skeleton.dof() == 0 {
-            // A skeleton without parameters: every pose is the rest pose.
-            for w in self.world.chunks_exact_mut(j) {
-                skeleton.forward_kinematics_into(&[], w);
-            }
-            return Ok(());
-        }
         self.world
             .par_chunks_exact_mut(j)
-            .zip(batch.as_slice().par_chunks_exact(skeleton.dof()))
+            .zip(states.par_chunks_exact(d))
             .with_min_len(64)
             .for_each(|(world, pose)| skeleton.forward_kinematics_into(pose, world));
         Ok(())

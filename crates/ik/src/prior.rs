@@ -1,0 +1,501 @@
+//! The evolution prior of SMC-IK (Eq. 12): a random walk on every joint,
+//! conditioned on the joint limits.
+//!
+//! ```text
+//! p(x_k | x_{k−1}) = Φ(x_k; x_{k−1}, Σ_x)   restricted to poses within the limits
+//! ```
+//!
+//! Each joint moves independently:
+//!
+//! - rotating joints with 2 or 3 DOF by QuTem noise in the joint's local
+//!   frame, `q_k = q_{k−1} · exp(ε)`, `ε = L z`, `z ~ N(0, I)`, `Σ = L Lᵀ`
+//!   (SMC-IK §5.1, App. A; [`rotation::QuTem`] documents the rule), then
+//!   written back into the joint's own parameters, continuous with the
+//!   previous ones (a 2-DOF swing joint drops the twist, EXPMAP §5);
+//! - hinges and prismatic joints by `θ_k = θ_{k−1} + σ z`;
+//! - a free root's translation by additive Gaussian noise (SMC-IK §6.3).
+//!
+//! Two ways to honour the limits ([`LimitSampler`]):
+//!
+//! - **`AcceptReject`** — the paper's (§5.2): a joint whose draw leaves its
+//!   limits is drawn again, at most `max_retries` times; if every retry
+//!   fails the joint keeps its previous value (inside its limits), so the
+//!   procedure always ends. The paper notes the worst case of endless
+//!   rejection; the bound and fallback make it finite.
+//! - **`Truncated`** — the paper's future-work alternative, which never
+//!   rejects: noise is drawn in the joint's own coordinates from Gaussians
+//!   truncated to the limits by inverse-CDF sampling (exact, one uniform per
+//!   coordinate). Hinge/prismatic: `θ ~ TN(θ_{k−1}, σ²; [min, max])`. Euler
+//!   joints: each angle in its interval. Swing–twist joints: twist in its
+//!   interval, then the swing sequentially, `s₁ ~ TN(s₁, σ₁²; [−a, a])` and
+//!   `s₂ ~ TN(s₂, σ₂²; [−b√(1−(s₁/a)²), b√(1−(s₁/a)²)])`, which stays inside
+//!   the ellipse `(s₁/a)² + (s₂/b)² ≤ 1`. Exp-map joints with a cone limit
+//!   draw QuTem noise and reflect the angle at the cone (`|v| ↦ 2m − |v|`).
+//!   Joints without limits draw QuTem noise as above. This defines a
+//!   different (but equally legitimate) evolution model: the filter stays a
+//!   bootstrap filter for it, with no importance correction.
+//!
+//! A global `scale` multiplies every σ (the solver's adaptive noise).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use nalgebra::{Matrix3, Vector2, Vector3};
+use rand::RngExt;
+use rand_distr::StandardNormal;
+use skeleton::{BallRotation, JointKind, Skeleton};
+use smc::ParticleRng;
+
+use crate::error::{IkError, Result};
+
+/// How the random walk honours joint limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitSampler {
+    /// SMC-IK §5.2: redraw a joint outside its limits, at most `max_retries`
+    /// times, then keep its previous value.
+    AcceptReject { max_retries: u32 },
+    /// Truncated Gaussians in joint coordinates: never rejects.
+    Truncated,
+}
+
+impl Default for LimitSampler {
+    fn default() -> Self {
+        Self::AcceptReject { max_retries: 20 }
+    }
+}
+
+/// Random-walk standard deviations of one joint.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointNoise {
+    /// Rotation σ (rad) about the joint's local x, y, z axes for exp-map and
+    /// Euler joints; `(swing₁, swing₂, twist)` for swing–twist and swing
+    /// joints; `[σ, _, _]` for hinges and prismatic joints (m).
+    pub rotation: [f64; 3],
+    /// Translation σ (m) of a free root, per axis.
+    pub translation: f64,
+}
+
+impl JointNoise {
+    pub fn isotropic(rotation: f64, translation: f64) -> Self {
+        Self {
+            rotation: [rotation; 3],
+            translation,
+        }
+    }
+}
+
+/// Rejection statistics of the accept/reject sampler.
+#[derive(Debug, Default)]
+pub struct PriorStats {
+    draws: AtomicU64,
+    rejections: AtomicU64,
+    fallbacks: AtomicU64,
+}
+
+/// A snapshot of [`PriorStats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PriorCounts {
+    /// Joint draws (each joint of each particle counts once per step).
+    pub draws: u64,
+    /// Draws rejected for leaving the limits.
+    pub rejections: u64,
+    /// Joints that exhausted their retries and kept their previous value.
+    pub fallbacks: u64,
+}
+
+impl PriorCounts {
+    /// Fraction of draws accepted.
+    pub fn acceptance_rate(&self) -> f64 {
+        let total = self.draws + self.rejections;
+        if total == 0 { 1.0 } else { self.draws as f64 / total as f64 }
+    }
+}
+
+impl PriorStats {
+    pub fn snapshot(&self) -> PriorCounts {
+        PriorCounts {
+            draws: self.draws.load(Ordering::Relaxed),
+            rejections: self.rejections.load(Ordering::Relaxed),
+            fallbacks: self.fallbacks.load(Ordering::Relaxed),
+        }
+    }
+
+    pub fn reset(&self) {
+        self.draws.store(0, Ordering::Relaxed);
+        self.rejections.store(0, Ordering::Relaxed);
+        self.fallbacks.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The evolution prior of a skeleton: per-joint noise and the limit sampler.
+#[derive(Debug)]
+pub struct EvolutionPrior {
+    noise: Vec<JointNoise>,
+    /// Cholesky factor of each joint's QuTem tangent covariance (rotating
+    /// joints; identity-free for others).
+    chol: Vec<Matrix3<f64>>,
+    sampler: LimitSampler,
+    stats: PriorStats,
+}
+
+impl EvolutionPrior {
+    /// A prior with noise `noise[j]` for joint `j`.
+    pub fn new(skeleton: &Skeleton, noise: Vec<JointNoise>, sampler: LimitSampler) -> Result<Self> {
+        if noise.len() != skeleton.len() {
+            return Err(IkError::InvalidConfig {
+                field: "noise",
+                message: format!("{} joint noises for {} joints", noise.len(), skeleton.len()),
+            });
+        }
+        for (j, n) in noise.iter().enumerate() {
+            let ok = |s: f64| s.is_finite() && s >= 0.0;
+            if !n.rotation.iter().all(|&s| ok(s)) || !ok(n.translation) {
+                return Err(IkError::InvalidConfig {
+                    field: "noise",
+                    message: format!("joint '{}': σ must be finite and >= 0, got {n:?}", skeleton.joint(j).name),
+                });
+            }
+        }
+        if let LimitSampler::AcceptReject { max_retries } = sampler
+            && max_retries > 10_000
+        {
+            return Err(IkError::InvalidConfig {
+                field: "max_retries",
+                message: format!("{max_retries} is unreasonably large (at most 10000)"),
+            });
+        }
+        let chol = skeleton
+            .joints()
+            .iter()
+            .zip(&noise)
+            .map(|(joint, n)| tangent_cholesky(&joint.kind, n))
+            .collect();
+        Ok(Self {
+            noise,
+            chol,
+            sampler,
+            stats: PriorStats::default(),
+        })
+    }
+
+    /// The same σ for every joint.
+    pub fn uniform(skeleton: &Skeleton, noise: JointNoise, sampler: LimitSampler) -> Result<Self> {
+        Self::new(skeleton, vec![noise; skeleton.len()], sampler)
+    }
+
+    pub fn noise(&self) -> &[JointNoise] {
+        &self.noise
+    }
+
+    pub fn sampler(&self) -> LimitSampler {
+        self.sampler
+    }
+
+    pub fn stats(&self) -> &PriorStats {
+        &self.stats
+    }
+
+    /// Draws `next ~ p(· | prev)` with every σ multiplied by `scale`.
+    /// `prev` must be within the limits (the fallback relies on it).
+    pub fn sample(&self, skeleton: &Skeleton, prev: &[f64], next: &mut [f64], scale: f64, rng: &mut ParticleRng) {
+        next.copy_from_slice(prev);
+        let mut draws = 0;
+        let mut rejections = 0;
+        let mut fallbacks = 0;
+        for (j, joint) in skeleton.joints().iter().enumerate() {
+            let range = skeleton.param_range(j);
+            if range.is_empty() {
+                continue;
+            }
+            let p_prev = &prev[range.clone()];
+            let p = &mut next[range];
+            let noise = &self.noise[j];
+            let chol = &self.chol[j];
+            draws += 1;
+            match self.sampler {
+                LimitSampler::AcceptReject { max_retries } => {
+                    let mut accepted = false;
+                    for _ in 0..=max_retries {
+                        p.copy_from_slice(p_prev);
+                        random_walk(&joint.kind, noise, chol, scale, p, rng);
+                        if joint.kind.within_limits(p) {
+                            accepted = true;
+                            break;
+                        }
+                        rejections += 1;
+                    }
+                    if !accepted {
+                        p.copy_from_slice(p_prev);
+                        fallbacks += 1;
+                    }
+                }
+                LimitSampler::Truncated => truncated_walk(&joint.kind, noise, chol, scale, p, rng),
+            }
+        }
+        self.stats.draws.fetch_add(draws, Ordering::Relaxed);
+        if rejections > 0 {
+            self.stats.rejections.fetch_add(rejections, Ordering::Relaxed);
+        }
+        if fallbacks > 0 {
+            self.stats.fallbacks.fetch_add(fallbacks, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Cholesky factor of a joint's QuTem tangent covariance (local frame).
+fn tangent_cholesky(kind: &JointKind, n: &JointNoise) -> Matrix3<f64> {
+    let [a, b, c] = n.rotation;
+    let rot = match kind {
+        JointKind::Ball(r) | JointKind::Free { rotation: r, .. } => r,
+        JointKind::Swing { frame, .. } => {
+            // Twist locked (leakage 0: the twist is dropped anyway).
+            let (u, w) = frame.swing_axes();
+            return Matrix3::from_columns(&[u.into_inner() * a, w.into_inner() * b, Vector3::zeros()]);
+        }
+        _ => return Matrix3::zeros(),
+    };
+    match rot {
+        BallRotation::SwingTwist { frame, .. } => {
+            // Tangent noise with σ₁, σ₂ along the swing axes and σ₃ along the
+            // twist axis: L = [u w t] diag(σ).
+            let (u, w) = frame.swing_axes();
+            Matrix3::from_columns(&[u.into_inner() * a, w.into_inner() * b, frame.twist_axis().into_inner() * c])
+        }
+        _ => Matrix3::from_diagonal(&Vector3::new(a, b, c)),
+    }
+}
+
+fn gaussian(rng: &mut ParticleRng) -> f64 {
+    rng.sample(StandardNormal)
+}
+
+/// One unconstrained random-walk draw for a joint, in place.
+fn random_walk(kind: &JointKind, n: &JointNoise, chol: &Matrix3<f64>, scale: f64, p: &mut [f64], rng: &mut ParticleRng) {
+    match kind {
+        JointKind::Fixed => {}
+        JointKind::Hinge { .. } | JointKind::Prismatic { .. } => p[0] += scale * n.rotation[0] * gaussian(rng),
+        JointKind::Free { .. } => {
+            for x in &mut p[..3] {
+                *x += scale * n.translation * gaussian(rng);
+            }
+            qutem_step(kind, chol, scale, p, rng);
+        }
+        JointKind::Ball(_) | JointKind::Swing { .. } => qutem_step(kind, chol, scale, p, rng),
+    }
+}
+
+/// `q ← q · exp(scale · L z)`, written back into the joint's parameters.
+fn qutem_step(kind: &JointKind, chol: &Matrix3<f64>, scale: f64, p: &mut [f64], rng: &mut ParticleRng) {
+    let z = Vector3::new(gaussian(rng), gaussian(rng), gaussian(rng));
+    let eps = chol * z * scale;
+    if let Some(q) = kind.rotation(p) {
+        let q = q * rotation::exp(&eps);
+        kind.set_rotation(&q, p);
+    }
+}
+
+/// One truncated-Gaussian draw for a joint, in place; never leaves the limits
+/// when `p` starts inside them.
+fn truncated_walk(kind: &JointKind, n: &JointNoise, chol: &Matrix3<f64>, scale: f64, p: &mut [f64], rng: &mut ParticleRng) {
+    match kind {
+        JointKind::Fixed => {}
+        JointKind::Hinge { limit, .. } | JointKind::Prismatic { limit, .. } => {
+            let s = scale * n.rotation[0];
+            p[0] = match limit {
+                Some(r) => truncated_normal(p[0], s, r.min, r.max, rng),
+                None => p[0] + s * gaussian(rng),
+            };
+        }
+        JointKind::Swing { limit, .. } => match limit {
+            Some(l) => {
+                let (s1, s2) = truncated_ellipse(
+                    Vector2::new(p[0], p[1]),
+                    [scale * n.rotation[0], scale * n.rotation[1]],
+                    l.swing_half_angles,
+                    rng,
+                );
+                p[0] = s1;
+                p[1] = s2;
+            }
+            None => qutem_step(kind, chol, scale, p, rng),
+        },
+        JointKind::Ball(r) => truncated_rotation(r, n, chol, scale, p, rng),
+        JointKind::Free {
+            rotation,
+            translation_limits,
+        } => {
+            for k in 0..3 {
+                let s = scale * n.translation;
+                p[k] = match translation_limits {
+                    Some(l) => truncated_normal(p[k], s, l[k].min, l[k].max, rng),
+                    None => p[k] + s * gaussian(rng),
+                };
+            }
+            truncated_rotation(rotation, n, chol, scale, &mut p[3..], rng);
+        }
+    }
+}
+
+/// Truncated draw of a 3-parameter rotation `p` (a ball joint, or the
+/// rotation part of a free root).
+fn truncated_rotation(
+    r: &BallRotation,
+    n: &JointNoise,
+    chol: &Matrix3<f64>,
+    scale: f64,
+    p: &mut [f64],
+    rng: &mut ParticleRng,
+) {
+    match r {
+        BallRotation::Euler { limits: Some(l), .. } => {
+            for k in 0..3 {
+                p[k] = truncated_normal(p[k], scale * n.rotation[k], l[k].min, l[k].max, rng);
+            }
+        }
+        BallRotation::SwingTwist { limit: Some(l), .. } => {
+            let (s1, s2) = truncated_ellipse(
+                Vector2::new(p[0], p[1]),
+                [scale * n.rotation[0], scale * n.rotation[1]],
+                l.swing_half_angles,
+                rng,
+            );
+            p[0] = s1;
+            p[1] = s2;
+            p[2] = truncated_normal(p[2], scale * n.rotation[2], l.twist_min, l.twist_max, rng);
+        }
+        BallRotation::ExpMap { max_angle: Some(m) } => {
+            // QuTem step on the rotation alone, then reflect at the cone.
+            let ball = JointKind::Ball(r.clone());
+            qutem_step(&ball, chol, scale, p, rng);
+            let v = Vector3::new(p[0], p[1], p[2]);
+            let len = v.norm();
+            if len > *m {
+                let reflected = (2.0 * m - len).clamp(0.0, *m);
+                let v = v * (reflected / len);
+                p.copy_from_slice(v.as_slice());
+            }
+        }
+        _ => {
+            // No limits on this rotation: plain QuTem noise.
+            let ball = JointKind::Ball(r.clone());
+            qutem_step(&ball, chol, scale, p, rng);
+        }
+    }
+}
+
+/// `(s₁, s₂)` from Gaussians around `s` truncated sequentially to the
+/// ellipse with half-axes `half` (see the module docs).
+fn truncated_ellipse(s: Vector2<f64>, sigma: [f64; 2], half: Vector2<f64>, rng: &mut ParticleRng) -> (f64, f64) {
+    let (a, b) = (half.x, half.y);
+    let s1 = truncated_normal(s.x.clamp(-a, a), sigma[0], -a, a, rng);
+    let w = b * (1.0 - (s1 / a).powi(2)).max(0.0).sqrt();
+    let s2 = truncated_normal(s.y.clamp(-w, w), sigma[1], -w, w, rng);
+    (s1, s2)
+}
+
+/// Standard normal CDF.
+fn phi(x: f64) -> f64 {
+    0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
+}
+
+/// Inverse standard normal CDF: Acklam's rational approximation (relative
+/// error 1.15e-9) refined by one Halley step on `erfc`, to full precision.
+fn phi_inv(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969683028665376e+01,
+        2.209460984245205e+02,
+        -2.759285104469687e+02,
+        1.383_577_518_672_69e2,
+        -3.066479806614716e+01,
+        2.506628277459239e+00,
+    ];
+    const B: [f64; 5] = [
+        -5.447609879822406e+01,
+        1.615858368580409e+02,
+        -1.556989798598866e+02,
+        6.680131188771972e+01,
+        -1.328068155288572e+01,
+    ];
+    const C: [f64; 6] = [
+        -7.784894002430293e-03,
+        -3.223964580411365e-01,
+        -2.400758277161838e+00,
+        -2.549732539343734e+00,
+        4.374664141464968e+00,
+        2.938163982698783e+00,
+    ];
+    const D: [f64; 4] = [
+        7.784695709041462e-03,
+        3.224671290700398e-01,
+        2.445134137142996e+00,
+        3.754408661907416e+00,
+    ];
+    let p = p.clamp(1e-300, 1.0 - 1e-16);
+    let p_low = 0.02425;
+    let x = if p < p_low {
+        let q = (-2.0 * p.ln()).sqrt();
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    } else if p <= 1.0 - p_low {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    } else {
+        let q = (-2.0 * (1.0 - p).ln()).sqrt();
+        -(((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    // Halley refinement.
+    let e = phi(x) - p;
+    let u = e * (2.0 * std::f64::consts::PI).sqrt() * (x * x / 2.0).exp();
+    x - u / (1.0 + x * u / 2.0)
+}
+
+/// A draw from `N(mean, σ²)` truncated to `[lo, hi]` by inverse CDF (no
+/// rejection). `σ = 0` or an empty interval returns `mean` clamped.
+pub fn truncated_normal(mean: f64, sigma: f64, lo: f64, hi: f64, rng: &mut ParticleRng) -> f64 {
+    if !(sigma > 0.0) || hi <= lo {
+        return mean.clamp(lo, hi.max(lo));
+    }
+    let (a, b) = ((lo - mean) / sigma, (hi - mean) / sigma);
+    let (fa, fb) = (phi(a), phi(b));
+    let u: f64 = rng.random();
+    let x = if fb - fa > 1e-300 {
+        mean + sigma * phi_inv(fa + u * (fb - fa))
+    } else {
+        lo + u * (hi - lo)
+    };
+    x.clamp(lo, hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn phi_inv_inverts_phi() {
+        for &p in &[1e-12, 1e-6, 0.01, 0.02425, 0.3, 0.5, 0.77, 0.99, 1.0 - 1e-9] {
+            let x = phi_inv(p);
+            assert!((phi(x) - p).abs() <= 1e-12 * p.max(1e-3), "{p}: {x} -> {}", phi(x));
+        }
+    }
+
+    #[test]
+    fn truncated_normal_has_the_right_moments() {
+        // TN(0, 1; [-1, 2]): mean = (φ(-1) − φ(2)) / (Φ(2) − Φ(-1)).
+        let pdf = |x: f64| (-x * x / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        let z = phi(2.0) - phi(-1.0);
+        let mean = (pdf(-1.0) - pdf(2.0)) / z;
+        let var = 1.0 + (-pdf(-1.0) - 2.0 * pdf(2.0)) / z - mean * mean;
+        let mut rng = ParticleRng::seed_from_u64(3);
+        let n = 200_000;
+        let xs: Vec<f64> = (0..n).map(|_| truncated_normal(0.0, 1.0, -1.0, 2.0, &mut rng)).collect();
+        assert!(xs.iter().all(|x| (-1.0..=2.0).contains(x)));
+        let m = xs.iter().sum::<f64>() / n as f64;
+        let v = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n as f64;
+        // 5 standard errors.
+        assert!((m - mean).abs() < 5.0 * (var / n as f64).sqrt(), "{m} vs {mean}");
+        assert!((v - var).abs() < 0.02 * var, "{v} vs {var}");
+    }
+}

@@ -1,0 +1,468 @@
+//! The SMC-IK filter (SMC-IK Algorithm 1).
+//!
+//! Every call to [`SmcIk::step`] is one iteration `k` of Algorithm 1 on the
+//! particle engine ([`smc::Filter`]):
+//!
+//! 1. *mutation/selection* — resample when `N_eff < threshold · N` with the
+//!    chosen scheme (step 4 of iteration `k − 1` in the paper's listing);
+//! 2. *exploration* — draw `x_k⁽ⁱ⁾ ~ p(x_k | x_{k−1}⁽ⁱ⁾)` from the evolution
+//!    prior (Eq. 12, [`crate::prior`]), in parallel;
+//! 3. *importance weights* — batched forward kinematics of all particles,
+//!    then `w_k⁽ⁱ⁾ ∝ w_{k−1}⁽ⁱ⁾ p(z_k | x_k⁽ⁱ⁾)` with the constraint
+//!    likelihood (Eq. 13–14, [`crate::constraint`]);
+//! 4. *estimate* — the MAP particle `x̄_k`, then the smoothed estimate
+//!    `x̂_k = interpolate(x̂_{k−1}, x̄_k, α)` (Eq. 15): lerp for translations
+//!    and scalar joints, slerp for rotations.
+//!
+//! **Precision beyond the paper** ([`Adaptation::SuccessRule`]): a random
+//! walk of fixed σ cannot land within 10⁻³ of a target quickly (its steps
+//! stay large) and a fixed likelihood stops discriminating once every
+//! particle is close. The adaptive option scales every σ of the prior by a
+//! factor `s` steered by Rechenberg's one-fifth success rule — `s ← s·grow`
+//! when the MAP cost of the iteration beats the best cost so far, `s ←
+//! s·shrink` otherwise — and tempers the likelihood with `τ = s²`
+//! (`log p = −cost / τ`), so selection stays sharp as the cloud contracts.
+//! With `grow = 1.5`, `shrink = 0.9` the scale is stationary at a success
+//! rate of about 1/5. [`Adaptation::None`] is the paper's plain filter.
+
+use std::sync::Arc;
+
+use nalgebra::{Isometry3, UnitQuaternion};
+use rayon::prelude::*;
+use skeleton::{BatchForwardKinematics, JointKind, Skeleton};
+use smc::{BoxError, Filter, FilterConfig, History, Likelihood, ParticleRng, ParticleSet, Propagate, ResamplePolicy, Resampling};
+
+use crate::constraint::ConstraintSet;
+use crate::error::{IkError, Result};
+use crate::prior::{EvolutionPrior, JointNoise, LimitSampler, PriorCounts};
+
+/// How the filter adapts its noise.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Adaptation {
+    /// SMC-IK as published: fixed σ, fixed likelihood.
+    None,
+    /// One-fifth success rule on the noise scale with a tempered likelihood
+    /// (module docs).
+    SuccessRule {
+        grow: f64,
+        shrink: f64,
+        min_scale: f64,
+        max_scale: f64,
+    },
+}
+
+impl Adaptation {
+    /// The success rule with the defaults used in the experiments.
+    pub fn success_rule() -> Self {
+        Self::SuccessRule {
+            grow: 1.5,
+            shrink: 0.9,
+            min_scale: 1e-6,
+            max_scale: 4.0,
+        }
+    }
+}
+
+/// Settings of [`SmcIk`]. `Default` is the paper's filter with 50 particles.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SmcIkConfig {
+    /// Number of particles N ≥ 1.
+    pub particles: usize,
+    /// Fixes every random draw.
+    pub seed: u64,
+    /// Resampling scheme.
+    pub resampling: Resampling,
+    /// Resample when `N_eff < ess_threshold · N`; `1.0` resamples every
+    /// iteration (the bootstrap filter), `0.0` never.
+    pub ess_threshold: f64,
+    /// Smoothing factor α of Eq. 15 in (0, 1]; 1 returns the MAP itself.
+    pub alpha: f64,
+    /// How joint limits are enforced by the prior.
+    pub sampler: LimitSampler,
+    /// Random-walk σ for every joint (override per joint with
+    /// [`SmcIk::set_joint_noise`]).
+    pub noise: JointNoise,
+    pub adaptation: Adaptation,
+}
+
+impl Default for SmcIkConfig {
+    fn default() -> Self {
+        Self {
+            particles: 50,
+            seed: 0,
+            resampling: Resampling::Systematic,
+            ess_threshold: 0.5,
+            alpha: 0.1,
+            sampler: LimitSampler::default(),
+            noise: JointNoise::isotropic(0.05, 0.01),
+            adaptation: Adaptation::None,
+        }
+    }
+}
+
+impl SmcIkConfig {
+    fn validate(&self) -> Result<()> {
+        let bad = |field: &'static str, message: String| Err(IkError::InvalidConfig { field, message });
+        if self.particles == 0 {
+            return bad("particles", "at least one particle is needed".into());
+        }
+        if !(0.0..=1.0).contains(&self.ess_threshold) {
+            return bad("ess_threshold", format!("must be in [0, 1], got {}", self.ess_threshold));
+        }
+        if !(self.alpha > 0.0 && self.alpha <= 1.0) {
+            return bad("alpha", format!("must be in (0, 1], got {}", self.alpha));
+        }
+        if let Adaptation::SuccessRule {
+            grow,
+            shrink,
+            min_scale,
+            max_scale,
+        } = self.adaptation
+        {
+            let ok = grow >= 1.0 && shrink > 0.0 && shrink <= 1.0 && min_scale > 0.0 && max_scale >= min_scale;
+            if !ok || ![grow, shrink, min_scale, max_scale].iter().all(|x| x.is_finite()) {
+                return bad(
+                    "adaptation",
+                    format!("need grow >= 1, 0 < shrink <= 1, 0 < min_scale <= max_scale, got {:?}", self.adaptation),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What one iteration did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IkStepReport {
+    pub iteration: usize,
+    /// Cost (`−log p(z | x)`, untempered) of the MAP particle.
+    pub map_cost: f64,
+    /// Effective sample size after weighing.
+    pub ess: f64,
+    /// Whether this iteration resampled.
+    pub resampled: bool,
+    /// Current noise scale `s` (1 without adaptation).
+    pub noise_scale: f64,
+}
+
+/// The prior as the engine's proposal: the bootstrap filter's proposal is
+/// the evolution model itself, so the importance correction is 0.
+struct Proposal<'a> {
+    skeleton: &'a Skeleton,
+    prior: &'a EvolutionPrior,
+    initial: &'a [f64],
+    scale: f64,
+}
+
+impl Propagate<()> for Proposal<'_> {
+    fn initial(&self, _: &(), state: &mut [f64], rng: &mut ParticleRng) -> f64 {
+        self.prior.sample(self.skeleton, self.initial, state, self.scale, rng);
+        0.0
+    }
+
+    fn propagate(&self, _: usize, _: &(), prev: &[f64], next: &mut [f64], rng: &mut ParticleRng) -> f64 {
+        self.prior.sample(self.skeleton, prev, next, self.scale, rng);
+        0.0
+    }
+}
+
+/// Log-likelihoods computed beforehand (forward kinematics needs the
+/// solver's buffers), handed to the engine's `weigh` stage.
+struct Precomputed<'a>(&'a [f64]);
+
+impl Likelihood<()> for Precomputed<'_> {
+    fn log_likelihood(&self, _: &(), _: &[f64], _: usize, out: &mut [f64]) -> std::result::Result<(), BoxError> {
+        out.copy_from_slice(self.0);
+        Ok(())
+    }
+}
+
+/// The SMC-IK solver: owns the particles, the engine and every buffer, so an
+/// iteration allocates nothing once warm.
+pub struct SmcIk {
+    skeleton: Arc<Skeleton>,
+    constraints: ConstraintSet,
+    config: SmcIkConfig,
+    prior: EvolutionPrior,
+    particles: ParticleSet,
+    filter: Filter,
+    fk: BatchForwardKinematics,
+    costs: Vec<f64>,
+    log_lik: Vec<f64>,
+    initial: Vec<f64>,
+    map: Vec<f64>,
+    map_cost: f64,
+    best_cost: f64,
+    estimate: Vec<f64>,
+    previous_estimate: Vec<f64>,
+    scale: f64,
+    iteration: usize,
+}
+
+impl SmcIk {
+    /// A solver starting from `initial` (projected onto the joint limits).
+    pub fn new(skeleton: Arc<Skeleton>, constraints: ConstraintSet, config: SmcIkConfig, initial: &[f64]) -> Result<Self> {
+        config.validate()?;
+        skeleton.check_pose(initial)?;
+        constraints.validate(&skeleton)?;
+        let prior = EvolutionPrior::uniform(&skeleton, config.noise, config.sampler)?;
+        let mut initial = initial.to_vec();
+        skeleton.clamp_to_limits(&mut initial);
+        let dof = skeleton.dof().max(1);
+        let particles = ParticleSet::from_states(initial.repeat(config.particles), dof)?;
+        let filter = Filter::new(filter_config(&config))?;
+        Ok(Self {
+            constraints,
+            prior,
+            particles,
+            filter,
+            fk: BatchForwardKinematics::new(),
+            costs: vec![0.0; config.particles],
+            log_lik: vec![0.0; config.particles],
+            map: initial.clone(),
+            map_cost: f64::INFINITY,
+            best_cost: f64::INFINITY,
+            estimate: initial.clone(),
+            previous_estimate: initial.clone(),
+            initial,
+            scale: 1.0,
+            iteration: 0,
+            config,
+            skeleton,
+        })
+    }
+
+    pub fn skeleton(&self) -> &Arc<Skeleton> {
+        &self.skeleton
+    }
+
+    pub fn config(&self) -> &SmcIkConfig {
+        &self.config
+    }
+
+    pub fn constraints(&self) -> &ConstraintSet {
+        &self.constraints
+    }
+
+    /// Targets and noises may be edited between iterations; they are
+    /// validated at the next [`Self::step`].
+    pub fn constraints_mut(&mut self) -> &mut ConstraintSet {
+        &mut self.constraints
+    }
+
+    /// Replaces one joint's random-walk σ.
+    pub fn set_joint_noise(&mut self, joint: usize, noise: JointNoise) -> Result<()> {
+        let mut all = self.prior.noise().to_vec();
+        if joint >= all.len() {
+            return Err(IkError::InvalidConfig {
+                field: "joint",
+                message: format!("joint index {joint} out of range"),
+            });
+        }
+        all[joint] = noise;
+        self.prior = EvolutionPrior::new(&self.skeleton, all, self.config.sampler)?;
+        Ok(())
+    }
+
+    /// Replaces every joint's random-walk σ.
+    pub fn set_noise(&mut self, noise: Vec<JointNoise>) -> Result<()> {
+        self.prior = EvolutionPrior::new(&self.skeleton, noise, self.config.sampler)?;
+        Ok(())
+    }
+
+    /// Changes settings at run time. A new particle count or seed restarts
+    /// the cloud around the current estimate.
+    pub fn set_config(&mut self, config: SmcIkConfig) -> Result<()> {
+        config.validate()?;
+        let restart = config.particles != self.config.particles || config.seed != self.config.seed;
+        if config.sampler != self.config.sampler || config.noise != self.config.noise {
+            let noise = if config.noise != self.config.noise {
+                vec![config.noise; self.skeleton.len()]
+            } else {
+                self.prior.noise().to_vec()
+            };
+            self.prior = EvolutionPrior::new(&self.skeleton, noise, config.sampler)?;
+        }
+        self.filter = Filter::new(filter_config(&config))?;
+        self.config = config;
+        if restart {
+            let pose = self.estimate.clone();
+            self.reset(&pose)?;
+        } else {
+            // A new filter starts at step 0: redraw around the estimate.
+            self.initial.copy_from_slice(&self.estimate);
+        }
+        Ok(())
+    }
+
+    /// Restarts the cloud at `pose` (projected onto the limits).
+    pub fn reset(&mut self, pose: &[f64]) -> Result<()> {
+        self.skeleton.check_pose(pose)?;
+        self.initial.copy_from_slice(pose);
+        self.skeleton.clamp_to_limits(&mut self.initial);
+        let n = self.config.particles;
+        self.particles = ParticleSet::from_states(self.initial.repeat(n), self.skeleton.dof().max(1))?;
+        self.costs.resize(n, 0.0);
+        self.log_lik.resize(n, 0.0);
+        self.filter.reset();
+        self.map.copy_from_slice(&self.initial);
+        self.estimate.copy_from_slice(&self.initial);
+        self.map_cost = f64::INFINITY;
+        self.best_cost = f64::INFINITY;
+        self.scale = 1.0;
+        self.iteration = 0;
+        self.prior.stats().reset();
+        Ok(())
+    }
+
+    /// One iteration of Algorithm 1.
+    pub fn step(&mut self) -> Result<IkStepReport> {
+        self.constraints.validate(&self.skeleton)?;
+        let skeleton = &*self.skeleton;
+        self.filter.resample(&mut self.particles)?;
+        let proposal = Proposal {
+            skeleton,
+            prior: &self.prior,
+            initial: &self.initial,
+            scale: self.scale,
+        };
+        self.filter.propagate(&mut self.particles, &proposal, &())?;
+        self.fk.compute_states(skeleton, self.particles.states())?;
+        let dof = skeleton.dof();
+        let constraints = &self.constraints;
+        let fk = &self.fk;
+        let states = self.particles.states();
+        self.costs.par_iter_mut().enumerate().with_min_len(16).for_each(|(i, c)| {
+            *c = constraints.cost(skeleton, fk.world(i), &states[i * dof..(i + 1) * dof]);
+        });
+        let temperature = match self.config.adaptation {
+            Adaptation::None => 1.0,
+            Adaptation::SuccessRule { .. } => self.scale * self.scale,
+        };
+        for (l, c) in self.log_lik.iter_mut().zip(&self.costs) {
+            *l = -c / temperature;
+        }
+        let report = self.filter.weigh(&mut self.particles, &Precomputed(&self.log_lik), &())?;
+
+        // Estimate: MAP particle, then Eq. 15.
+        let m = self.particles.map_index();
+        self.map.copy_from_slice(self.particles.state(m));
+        self.map_cost = self.costs[m];
+        if self.iteration == 0 {
+            self.estimate.copy_from_slice(&self.initial);
+        }
+        self.previous_estimate.copy_from_slice(&self.estimate);
+        interpolate_pose(skeleton, &self.previous_estimate, &self.map, self.config.alpha, &mut self.estimate);
+
+        if let Adaptation::SuccessRule {
+            grow,
+            shrink,
+            min_scale,
+            max_scale,
+        } = self.config.adaptation
+        {
+            let factor = if self.map_cost < self.best_cost { grow } else { shrink };
+            self.scale = (self.scale * factor).clamp(min_scale, max_scale);
+        }
+        self.best_cost = self.best_cost.min(self.map_cost);
+        self.iteration += 1;
+        Ok(IkStepReport {
+            iteration: self.iteration,
+            map_cost: self.map_cost,
+            ess: report.ess,
+            resampled: report.resampled,
+            noise_scale: self.scale,
+        })
+    }
+
+    /// The smoothed estimate `x̂_k` (Eq. 15).
+    pub fn estimate(&self) -> &[f64] {
+        &self.estimate
+    }
+
+    /// The MAP particle `x̄_k` of the last iteration.
+    pub fn map_pose(&self) -> &[f64] {
+        &self.map
+    }
+
+    /// Cost of the MAP particle.
+    pub fn map_cost(&self) -> f64 {
+        self.map_cost
+    }
+
+    /// The particle cloud (states and weights).
+    pub fn particles(&self) -> &ParticleSet {
+        &self.particles
+    }
+
+    /// World transforms of every particle from the last iteration's forward
+    /// kinematics (N × J), for drawing the cloud.
+    pub fn particle_transforms(&self) -> &BatchForwardKinematics {
+        &self.fk
+    }
+
+    /// Costs of every particle at the last iteration.
+    pub fn costs(&self) -> &[f64] {
+        &self.costs
+    }
+
+    pub fn iteration(&self) -> usize {
+        self.iteration
+    }
+
+    pub fn noise_scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// Accept/reject statistics of the prior since the last reset.
+    pub fn prior_counts(&self) -> PriorCounts {
+        self.prior.stats().snapshot()
+    }
+
+    /// World transforms of a pose (convenience for callers).
+    pub fn world(&self, pose: &[f64]) -> Result<Vec<Isometry3<f64>>> {
+        Ok(self.skeleton.forward_kinematics(pose)?)
+    }
+}
+
+fn filter_config(config: &SmcIkConfig) -> FilterConfig {
+    FilterConfig {
+        seed: config.seed,
+        scheme: config.resampling,
+        policy: if config.ess_threshold >= 1.0 {
+            ResamplePolicy::Always
+        } else if config.ess_threshold <= 0.0 {
+            ResamplePolicy::Never
+        } else {
+            ResamplePolicy::EssBelow(config.ess_threshold)
+        },
+        history: History::None,
+    }
+}
+
+/// SMC-IK Eq. 15: `out = interpolate(a, b, α)` joint by joint — lerp for
+/// translations, hinge angles and prismatic displacements, slerp for
+/// rotations written back continuously with `a`'s parameters.
+pub fn interpolate_pose(skeleton: &Skeleton, a: &[f64], b: &[f64], alpha: f64, out: &mut [f64]) {
+    for (j, joint) in skeleton.joints().iter().enumerate() {
+        let r = skeleton.param_range(j);
+        let (pa, pb) = (&a[r.clone()], &b[r.clone()]);
+        let o = &mut out[r];
+        let lerp = |x: f64, y: f64| x + alpha * (y - x);
+        match &joint.kind {
+            JointKind::Fixed => {}
+            JointKind::Hinge { .. } | JointKind::Prismatic { .. } => o[0] = lerp(pa[0], pb[0]),
+            kind => {
+                let translations = if matches!(kind, JointKind::Free { .. }) { 3 } else { 0 };
+                for k in 0..translations {
+                    o[k] = lerp(pa[k], pb[k]);
+                }
+                let qa: UnitQuaternion<f64> = kind.rotation(pa).expect("rotating joint");
+                let qb = kind.rotation(pb).expect("rotating joint");
+                let q = smc::slerp(&qa, &qb, alpha);
+                o[translations..].copy_from_slice(&pa[translations..]);
+                kind.set_rotation(&q, o);
+            }
+        }
+    }
+}
