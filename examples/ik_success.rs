@@ -48,6 +48,18 @@ struct Args {
     /// ESS threshold for resampling (fraction of N).
     #[arg(long, default_value_t = 0.5)]
     ess: f64,
+    /// One-fifth rule: noise growth factor after an improving iteration.
+    #[arg(long, default_value_t = 1.5)]
+    grow: f64,
+    /// One-fifth rule: noise shrink factor after a non-improving iteration.
+    #[arg(long, default_value_t = 0.75)]
+    shrink: f64,
+    /// One-fifth rule: per-particle log-normal spread of the noise scale.
+    #[arg(long, default_value_t = 0.0)]
+    spread: f64,
+    /// Print the final distance and noise scale of every failed trial.
+    #[arg(long)]
+    show_failures: bool,
     /// Write one row per cell to this CSV file.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
@@ -69,7 +81,13 @@ fn run_cell(args: &Args, protocol: Protocol, particles: usize, dof: usize) -> Re
         other => bail!("--sampler: unknown '{other}' (reject, truncated)"),
     };
     let adaptation = match args.variant.as_str() {
-        "adaptive" => Adaptation::success_rule(),
+        "adaptive" => Adaptation::SuccessRule {
+            grow: args.grow,
+            shrink: args.shrink,
+            min_scale: 1e-6,
+            max_scale: 4.0,
+            spread: args.spread,
+        },
         "plain" => Adaptation::None,
         other => bail!("--variant: unknown '{other}' (adaptive, plain)"),
     };
@@ -96,14 +114,23 @@ fn run_cell(args: &Args, protocol: Protocol, particles: usize, dof: usize) -> Re
             ..SmcIkConfig::default()
         };
         let mut solver = SmcIk::new(skeleton.clone(), constraints, config, &skeleton.rest_pose())?;
+        let mut best = f64::INFINITY;
         for it in 1..=MAX_ITERATIONS {
             solver.step()?;
             let d = solver.map_cost().sqrt() * args.target_sigma;
+            best = best.min(d);
             if d < SUCCESS_DISTANCE {
                 cell.successes += 1;
                 cell.iterations.push(it);
                 break;
             }
+        }
+        if args.show_failures && best >= SUCCESS_DISTANCE {
+            eprintln!(
+                "failed: {particles} particles, {dof} DOF, trial {trial}: best distance {best:.2e}, final {:.2e}, noise scale {:.2e}",
+                solver.map_cost().sqrt() * args.target_sigma,
+                solver.noise_scale()
+            );
         }
         cell.acceptance += solver.prior_counts().acceptance_rate();
     }

@@ -28,6 +28,8 @@
 use std::sync::Arc;
 
 use nalgebra::{Isometry3, UnitQuaternion};
+use rand::RngExt;
+use rand_distr::StandardNormal;
 use rayon::prelude::*;
 use skeleton::{BatchForwardKinematics, JointKind, Skeleton};
 use smc::{BoxError, Filter, FilterConfig, History, Likelihood, ParticleRng, ParticleSet, Propagate, ResamplePolicy, Resampling};
@@ -35,6 +37,9 @@ use smc::{BoxError, Filter, FilterConfig, History, Likelihood, ParticleRng, Part
 use crate::constraint::ConstraintSet;
 use crate::error::{IkError, Result};
 use crate::prior::{EvolutionPrior, JointNoise, LimitSampler, PriorCounts};
+
+/// Iterations over which the success rule takes its reference cost.
+const SUCCESS_WINDOW: usize = 10;
 
 /// How the filter adapts its noise.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -48,6 +53,10 @@ pub enum Adaptation {
         shrink: f64,
         min_scale: f64,
         max_scale: f64,
+        /// Each particle's scale is `s · exp(spread · z)`, `z ~ N(0, 1)`
+        /// drawn per particle and iteration: a scale mixture, so some
+        /// particles refine while others explore. 0 disables it.
+        spread: f64,
     },
 }
 
@@ -56,9 +65,10 @@ impl Adaptation {
     pub fn success_rule() -> Self {
         Self::SuccessRule {
             grow: 1.5,
-            shrink: 0.9,
+            shrink: 0.75,
             min_scale: 1e-6,
             max_scale: 4.0,
+            spread: 0.0,
         }
     }
 }
@@ -117,10 +127,11 @@ impl SmcIkConfig {
             shrink,
             min_scale,
             max_scale,
+            spread,
         } = self.adaptation
         {
-            let ok = grow >= 1.0 && shrink > 0.0 && shrink <= 1.0 && min_scale > 0.0 && max_scale >= min_scale;
-            if !ok || ![grow, shrink, min_scale, max_scale].iter().all(|x| x.is_finite()) {
+            let ok = grow >= 1.0 && shrink > 0.0 && shrink <= 1.0 && min_scale > 0.0 && max_scale >= min_scale && spread >= 0.0;
+            if !ok || ![grow, shrink, min_scale, max_scale, spread].iter().all(|x| x.is_finite()) {
                 return bad(
                     "adaptation",
                     format!("need grow >= 1, 0 < shrink <= 1, 0 < min_scale <= max_scale, got {:?}", self.adaptation),
@@ -152,16 +163,30 @@ struct Proposal<'a> {
     prior: &'a EvolutionPrior,
     initial: &'a [f64],
     scale: f64,
+    spread: f64,
+}
+
+impl Proposal<'_> {
+    fn particle_scale(&self, rng: &mut ParticleRng) -> f64 {
+        if self.spread > 0.0 {
+            let z: f64 = rng.sample(StandardNormal);
+            self.scale * (self.spread * z).exp()
+        } else {
+            self.scale
+        }
+    }
 }
 
 impl Propagate<()> for Proposal<'_> {
     fn initial(&self, _: &(), state: &mut [f64], rng: &mut ParticleRng) -> f64 {
-        self.prior.sample(self.skeleton, self.initial, state, self.scale, rng);
+        let scale = self.particle_scale(rng);
+        self.prior.sample(self.skeleton, self.initial, state, scale, rng);
         0.0
     }
 
     fn propagate(&self, _: usize, _: &(), prev: &[f64], next: &mut [f64], rng: &mut ParticleRng) -> f64 {
-        self.prior.sample(self.skeleton, prev, next, self.scale, rng);
+        let scale = self.particle_scale(rng);
+        self.prior.sample(self.skeleton, prev, next, scale, rng);
         0.0
     }
 }
@@ -192,7 +217,7 @@ pub struct SmcIk {
     initial: Vec<f64>,
     map: Vec<f64>,
     map_cost: f64,
-    best_cost: f64,
+    recent_map_costs: [f64; SUCCESS_WINDOW],
     estimate: Vec<f64>,
     previous_estimate: Vec<f64>,
     scale: f64,
@@ -221,7 +246,7 @@ impl SmcIk {
             log_lik: vec![0.0; config.particles],
             map: initial.clone(),
             map_cost: f64::INFINITY,
-            best_cost: f64::INFINITY,
+            recent_map_costs: [f64::INFINITY; SUCCESS_WINDOW],
             estimate: initial.clone(),
             previous_estimate: initial.clone(),
             initial,
@@ -308,7 +333,7 @@ impl SmcIk {
         self.map.copy_from_slice(&self.initial);
         self.estimate.copy_from_slice(&self.initial);
         self.map_cost = f64::INFINITY;
-        self.best_cost = f64::INFINITY;
+        self.recent_map_costs = [f64::INFINITY; SUCCESS_WINDOW];
         self.scale = 1.0;
         self.iteration = 0;
         self.prior.stats().reset();
@@ -325,6 +350,10 @@ impl SmcIk {
             prior: &self.prior,
             initial: &self.initial,
             scale: self.scale,
+            spread: match self.config.adaptation {
+                Adaptation::SuccessRule { spread, .. } => spread,
+                Adaptation::None => 0.0,
+            },
         };
         self.filter.propagate(&mut self.particles, &proposal, &())?;
         self.fk.compute_states(skeleton, self.particles.states())?;
@@ -359,12 +388,14 @@ impl SmcIk {
             shrink,
             min_scale,
             max_scale,
+            ..
         } = self.config.adaptation
         {
-            let factor = if self.map_cost < self.best_cost { grow } else { shrink };
+            let reference = self.recent_map_costs.iter().copied().fold(f64::INFINITY, f64::min);
+            let factor = if self.map_cost < reference { grow } else { shrink };
             self.scale = (self.scale * factor).clamp(min_scale, max_scale);
         }
-        self.best_cost = self.best_cost.min(self.map_cost);
+        self.recent_map_costs[self.iteration % SUCCESS_WINDOW] = self.map_cost;
         self.iteration += 1;
         Ok(IkStepReport {
             iteration: self.iteration,

@@ -1,0 +1,1 @@
+//! Jacobians of the whitened constraint residual and the Jacobian baselines (in progress).
