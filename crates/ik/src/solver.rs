@@ -25,6 +25,7 @@
 //! With `grow = 1.5`, `shrink = 0.9` the scale is stationary at a success
 //! rate of about 1/5. [`Adaptation::None`] is the paper's plain filter.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use nalgebra::{Isometry3, UnitQuaternion};
@@ -36,6 +37,7 @@ use smc::{BoxError, Filter, FilterConfig, History, Likelihood, ParticleRng, Part
 
 use crate::constraint::ConstraintSet;
 use crate::error::{IkError, Result};
+use crate::jacobian::JacobianScratch;
 use crate::prior::{EvolutionPrior, JointNoise, LimitSampler, PriorCounts};
 
 /// Iterations over which the success rule takes its reference cost.
@@ -73,6 +75,38 @@ impl Adaptation {
     }
 }
 
+/// Optimisation moves (beyond the paper, after RTPF §IV-C1, which moves
+/// particles toward local optima inside the prediction step): before its
+/// random walk, every particle takes one damped-least-squares step
+/// `θ ← clamp(θ − Jᵀ(JJᵀ + λ²I)⁻¹ e)` on the whitened constraint residual
+/// (SMC-IK Eq. 5, analytic Jacobian, [`JacobianScratch::dls_step`]).
+///
+/// **Why the weights stay plain likelihoods.** The move is made part of the
+/// evolution model: the transition becomes `x_k = g(x_{k−1}) + noise`,
+/// `g` the DLS map, and SMC-IK's prior (Eq. 12) is itself a design choice
+/// with no physical meaning ("the configuration remains constant"), not a
+/// law the filter must respect. The filter is then the exact bootstrap
+/// filter of that Markov model (PHYSPRIOR Eq. 3.2 with proposal = evolution
+/// model, correction 0), and joint limits still hold because `g` clamps and
+/// the random walk honours them. We rejected the two alternatives: an
+/// importance correction toward the plain random walk multiplies each
+/// weight by `N(x_k; x_{k−1}, Σ) / N(x_k; g(x_{k−1}), Σ)`, which cancels the
+/// move as the adaptive σ shrinks (and needs truncation constants that the
+/// accept/reject sampler does not have); a Metropolis–Hastings kernel needs
+/// the reverse proposal density `q(x_{k−1} | x_k)`, almost zero for a
+/// Newton-like step, so nearly every move would be rejected.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OptimisationMoves {
+    /// λ in whitened-residual units (λ = λ_metres / σ for a position target).
+    pub damping: f64,
+    /// After the move, the particle's random-walk σ is multiplied by
+    /// `min(1, residual_gain · |e|)`, `|e|` its whitened residual norm before
+    /// the move: noise proportional to the remaining error, so the walk
+    /// explores while far and stops undoing the Newton-like step near the
+    /// solution. `f64::INFINITY` keeps the full σ.
+    pub residual_gain: f64,
+}
+
 /// Settings of [`SmcIk`]. `Default` is the paper's filter with 50 particles.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SmcIkConfig {
@@ -93,6 +127,8 @@ pub struct SmcIkConfig {
     /// [`SmcIk::set_joint_noise`]).
     pub noise: JointNoise,
     pub adaptation: Adaptation,
+    /// One DLS step per particle before the random walk (`None`: the paper).
+    pub moves: Option<OptimisationMoves>,
 }
 
 impl Default for SmcIkConfig {
@@ -106,6 +142,7 @@ impl Default for SmcIkConfig {
             sampler: LimitSampler::default(),
             noise: JointNoise::isotropic(0.05, 0.01),
             adaptation: Adaptation::None,
+            moves: None,
         }
     }
 }
@@ -121,6 +158,16 @@ impl SmcIkConfig {
         }
         if !(self.alpha > 0.0 && self.alpha <= 1.0) {
             return bad("alpha", format!("must be in (0, 1], got {}", self.alpha));
+        }
+        if let Some(m) = self.moves
+            && !(m.damping.is_finite() && m.damping >= 0.0)
+        {
+            return bad("moves.damping", format!("must be finite and >= 0, got {}", m.damping));
+        }
+        if let Some(m) = self.moves
+            && !(m.residual_gain > 0.0)
+        {
+            return bad("moves.residual_gain", format!("must be > 0, got {}", m.residual_gain));
         }
         if let Adaptation::SuccessRule {
             grow,
@@ -161,12 +208,42 @@ pub struct IkStepReport {
 struct Proposal<'a> {
     skeleton: &'a Skeleton,
     prior: &'a EvolutionPrior,
+    constraints: &'a ConstraintSet,
     initial: &'a [f64],
     scale: f64,
     spread: f64,
+    moves: Option<OptimisationMoves>,
+}
+
+thread_local! {
+    /// Per-thread buffers of the optimisation moves (the engine calls
+    /// `propagate` from rayon's threads): Jacobian scratch and the moved pose.
+    static MOVE_SCRATCH: RefCell<(JacobianScratch, Vec<f64>)> = RefCell::new((JacobianScratch::default(), Vec::new()));
 }
 
 impl Proposal<'_> {
+    /// Draws `next` from the transition out of `prev`: the optional DLS move,
+    /// then the random walk.
+    fn transition(&self, prev: &[f64], next: &mut [f64], rng: &mut ParticleRng) {
+        let scale = self.particle_scale(rng);
+        match self.moves {
+            None => self.prior.sample(self.skeleton, prev, next, scale, rng),
+            Some(m) => MOVE_SCRATCH.with(|cell| {
+                let (scratch, moved) = &mut *cell.borrow_mut();
+                moved.clear();
+                moved.extend_from_slice(prev);
+                let scale = if scratch.dls_step(self.skeleton, self.constraints, moved, m.damping).is_ok() {
+                    scale * (m.residual_gain * scratch.cost().sqrt()).min(1.0)
+                } else {
+                    // A pose where the residual is not finite: no move.
+                    moved.copy_from_slice(prev);
+                    scale
+                };
+                self.prior.sample(self.skeleton, moved, next, scale, rng);
+            }),
+        }
+    }
+
     fn particle_scale(&self, rng: &mut ParticleRng) -> f64 {
         if self.spread > 0.0 {
             let z: f64 = rng.sample(StandardNormal);
@@ -179,14 +256,12 @@ impl Proposal<'_> {
 
 impl Propagate<()> for Proposal<'_> {
     fn initial(&self, _: &(), state: &mut [f64], rng: &mut ParticleRng) -> f64 {
-        let scale = self.particle_scale(rng);
-        self.prior.sample(self.skeleton, self.initial, state, scale, rng);
+        self.transition(self.initial, state, rng);
         0.0
     }
 
     fn propagate(&self, _: usize, _: &(), prev: &[f64], next: &mut [f64], rng: &mut ParticleRng) -> f64 {
-        let scale = self.particle_scale(rng);
-        self.prior.sample(self.skeleton, prev, next, scale, rng);
+        self.transition(prev, next, rng);
         0.0
     }
 }
@@ -348,12 +423,14 @@ impl SmcIk {
         let proposal = Proposal {
             skeleton,
             prior: &self.prior,
+            constraints: &self.constraints,
             initial: &self.initial,
             scale: self.scale,
             spread: match self.config.adaptation {
                 Adaptation::SuccessRule { spread, .. } => spread,
                 Adaptation::None => 0.0,
             },
+            moves: self.config.moves,
         };
         self.filter.propagate(&mut self.particles, &proposal, &())?;
         self.fk.compute_states(skeleton, self.particles.states())?;
