@@ -14,7 +14,8 @@
 //!   the chain built from revolute joints — three hinges x, y, z per ball
 //!   joint, with the protocol's limits (none for *reach*);
 //! - `dls`: our damped least squares, analytic Jacobian, adaptive λ
-//!   (Levenberg–Marquardt rule), on the protocol's own skeleton;
+//!   (Levenberg–Marquardt rule), joint clamping, random restarts on
+//!   stagnation (TRAC-IK style), on the protocol's own skeleton;
 //! - `smc+moves`: SMC-IK with one DLS optimisation move per particle and
 //!   the adaptive random walk;
 //! - `smc`: SMC-IK without moves (adaptive random walk, 30 particles).
@@ -147,7 +148,7 @@ fn tip_distance(s: &Skeleton, pose: &[f64], tip: usize, target: &Point3<f64>) ->
     (Point3::from(w[tip].translation.vector) - target).norm()
 }
 
-fn solve_dls(s: &Skeleton, tip: usize, target: &Point3<f64>, damping: f64) -> Result<Outcome> {
+fn solve_dls(s: &Skeleton, tip: usize, target: &Point3<f64>, damping: f64, seed: u64) -> Result<Outcome> {
     let start = Instant::now();
     let mut cs = ConstraintSet::new();
     cs.add(s, Constraint::position(tip, *target, 1.0))?;
@@ -157,10 +158,19 @@ fn solve_dls(s: &Skeleton, tip: usize, target: &Point3<f64>, damping: f64) -> Re
             adaptive: true,
         },
         JacobianKind::Analytic,
-    );
+    )
+    .with_restarts(seed);
     let mut pose = s.rest_pose();
-    solver.solve(s, &cs, &mut pose, MAX_ITERATIONS, SUCCESS_DISTANCE * SUCCESS_DISTANCE)?;
+    let report = solver.solve(s, &cs, &mut pose, MAX_ITERATIONS, SUCCESS_DISTANCE * SUCCESS_DISTANCE)?;
     let seconds = start.elapsed().as_secs_f64();
+    if std::env::var_os("IK_PEERS_DEBUG").is_some() && !report.converged {
+        eprintln!(
+            "dls failed: {} iterations, distance {:.3e}, λ {:?}",
+            report.iterations,
+            report.cost.sqrt(),
+            solver.current_damping()
+        );
+    }
     Ok(Outcome {
         success: tip_distance(s, &pose, tip, target) < SUCCESS_DISTANCE,
         seconds,
@@ -221,7 +231,7 @@ fn main() -> Result<()> {
                     let target = protocol.target(&skeleton, &mut Pcg64::seed_from_u64(trial as u64));
                     let o = match solver.as_str() {
                         "k" => solve_k(&chain, &target),
-                        "dls" => solve_dls(&skeleton, tip, &target, args.damping)?,
+                        "dls" => solve_dls(&skeleton, tip, &target, args.damping, trial as u64)?,
                         "smc+moves" => solve_smc(
                             &skeleton,
                             tip,

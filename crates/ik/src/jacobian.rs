@@ -213,6 +213,8 @@ pub struct JacobianScratch {
     /// Joints whose transform a perturbation of the current joint changes.
     dirty: Vec<bool>,
     pose_work: Vec<f64>,
+    /// The clamped trial pose of a joint-clamping pass.
+    clamp_trial: Vec<f64>,
     residual: Vec<f64>,
     residual_plus: Vec<f64>,
     residual_minus: Vec<f64>,
@@ -241,6 +243,7 @@ impl Default for JacobianScratch {
             world_base: Vec::new(),
             dirty: Vec::new(),
             pose_work: Vec::new(),
+            clamp_trial: Vec::new(),
             residual: Vec::new(),
             residual_plus: Vec::new(),
             residual_minus: Vec::new(),
@@ -390,6 +393,7 @@ impl JacobianScratch {
         self.subtree_mass.resize(j, 0.0);
         self.subtree_moment.resize(j, Vector3::zeros());
         self.pose_work.resize(n, 0.0);
+        self.clamp_trial.resize(n, 0.0);
         self.twists.resize(n, (Vector3::zeros(), Vector3::zeros()));
         self.step.resize(n, 0.0);
         self.residual.resize(m, 0.0);
@@ -941,16 +945,83 @@ impl JacobianScratch {
         if self.residual.is_empty() || pose.is_empty() {
             return Ok(());
         }
-        if matches!(method, Method::Dls { .. }) {
-            self.compute_gram();
+        // Joint clamping (Baerlocher & Boulic's active set for joint limits):
+        // a parameter that the step would push past its limit is pinned there
+        // and its column removed, then the step is solved again for the
+        // remaining parameters, so the blocked joints' share of the task goes
+        // to the free ones instead of being lost to the projection. At most
+        // `CLAMP_PASSES` re-solves.
+        const CLAMP_PASSES: usize = 3;
+        let m = self.residual.len();
+        for pass in 0..=CLAMP_PASSES {
+            if matches!(method, Method::Dls { .. }) {
+                self.compute_gram();
+            }
+            self.solve_step(method, damping)?;
+            let trial = &mut self.clamp_trial;
+            for ((t, x), d) in trial.iter_mut().zip(pose.iter()).zip(&self.step) {
+                *t = x + d;
+            }
+            skel.clamp_to_limits(trial);
+            let mut clamped = false;
+            if pass < CLAMP_PASSES {
+                let jac = self.jacobian.as_mut_slice();
+                for (k, ((t, x), d)) in trial.iter().zip(pose.iter()).zip(&self.step).enumerate() {
+                    let column = &mut jac[k * m..(k + 1) * m];
+                    if (t - (x + d)).abs() > 1e-12 && column.iter().any(|v| *v != 0.0) {
+                        column.fill(0.0);
+                        clamped = true;
+                    }
+                }
+            }
+            if !clamped {
+                break;
+            }
         }
-        self.solve_step(method, damping)?;
-        for (x, d) in pose.iter_mut().zip(&self.step) {
-            *x += d;
-        }
-        skel.clamp_to_limits(pose);
+        pose.copy_from_slice(&self.clamp_trial);
         Ok(())
     }
+}
+
+/// Iterations without a 0.1% cost decrease that count as stagnation.
+pub const STAGNATION_WINDOW: usize = 10;
+
+/// Draws every parameter uniformly within its joint's limits (box limits
+/// per parameter; swing–twist and cone limits by projection of a draw in
+/// ±π), ±π for unlimited angles and ±1 for unlimited translations.
+fn random_pose_within_limits(skel: &Skeleton, pose: &mut [f64], rng: &mut smc::ParticleRng) {
+    use rand::RngExt;
+    use skeleton::{BallRotation, JointKind};
+    use std::f64::consts::PI;
+    for (j, joint) in skel.joints().iter().enumerate() {
+        let p = &mut pose[skel.param_range(j)];
+        let mut uniform = |lo: f64, hi: f64| if hi > lo { rng.random_range(lo..=hi) } else { lo };
+        match &joint.kind {
+            JointKind::Fixed => {}
+            JointKind::Hinge { limit, .. } => {
+                let (lo, hi) = limit.map_or((-PI, PI), |r| (r.min, r.max));
+                p[0] = uniform(lo, hi);
+            }
+            JointKind::Prismatic { limit, .. } => {
+                let (lo, hi) = limit.map_or((-1.0, 1.0), |r| (r.min, r.max));
+                p[0] = uniform(lo, hi);
+            }
+            JointKind::Ball(BallRotation::Euler { limits: Some(l), .. }) => {
+                for (x, r) in p.iter_mut().zip(l) {
+                    *x = uniform(r.min, r.max);
+                }
+            }
+            JointKind::Free { .. } => {
+                // The floating base keeps its place: restarts re-pose the limbs.
+            }
+            _ => {
+                for x in p.iter_mut() {
+                    *x = uniform(-PI, PI);
+                }
+            }
+        }
+    }
+    skel.clamp_to_limits(pose);
 }
 
 /// The Jacobian-transpose and damped-least-squares baselines (SMC-IK §3,
@@ -963,6 +1034,9 @@ pub struct JacobianSolver {
     scratch: JacobianScratch,
     /// Current `λ` of adaptive DLS (NaN before the first step).
     lambda: f64,
+    /// Random restarts on stagnation (see [`JacobianSolver::with_restarts`]).
+    restart_seed: Option<u64>,
+    best_pose: Vec<f64>,
 }
 
 impl JacobianSolver {
@@ -972,7 +1046,20 @@ impl JacobianSolver {
             jacobian,
             scratch: JacobianScratch::default(),
             lambda: f64::NAN,
+            restart_seed: None,
+            best_pose: Vec::new(),
         }
+    }
+
+    /// Enables random restarts in [`Self::solve`] (as TRAC-IK does for KDL's
+    /// solver): when the cost has not dropped by 0.1% over
+    /// [`STAGNATION_WINDOW`] iterations — a local minimum, typically made by
+    /// joint limits — the pose is redrawn uniformly within the limits (±π for
+    /// unlimited angles, ±1 m for unlimited translations) from a generator
+    /// seeded with `seed`, and the best pose seen is returned.
+    pub fn with_restarts(mut self, seed: u64) -> Self {
+        self.restart_seed = Some(seed);
+        self
     }
 
     /// The buffers of the last iteration (its Jacobian and residual).
@@ -1078,9 +1165,38 @@ impl JacobianSolver {
         self.scratch.prepare(skel, constraints);
         let mut cost = self.scratch.evaluate(skel, constraints, pose)?;
         let mut iterations = 0;
+        let mut rng = self.restart_seed.map(|seed| {
+            use rand::SeedableRng;
+            smc::ParticleRng::seed_from_u64(seed)
+        });
+        self.best_pose.clear();
+        self.best_pose.extend_from_slice(pose);
+        let mut best_cost = cost;
+        let mut window_start_cost = cost;
+        let mut since_restart = 0;
         while cost > tolerance && iterations < max_iterations {
             cost = self.iterate(skel, constraints, pose)?;
             iterations += 1;
+            since_restart += 1;
+            if cost < best_cost {
+                best_cost = cost;
+                self.best_pose.copy_from_slice(pose);
+            }
+            if let Some(rng) = rng.as_mut()
+                && since_restart % STAGNATION_WINDOW == 0
+            {
+                if cost > 0.999 * window_start_cost && cost > tolerance {
+                    random_pose_within_limits(skel, pose, rng);
+                    self.lambda = f64::NAN;
+                    cost = self.scratch.evaluate(skel, constraints, pose)?;
+                    since_restart = 0;
+                }
+                window_start_cost = cost;
+            }
+        }
+        if best_cost < cost {
+            pose.copy_from_slice(&self.best_pose);
+            cost = best_cost;
         }
         Ok(SolveReport {
             iterations,
