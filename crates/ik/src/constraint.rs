@@ -34,7 +34,8 @@ use crate::error::{IkError, Result};
 /// Residual function of a [`ConstraintKind::Custom`] constraint: writes `m`
 /// residuals into the slice given the skeleton, the world transforms of every
 /// joint and the pose parameters.
-pub type CustomResidual = Arc<dyn Fn(&Skeleton, &[Isometry3<f64>], &[f64], &mut [f64]) + Send + Sync>;
+pub type CustomResidual =
+    Arc<dyn Fn(&Skeleton, &[Isometry3<f64>], &[f64], &mut [f64]) + Send + Sync>;
 
 /// Whether a floor constraint keeps a point *on* the floor or only *above* it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,11 +54,17 @@ pub enum ConstraintKind {
         target: Point3<f64>,
     },
     /// Joint `joint`'s world orientation should be `target`.
-    Orientation { joint: usize, target: UnitQuaternion<f64> },
+    Orientation {
+        joint: usize,
+        target: UnitQuaternion<f64>,
+    },
     /// The centre of mass should be at `target` along the axes marked
     /// `true` (e.g. `[true, false, true]` with y up: on the vertical line
     /// through `target`).
-    CentreOfMass { target: Point3<f64>, axes: [bool; 3] },
+    CentreOfMass {
+        target: Point3<f64>,
+        axes: [bool; 3],
+    },
     /// SMC-IK Eq. 16 over the local rotations of `joints` (in chain order),
     /// neighbourhood half-width `k`.
     Smoothness { joints: Vec<usize>, k: usize },
@@ -72,7 +79,11 @@ pub enum ConstraintKind {
     },
     /// Parameter `param_b` should equal `ratio ·` parameter `param_a`
     /// (indices into the pose vector).
-    Coupled { param_a: usize, param_b: usize, ratio: f64 },
+    Coupled {
+        param_a: usize,
+        param_b: usize,
+        ratio: f64,
+    },
     /// Joint `joint`'s local `axis` should point at `target`.
     LookAt {
         joint: usize,
@@ -80,28 +91,65 @@ pub enum ConstraintKind {
         target: Point3<f64>,
     },
     /// Anything else.
-    Custom { name: String, dim: usize, residual: CustomResidual },
+    Custom {
+        name: String,
+        dim: usize,
+        residual: CustomResidual,
+    },
 }
 
 impl fmt::Debug for ConstraintKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Custom { name, dim, .. } => write!(f, "Custom {{ name: {name:?}, dim: {dim} }}"),
-            Self::Position { joint, point, target } => {
-                write!(f, "Position {{ joint: {joint}, point: {point:?}, target: {target:?} }}")
+            Self::Position {
+                joint,
+                point,
+                target,
+            } => {
+                write!(
+                    f,
+                    "Position {{ joint: {joint}, point: {point:?}, target: {target:?} }}"
+                )
             }
-            Self::Orientation { joint, target } => write!(f, "Orientation {{ joint: {joint}, target: {target:?} }}"),
-            Self::CentreOfMass { target, axes } => write!(f, "CentreOfMass {{ target: {target:?}, axes: {axes:?} }}"),
-            Self::Smoothness { joints, k } => write!(f, "Smoothness {{ joints: {joints:?}, k: {k} }}"),
-            Self::Floor { joint, point, up, height, mode } => write!(
+            Self::Orientation { joint, target } => {
+                write!(f, "Orientation {{ joint: {joint}, target: {target:?} }}")
+            }
+            Self::CentreOfMass { target, axes } => {
+                write!(f, "CentreOfMass {{ target: {target:?}, axes: {axes:?} }}")
+            }
+            Self::Smoothness { joints, k } => {
+                write!(f, "Smoothness {{ joints: {joints:?}, k: {k} }}")
+            }
+            Self::Floor {
+                joint,
+                point,
+                up,
+                height,
+                mode,
+            } => write!(
                 f,
                 "Floor {{ joint: {joint}, point: {point:?}, up: {up:?}, height: {height}, mode: {mode:?} }}"
             ),
-            Self::Coupled { param_a, param_b, ratio } => {
-                write!(f, "Coupled {{ param_a: {param_a}, param_b: {param_b}, ratio: {ratio} }}")
+            Self::Coupled {
+                param_a,
+                param_b,
+                ratio,
+            } => {
+                write!(
+                    f,
+                    "Coupled {{ param_a: {param_a}, param_b: {param_b}, ratio: {ratio} }}"
+                )
             }
-            Self::LookAt { joint, axis, target } => {
-                write!(f, "LookAt {{ joint: {joint}, axis: {axis:?}, target: {target:?} }}")
+            Self::LookAt {
+                joint,
+                axis,
+                target,
+            } => {
+                write!(
+                    f,
+                    "LookAt {{ joint: {joint}, axis: {axis:?}, target: {target:?} }}"
+                )
             }
         }
     }
@@ -112,7 +160,10 @@ impl ConstraintKind {
     pub fn dim(&self) -> usize {
         match self {
             Self::Position { .. } | Self::Orientation { .. } | Self::CentreOfMass { .. } => 3,
-            Self::Smoothness { .. } | Self::Floor { .. } | Self::Coupled { .. } | Self::LookAt { .. } => 1,
+            Self::Smoothness { .. }
+            | Self::Floor { .. }
+            | Self::Coupled { .. }
+            | Self::LookAt { .. } => 1,
             Self::Custom { dim, .. } => *dim,
         }
     }
@@ -133,9 +184,19 @@ impl ConstraintKind {
 
     /// Writes the (unwhitened) residual into `out` (`out.len() == self.dim()`).
     /// `world` holds the world transforms of every joint for `pose`.
-    pub fn residual(&self, skeleton: &Skeleton, world: &[Isometry3<f64>], pose: &[f64], out: &mut [f64]) {
+    pub fn residual(
+        &self,
+        skeleton: &Skeleton,
+        world: &[Isometry3<f64>],
+        pose: &[f64],
+        out: &mut [f64],
+    ) {
         match self {
-            Self::Position { joint, point, target } => {
+            Self::Position {
+                joint,
+                point,
+                target,
+            } => {
                 let p = world[*joint] * Point3::from(*point);
                 out.copy_from_slice((p - target).as_slice());
             }
@@ -152,17 +213,31 @@ impl ConstraintKind {
             Self::Smoothness { joints, k } => {
                 out[0] = smoothness_energy(skeleton, pose, joints, *k);
             }
-            Self::Floor { joint, point, up, height, mode } => {
+            Self::Floor {
+                joint,
+                point,
+                up,
+                height,
+                mode,
+            } => {
                 let h = up.dot(&(world[*joint] * Point3::from(*point)).coords) - height;
                 out[0] = match mode {
                     FloorMode::On => h,
                     FloorMode::Above => h.min(0.0),
                 };
             }
-            Self::Coupled { param_a, param_b, ratio } => {
+            Self::Coupled {
+                param_a,
+                param_b,
+                ratio,
+            } => {
                 out[0] = pose[*param_b] - ratio * pose[*param_a];
             }
-            Self::LookAt { joint, axis, target } => {
+            Self::LookAt {
+                joint,
+                axis,
+                target,
+            } => {
                 let w = &world[*joint];
                 let a = w.rotation * axis.into_inner();
                 let d = target - Point3::from(w.translation.vector);
@@ -175,7 +250,11 @@ impl ConstraintKind {
     fn check(&self, index: usize, skeleton: &Skeleton) -> Result<()> {
         let kind = self.name();
         let finite = |field: &'static str, ok: bool| {
-            if ok { Ok(()) } else { Err(IkError::NonFinite { index, kind, field }) }
+            if ok {
+                Ok(())
+            } else {
+                Err(IkError::NonFinite { index, kind, field })
+            }
         };
         let joint_ok = |j: usize| {
             if j < skeleton.len() {
@@ -184,13 +263,20 @@ impl ConstraintKind {
                 Err(IkError::InvalidConstraint {
                     index,
                     kind,
-                    message: format!("joint index {j} out of range (the skeleton has {} joints)", skeleton.len()),
+                    message: format!(
+                        "joint index {j} out of range (the skeleton has {} joints)",
+                        skeleton.len()
+                    ),
                 })
             }
         };
         let all = |v: &[f64]| v.iter().all(|x| x.is_finite());
         match self {
-            Self::Position { joint, point, target } => {
+            Self::Position {
+                joint,
+                point,
+                target,
+            } => {
                 joint_ok(*joint)?;
                 finite("point", all(point.as_slice()))?;
                 finite("target", all(target.coords.as_slice()))
@@ -206,25 +292,42 @@ impl ConstraintKind {
                 }
                 Ok(())
             }
-            Self::Floor { joint, point, up, height, .. } => {
+            Self::Floor {
+                joint,
+                point,
+                up,
+                height,
+                ..
+            } => {
                 joint_ok(*joint)?;
                 finite("point", all(point.as_slice()))?;
                 finite("up", all(up.as_slice()))?;
                 finite("height", height.is_finite())
             }
-            Self::Coupled { param_a, param_b, ratio } => {
+            Self::Coupled {
+                param_a,
+                param_b,
+                ratio,
+            } => {
                 for p in [param_a, param_b] {
                     if *p >= skeleton.dof() {
                         return Err(IkError::InvalidConstraint {
                             index,
                             kind,
-                            message: format!("parameter {p} out of range (the skeleton has {} DOF)", skeleton.dof()),
+                            message: format!(
+                                "parameter {p} out of range (the skeleton has {} DOF)",
+                                skeleton.dof()
+                            ),
                         });
                     }
                 }
                 finite("ratio", ratio.is_finite())
             }
-            Self::LookAt { joint, axis, target } => {
+            Self::LookAt {
+                joint,
+                axis,
+                target,
+            } => {
                 joint_ok(*joint)?;
                 finite("axis", all(axis.as_slice()))?;
                 finite("target", all(target.coords.as_slice()))
@@ -302,7 +405,10 @@ impl Whitening {
             }
             Noise::Diagonal(s) => {
                 if s.len() != dim {
-                    Err(format!("has {} standard deviations for a {dim}-D residual", s.len()))
+                    Err(format!(
+                        "has {} standard deviations for a {dim}-D residual",
+                        s.len()
+                    ))
                 } else if let Some(bad) = s.iter().find(|s| !sigma_ok(**s)) {
                     Err(format!("σ must be positive and finite, got {bad}"))
                 } else {
@@ -311,7 +417,11 @@ impl Whitening {
             }
             Noise::Covariance(c) => {
                 if c.nrows() != dim || c.ncols() != dim {
-                    return Err(format!("is {}×{}, the residual has dimension {dim}", c.nrows(), c.ncols()));
+                    return Err(format!(
+                        "is {}×{}, the residual has dimension {dim}",
+                        c.nrows(),
+                        c.ncols()
+                    ));
                 }
                 if !c.iter().all(|x| x.is_finite()) {
                     return Err("has a non-finite entry".into());
@@ -335,8 +445,11 @@ impl Whitening {
             Self::Scale(s) => r.iter_mut().for_each(|x| *x *= s),
             Self::Diagonal(d) => r.iter_mut().zip(d).for_each(|(x, s)| *x *= s),
             Self::Full(l_inv) => {
-                let v = l_inv * nalgebra::DVector::from_column_slice(r);
-                r.copy_from_slice(v.as_slice());
+                // L⁻¹ is lower triangular: row i reads r[..=i] only, so going
+                // from the last row up overwrites nothing still needed.
+                for i in (0..r.len()).rev() {
+                    r[i] = (0..=i).map(|k| l_inv[(i, k)] * r[k]).sum();
+                }
             }
         }
     }
@@ -394,10 +507,22 @@ impl Constraint {
         Ok(())
     }
 
+    /// `r ← L⁻¹ r`: whitens a residual (or one Jacobian column) of this
+    /// constraint, `Σ = L Lᵀ`.
+    pub fn whiten(&self, r: &mut [f64]) {
+        self.whitening.apply(r);
+    }
+
     /// The whitened residual `L⁻¹ r` into `out`.
-    pub fn whitened_residual(&self, skeleton: &Skeleton, world: &[Isometry3<f64>], pose: &[f64], out: &mut [f64]) {
+    pub fn whitened_residual(
+        &self,
+        skeleton: &Skeleton,
+        world: &[Isometry3<f64>],
+        pose: &[f64],
+        out: &mut [f64],
+    ) {
         self.kind.residual(skeleton, world, pose, out);
-        self.whitening.apply(out);
+        self.whiten(out);
     }
 
     /// `rᵀ Σ⁻¹ r`.
@@ -488,12 +613,22 @@ impl ConstraintSet {
 
     /// Total whitened residual dimension of the enabled constraints.
     pub fn residual_dim(&self) -> usize {
-        self.constraints.iter().filter(|c| c.enabled).map(Constraint::dim).sum()
+        self.constraints
+            .iter()
+            .filter(|c| c.enabled)
+            .map(Constraint::dim)
+            .sum()
     }
 
     /// The stacked whitened residual of the enabled constraints into `out`
     /// (`out.len() == self.residual_dim()`).
-    pub fn whitened_residual(&self, skeleton: &Skeleton, world: &[Isometry3<f64>], pose: &[f64], out: &mut [f64]) {
+    pub fn whitened_residual(
+        &self,
+        skeleton: &Skeleton,
+        world: &[Isometry3<f64>],
+        pose: &[f64],
+        out: &mut [f64],
+    ) {
         let mut o = 0;
         for c in self.constraints.iter().filter(|c| c.enabled) {
             let m = c.dim();

@@ -89,7 +89,7 @@
 use nalgebra::{DMatrix, Isometry3, Matrix3, Point3, Vector3};
 use skeleton::Skeleton;
 
-use crate::constraint::{Constraint, ConstraintKind, ConstraintSet, FloorMode, Noise};
+use crate::constraint::{Constraint, ConstraintKind, ConstraintSet, FloorMode};
 use crate::error::{IkError, Result};
 
 /// Which finite-difference formula to use.
@@ -226,8 +226,6 @@ pub struct JacobianScratch {
     /// Per joint: mass `M_j` and first moment `S_j` of its subtree.
     subtree_mass: Vec<f64>,
     subtree_moment: Vec<Vector3<f64>>,
-    /// Cholesky factor of a covariance being whitened with.
-    whitening: Vec<f64>,
     gram: Vec<f64>,
     factor: Vec<f64>,
     rhs: Vec<f64>,
@@ -252,7 +250,6 @@ impl Default for JacobianScratch {
             local: [(Vector3::zeros(), Vector3::zeros()); 6],
             subtree_mass: Vec::new(),
             subtree_moment: Vec::new(),
-            whitening: Vec::new(),
             gram: Vec::new(),
             factor: Vec::new(),
             rhs: Vec::new(),
@@ -540,7 +537,7 @@ impl JacobianScratch {
         };
         let mut any_fd = false;
         let mut row = 0;
-        for (index, c) in constraints.iter().enumerate().filter(|(_, c)| c.enabled) {
+        for c in constraints.iter().filter(|c| c.enabled) {
             let m = c.dim();
             let jac = self.jacobian.as_mut_slice();
             let twists = &self.twists;
@@ -637,7 +634,7 @@ impl JacobianScratch {
                 ConstraintKind::Smoothness { .. } | ConstraintKind::Custom { .. } => any_fd = true,
             }
             if !needs_finite_differences(&c.kind) {
-                self.whiten_block(index, c, row, m)?;
+                self.whiten_block(c, row, m);
             }
             row += m;
         }
@@ -656,39 +653,15 @@ impl JacobianScratch {
 
     /// Rows `row..row + m` of every column ← `L⁻¹ ·` themselves, `L` the
     /// constraint's noise factor (the same whitening as the residual's).
-    fn whiten_block(&mut self, index: usize, c: &Constraint, row: usize, m: usize) -> Result<()> {
+    fn whiten_block(&mut self, c: &Constraint, row: usize, m: usize) {
         let m_total = self.residual.len();
-        let jac = self.jacobian.as_mut_slice();
-        let columns = jac
+        for col in self
+            .jacobian
+            .as_mut_slice()
             .chunks_exact_mut(m_total.max(1))
-            .map(|col| &mut col[row..row + m]);
-        match c.noise() {
-            Noise::Isotropic(s) => {
-                let inv = 1.0 / s;
-                columns.for_each(|b| b.iter_mut().for_each(|x| *x *= inv));
-            }
-            Noise::Diagonal(sigmas) => {
-                columns.for_each(|b| b.iter_mut().zip(sigmas).for_each(|(x, s)| *x /= s))
-            }
-            Noise::Covariance(cov) => {
-                self.whitening.resize(m * m, 0.0);
-                for i in 0..m {
-                    for k in 0..m {
-                        self.whitening[i * m + k] = cov[(i, k)];
-                    }
-                }
-                if !cholesky_in_place(&mut self.whitening, m) {
-                    return Err(IkError::BadCovariance {
-                        index,
-                        kind: c.kind.name(),
-                        message: "is not positive definite".into(),
-                    });
-                }
-                let l = &self.whitening;
-                columns.for_each(|b| forward_substitute(l, m, b));
-            }
+        {
+            c.whiten(&mut col[row..row + m]);
         }
-        Ok(())
     }
 
     /// Finite-difference columns into `self.jacobian`: of every row
@@ -995,7 +968,13 @@ fn random_pose_within_limits(skel: &Skeleton, pose: &mut [f64], rng: &mut smc::P
     use std::f64::consts::PI;
     for (j, joint) in skel.joints().iter().enumerate() {
         let p = &mut pose[skel.param_range(j)];
-        let mut uniform = |lo: f64, hi: f64| if hi > lo { rng.random_range(lo..=hi) } else { lo };
+        let mut uniform = |lo: f64, hi: f64| {
+            if hi > lo {
+                rng.random_range(lo..=hi)
+            } else {
+                lo
+            }
+        };
         match &joint.kind {
             JointKind::Fixed => {}
             JointKind::Hinge { limit, .. } => {
@@ -1006,7 +985,9 @@ fn random_pose_within_limits(skel: &Skeleton, pose: &mut [f64], rng: &mut smc::P
                 let (lo, hi) = limit.map_or((-1.0, 1.0), |r| (r.min, r.max));
                 p[0] = uniform(lo, hi);
             }
-            JointKind::Ball(BallRotation::Euler { limits: Some(l), .. }) => {
+            JointKind::Ball(BallRotation::Euler {
+                limits: Some(l), ..
+            }) => {
                 for (x, r) in p.iter_mut().zip(l) {
                     *x = uniform(r.min, r.max);
                 }

@@ -22,7 +22,9 @@ pub mod solver;
 pub use constraint::{Constraint, ConstraintKind, ConstraintSet, FloorMode, Noise};
 pub use error::{IkError, Result};
 pub use prior::{EvolutionPrior, JointNoise, LimitSampler, PriorCounts};
-pub use solver::{Adaptation, IkStepReport, OptimisationMoves, SmcIk, SmcIkConfig, interpolate_pose};
+pub use solver::{
+    Adaptation, IkStepReport, OptimisationMoves, SmcIk, SmcIkConfig, interpolate_pose,
+};
 
 pub use jacobian::{
     Difference, JacobianKind, JacobianScratch, JacobianSolver, Method, SolveReport,

@@ -106,7 +106,11 @@ impl PriorCounts {
     /// Fraction of draws accepted.
     pub fn acceptance_rate(&self) -> f64 {
         let total = self.draws + self.rejections;
-        if total == 0 { 1.0 } else { self.draws as f64 / total as f64 }
+        if total == 0 {
+            1.0
+        } else {
+            self.draws as f64 / total as f64
+        }
     }
 }
 
@@ -151,7 +155,10 @@ impl EvolutionPrior {
             if !n.rotation.iter().all(|&s| ok(s)) || !ok(n.translation) {
                 return Err(IkError::InvalidConfig {
                     field: "noise",
-                    message: format!("joint '{}': σ must be finite and >= 0, got {n:?}", skeleton.joint(j).name),
+                    message: format!(
+                        "joint '{}': σ must be finite and >= 0, got {n:?}",
+                        skeleton.joint(j).name
+                    ),
                 });
             }
         }
@@ -196,7 +203,14 @@ impl EvolutionPrior {
 
     /// Draws `next ~ p(· | prev)` with every σ multiplied by `scale`.
     /// `prev` must be within the limits (the fallback relies on it).
-    pub fn sample(&self, skeleton: &Skeleton, prev: &[f64], next: &mut [f64], scale: f64, rng: &mut ParticleRng) {
+    pub fn sample(
+        &self,
+        skeleton: &Skeleton,
+        prev: &[f64],
+        next: &mut [f64],
+        scale: f64,
+        rng: &mut ParticleRng,
+    ) {
         next.copy_from_slice(prev);
         let mut draws = 0;
         let mut rejections = 0;
@@ -233,7 +247,9 @@ impl EvolutionPrior {
         }
         self.stats.draws.fetch_add(draws, Ordering::Relaxed);
         if rejections > 0 {
-            self.stats.rejections.fetch_add(rejections, Ordering::Relaxed);
+            self.stats
+                .rejections
+                .fetch_add(rejections, Ordering::Relaxed);
         }
         if fallbacks > 0 {
             self.stats.fallbacks.fetch_add(fallbacks, Ordering::Relaxed);
@@ -249,7 +265,11 @@ fn tangent_cholesky(kind: &JointKind, n: &JointNoise) -> Matrix3<f64> {
         JointKind::Swing { frame, .. } => {
             // Twist locked (leakage 0: the twist is dropped anyway).
             let (u, w) = frame.swing_axes();
-            return Matrix3::from_columns(&[u.into_inner() * a, w.into_inner() * b, Vector3::zeros()]);
+            return Matrix3::from_columns(&[
+                u.into_inner() * a,
+                w.into_inner() * b,
+                Vector3::zeros(),
+            ]);
         }
         _ => return Matrix3::zeros(),
     };
@@ -258,7 +278,11 @@ fn tangent_cholesky(kind: &JointKind, n: &JointNoise) -> Matrix3<f64> {
             // Tangent noise with σ₁, σ₂ along the swing axes and σ₃ along the
             // twist axis: L = [u w t] diag(σ).
             let (u, w) = frame.swing_axes();
-            Matrix3::from_columns(&[u.into_inner() * a, w.into_inner() * b, frame.twist_axis().into_inner() * c])
+            Matrix3::from_columns(&[
+                u.into_inner() * a,
+                w.into_inner() * b,
+                frame.twist_axis().into_inner() * c,
+            ])
         }
         _ => Matrix3::from_diagonal(&Vector3::new(a, b, c)),
     }
@@ -269,10 +293,19 @@ fn gaussian(rng: &mut ParticleRng) -> f64 {
 }
 
 /// One unconstrained random-walk draw for a joint, in place.
-fn random_walk(kind: &JointKind, n: &JointNoise, chol: &Matrix3<f64>, scale: f64, p: &mut [f64], rng: &mut ParticleRng) {
+fn random_walk(
+    kind: &JointKind,
+    n: &JointNoise,
+    chol: &Matrix3<f64>,
+    scale: f64,
+    p: &mut [f64],
+    rng: &mut ParticleRng,
+) {
     match kind {
         JointKind::Fixed => {}
-        JointKind::Hinge { .. } | JointKind::Prismatic { .. } => p[0] += scale * n.rotation[0] * gaussian(rng),
+        JointKind::Hinge { .. } | JointKind::Prismatic { .. } => {
+            p[0] += scale * n.rotation[0] * gaussian(rng)
+        }
         JointKind::Free { .. } => {
             for x in &mut p[..3] {
                 *x += scale * n.translation * gaussian(rng);
@@ -284,7 +317,13 @@ fn random_walk(kind: &JointKind, n: &JointNoise, chol: &Matrix3<f64>, scale: f64
 }
 
 /// `q ← q · exp(scale · L z)`, written back into the joint's parameters.
-fn qutem_step(kind: &JointKind, chol: &Matrix3<f64>, scale: f64, p: &mut [f64], rng: &mut ParticleRng) {
+fn qutem_step(
+    kind: &JointKind,
+    chol: &Matrix3<f64>,
+    scale: f64,
+    p: &mut [f64],
+    rng: &mut ParticleRng,
+) {
     let z = Vector3::new(gaussian(rng), gaussian(rng), gaussian(rng));
     let eps = chol * z * scale;
     if let Some(q) = kind.rotation(p) {
@@ -295,7 +334,14 @@ fn qutem_step(kind: &JointKind, chol: &Matrix3<f64>, scale: f64, p: &mut [f64], 
 
 /// One truncated-Gaussian draw for a joint, in place; never leaves the limits
 /// when `p` starts inside them.
-fn truncated_walk(kind: &JointKind, n: &JointNoise, chol: &Matrix3<f64>, scale: f64, p: &mut [f64], rng: &mut ParticleRng) {
+fn truncated_walk(
+    kind: &JointKind,
+    n: &JointNoise,
+    chol: &Matrix3<f64>,
+    scale: f64,
+    p: &mut [f64],
+    rng: &mut ParticleRng,
+) {
     match kind {
         JointKind::Fixed => {}
         JointKind::Hinge { limit, .. } | JointKind::Prismatic { limit, .. } => {
@@ -346,7 +392,9 @@ fn truncated_rotation(
     rng: &mut ParticleRng,
 ) {
     match r {
-        BallRotation::Euler { limits: Some(l), .. } => {
+        BallRotation::Euler {
+            limits: Some(l), ..
+        } => {
             for k in 0..3 {
                 p[k] = truncated_normal(p[k], scale * n.rotation[k], l[k].min, l[k].max, rng);
             }
@@ -384,7 +432,12 @@ fn truncated_rotation(
 
 /// `(s₁, s₂)` from Gaussians around `s` truncated sequentially to the
 /// ellipse with half-axes `half` (see the module docs).
-fn truncated_ellipse(s: Vector2<f64>, sigma: [f64; 2], half: Vector2<f64>, rng: &mut ParticleRng) -> (f64, f64) {
+fn truncated_ellipse(
+    s: Vector2<f64>,
+    sigma: [f64; 2],
+    half: Vector2<f64>,
+    rng: &mut ParticleRng,
+) -> (f64, f64) {
     let (a, b) = (half.x, half.y);
     let s1 = truncated_normal(s.x.clamp(-a, a), sigma[0], -a, a, rng);
     let w = b * (1.0 - (s1 / a).powi(2)).max(0.0).sqrt();
@@ -477,7 +530,11 @@ mod tests {
     fn phi_inv_inverts_phi() {
         for &p in &[1e-12, 1e-6, 0.01, 0.02425, 0.3, 0.5, 0.77, 0.99, 1.0 - 1e-9] {
             let x = phi_inv(p);
-            assert!((phi(x) - p).abs() <= 1e-12 * p.max(1e-3), "{p}: {x} -> {}", phi(x));
+            assert!(
+                (phi(x) - p).abs() <= 1e-12 * p.max(1e-3),
+                "{p}: {x} -> {}",
+                phi(x)
+            );
         }
     }
 
@@ -490,12 +547,17 @@ mod tests {
         let var = 1.0 + (-pdf(-1.0) - 2.0 * pdf(2.0)) / z - mean * mean;
         let mut rng = ParticleRng::seed_from_u64(3);
         let n = 200_000;
-        let xs: Vec<f64> = (0..n).map(|_| truncated_normal(0.0, 1.0, -1.0, 2.0, &mut rng)).collect();
+        let xs: Vec<f64> = (0..n)
+            .map(|_| truncated_normal(0.0, 1.0, -1.0, 2.0, &mut rng))
+            .collect();
         assert!(xs.iter().all(|x| (-1.0..=2.0).contains(x)));
         let m = xs.iter().sum::<f64>() / n as f64;
         let v = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n as f64;
         // 5 standard errors.
-        assert!((m - mean).abs() < 5.0 * (var / n as f64).sqrt(), "{m} vs {mean}");
+        assert!(
+            (m - mean).abs() < 5.0 * (var / n as f64).sqrt(),
+            "{m} vs {mean}"
+        );
         assert!((v - var).abs() < 0.02 * var, "{v} vs {var}");
     }
 }

@@ -81,8 +81,12 @@ impl Protocol {
                 }
             },
             Self::Limits(l) => {
-                let pose: Vec<f64> = (0..skeleton.dof()).map(|_| rng.random_range(-*l..=*l)).collect();
-                let world = skeleton.forward_kinematics(&pose).expect("pose has the skeleton's size");
+                let pose: Vec<f64> = (0..skeleton.dof())
+                    .map(|_| rng.random_range(-*l..=*l))
+                    .collect();
+                let world = skeleton
+                    .forward_kinematics(&pose)
+                    .expect("pose has the skeleton's size");
                 let tip = skeleton.find("tip").expect("protocol chains have a tip");
                 Point3::from(world[tip].translation.vector)
             }

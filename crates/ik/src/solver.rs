@@ -33,7 +33,10 @@ use rand::RngExt;
 use rand_distr::StandardNormal;
 use rayon::prelude::*;
 use skeleton::{BatchForwardKinematics, JointKind, Skeleton};
-use smc::{BoxError, Filter, FilterConfig, History, Likelihood, ParticleRng, ParticleSet, Propagate, ResamplePolicy, Resampling};
+use smc::{
+    BoxError, Filter, FilterConfig, History, Likelihood, ParticleRng, ParticleSet, Propagate,
+    ResamplePolicy, Resampling,
+};
 
 use crate::constraint::ConstraintSet;
 use crate::error::{IkError, Result};
@@ -149,12 +152,16 @@ impl Default for SmcIkConfig {
 
 impl SmcIkConfig {
     fn validate(&self) -> Result<()> {
-        let bad = |field: &'static str, message: String| Err(IkError::InvalidConfig { field, message });
+        let bad =
+            |field: &'static str, message: String| Err(IkError::InvalidConfig { field, message });
         if self.particles == 0 {
             return bad("particles", "at least one particle is needed".into());
         }
         if !(0.0..=1.0).contains(&self.ess_threshold) {
-            return bad("ess_threshold", format!("must be in [0, 1], got {}", self.ess_threshold));
+            return bad(
+                "ess_threshold",
+                format!("must be in [0, 1], got {}", self.ess_threshold),
+            );
         }
         if !(self.alpha > 0.0 && self.alpha <= 1.0) {
             return bad("alpha", format!("must be in (0, 1], got {}", self.alpha));
@@ -162,12 +169,18 @@ impl SmcIkConfig {
         if let Some(m) = self.moves
             && !(m.damping.is_finite() && m.damping >= 0.0)
         {
-            return bad("moves.damping", format!("must be finite and >= 0, got {}", m.damping));
+            return bad(
+                "moves.damping",
+                format!("must be finite and >= 0, got {}", m.damping),
+            );
         }
         if let Some(m) = self.moves
             && !(m.residual_gain > 0.0)
         {
-            return bad("moves.residual_gain", format!("must be > 0, got {}", m.residual_gain));
+            return bad(
+                "moves.residual_gain",
+                format!("must be > 0, got {}", m.residual_gain),
+            );
         }
         if let Adaptation::SuccessRule {
             grow,
@@ -177,11 +190,23 @@ impl SmcIkConfig {
             spread,
         } = self.adaptation
         {
-            let ok = grow >= 1.0 && shrink > 0.0 && shrink <= 1.0 && min_scale > 0.0 && max_scale >= min_scale && spread >= 0.0;
-            if !ok || ![grow, shrink, min_scale, max_scale, spread].iter().all(|x| x.is_finite()) {
+            let ok = grow >= 1.0
+                && shrink > 0.0
+                && shrink <= 1.0
+                && min_scale > 0.0
+                && max_scale >= min_scale
+                && spread >= 0.0;
+            if !ok
+                || ![grow, shrink, min_scale, max_scale, spread]
+                    .iter()
+                    .all(|x| x.is_finite())
+            {
                 return bad(
                     "adaptation",
-                    format!("need grow >= 1, 0 < shrink <= 1, 0 < min_scale <= max_scale, got {:?}", self.adaptation),
+                    format!(
+                        "need grow >= 1, 0 < shrink <= 1, 0 < min_scale <= max_scale, got {:?}",
+                        self.adaptation
+                    ),
                 );
             }
         }
@@ -232,7 +257,10 @@ impl Proposal<'_> {
                 let (scratch, moved) = &mut *cell.borrow_mut();
                 moved.clear();
                 moved.extend_from_slice(prev);
-                let scale = if scratch.dls_step(self.skeleton, self.constraints, moved, m.damping).is_ok() {
+                let scale = if scratch
+                    .dls_step(self.skeleton, self.constraints, moved, m.damping)
+                    .is_ok()
+                {
                     scale * (m.residual_gain * scratch.cost().sqrt()).min(1.0)
                 } else {
                     // A pose where the residual is not finite: no move.
@@ -260,7 +288,14 @@ impl Propagate<()> for Proposal<'_> {
         0.0
     }
 
-    fn propagate(&self, _: usize, _: &(), prev: &[f64], next: &mut [f64], rng: &mut ParticleRng) -> f64 {
+    fn propagate(
+        &self,
+        _: usize,
+        _: &(),
+        prev: &[f64],
+        next: &mut [f64],
+        rng: &mut ParticleRng,
+    ) -> f64 {
         self.transition(prev, next, rng);
         0.0
     }
@@ -271,7 +306,13 @@ impl Propagate<()> for Proposal<'_> {
 struct Precomputed<'a>(&'a [f64]);
 
 impl Likelihood<()> for Precomputed<'_> {
-    fn log_likelihood(&self, _: &(), _: &[f64], _: usize, out: &mut [f64]) -> std::result::Result<(), BoxError> {
+    fn log_likelihood(
+        &self,
+        _: &(),
+        _: &[f64],
+        _: usize,
+        out: &mut [f64],
+    ) -> std::result::Result<(), BoxError> {
         out.copy_from_slice(self.0);
         Ok(())
     }
@@ -301,7 +342,12 @@ pub struct SmcIk {
 
 impl SmcIk {
     /// A solver starting from `initial` (projected onto the joint limits).
-    pub fn new(skeleton: Arc<Skeleton>, constraints: ConstraintSet, config: SmcIkConfig, initial: &[f64]) -> Result<Self> {
+    pub fn new(
+        skeleton: Arc<Skeleton>,
+        constraints: ConstraintSet,
+        config: SmcIkConfig,
+        initial: &[f64],
+    ) -> Result<Self> {
         config.validate()?;
         skeleton.check_pose(initial)?;
         constraints.validate(&skeleton)?;
@@ -401,7 +447,8 @@ impl SmcIk {
         self.initial.copy_from_slice(pose);
         self.skeleton.clamp_to_limits(&mut self.initial);
         let n = self.config.particles;
-        self.particles = ParticleSet::from_states(self.initial.repeat(n), self.skeleton.dof().max(1))?;
+        self.particles =
+            ParticleSet::from_states(self.initial.repeat(n), self.skeleton.dof().max(1))?;
         self.costs.resize(n, 0.0);
         self.log_lik.resize(n, 0.0);
         self.filter.reset();
@@ -438,9 +485,13 @@ impl SmcIk {
         let constraints = &self.constraints;
         let fk = &self.fk;
         let states = self.particles.states();
-        self.costs.par_iter_mut().enumerate().with_min_len(16).for_each(|(i, c)| {
-            *c = constraints.cost(skeleton, fk.world(i), &states[i * dof..(i + 1) * dof]);
-        });
+        self.costs
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(16)
+            .for_each(|(i, c)| {
+                *c = constraints.cost(skeleton, fk.world(i), &states[i * dof..(i + 1) * dof]);
+            });
         let temperature = match self.config.adaptation {
             Adaptation::None => 1.0,
             Adaptation::SuccessRule { .. } => self.scale * self.scale,
@@ -448,7 +499,9 @@ impl SmcIk {
         for (l, c) in self.log_lik.iter_mut().zip(&self.costs) {
             *l = -c / temperature;
         }
-        let report = self.filter.weigh(&mut self.particles, &Precomputed(&self.log_lik), &())?;
+        let report = self
+            .filter
+            .weigh(&mut self.particles, &Precomputed(&self.log_lik), &())?;
 
         // Estimate: MAP particle, then Eq. 15.
         let m = self.particles.map_index();
@@ -458,7 +511,13 @@ impl SmcIk {
             self.estimate.copy_from_slice(&self.initial);
         }
         self.previous_estimate.copy_from_slice(&self.estimate);
-        interpolate_pose(skeleton, &self.previous_estimate, &self.map, self.config.alpha, &mut self.estimate);
+        interpolate_pose(
+            skeleton,
+            &self.previous_estimate,
+            &self.map,
+            self.config.alpha,
+            &mut self.estimate,
+        );
 
         if let Adaptation::SuccessRule {
             grow,
@@ -468,8 +527,16 @@ impl SmcIk {
             ..
         } = self.config.adaptation
         {
-            let reference = self.recent_map_costs.iter().copied().fold(f64::INFINITY, f64::min);
-            let factor = if self.map_cost < reference { grow } else { shrink };
+            let reference = self
+                .recent_map_costs
+                .iter()
+                .copied()
+                .fold(f64::INFINITY, f64::min);
+            let factor = if self.map_cost < reference {
+                grow
+            } else {
+                shrink
+            };
             self.scale = (self.scale * factor).clamp(min_scale, max_scale);
         }
         self.recent_map_costs[self.iteration % SUCCESS_WINDOW] = self.map_cost;
@@ -561,7 +628,11 @@ pub fn interpolate_pose(skeleton: &Skeleton, a: &[f64], b: &[f64], alpha: f64, o
             JointKind::Fixed => {}
             JointKind::Hinge { .. } | JointKind::Prismatic { .. } => o[0] = lerp(pa[0], pb[0]),
             kind => {
-                let translations = if matches!(kind, JointKind::Free { .. }) { 3 } else { 0 };
+                let translations = if matches!(kind, JointKind::Free { .. }) {
+                    3
+                } else {
+                    0
+                };
                 for k in 0..translations {
                     o[k] = lerp(pa[k], pb[k]);
                 }

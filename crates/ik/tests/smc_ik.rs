@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use ik::protocol::{MAX_ITERATIONS, Protocol, SUCCESS_DISTANCE};
 use ik::{
-    Adaptation, Constraint, ConstraintKind, ConstraintSet, FloorMode, IkError, JointNoise, LimitSampler, Noise, SmcIk,
-    SmcIkConfig,
+    Adaptation, Constraint, ConstraintKind, ConstraintSet, FloorMode, IkError, JointNoise,
+    LimitSampler, Noise, SmcIk, SmcIkConfig,
 };
 use nalgebra::{DMatrix, Point3, Unit, Vector3};
 use rand::SeedableRng;
@@ -30,11 +30,20 @@ fn adaptive(particles: usize, seed: u64, sampler: LimitSampler) -> SmcIkConfig {
     }
 }
 
-fn solve(protocol: Protocol, dof: usize, seed: u64, sampler: LimitSampler) -> (f64, Vec<f64>, Arc<Skeleton>) {
+fn solve(
+    protocol: Protocol,
+    dof: usize,
+    seed: u64,
+    sampler: LimitSampler,
+) -> (f64, Vec<f64>, Arc<Skeleton>) {
     let s = Arc::new(protocol.skeleton(dof));
     let target = protocol.target(&s, &mut Pcg64::seed_from_u64(seed));
     let mut c = ConstraintSet::new();
-    c.add(&s, Constraint::position(s.find("tip").unwrap(), target, 0.1)).unwrap();
+    c.add(
+        &s,
+        Constraint::position(s.find("tip").unwrap(), target, 0.1),
+    )
+    .unwrap();
     let mut ik = SmcIk::new(s.clone(), c, adaptive(30, seed, sampler), &s.rest_pose()).unwrap();
     let mut best = f64::INFINITY;
     for _ in 0..MAX_ITERATIONS {
@@ -61,7 +70,10 @@ fn adaptive_filter_reaches_the_reach_protocol_targets() {
 
 #[test]
 fn both_samplers_keep_every_particle_within_limits() {
-    for sampler in [LimitSampler::AcceptReject { max_retries: 20 }, LimitSampler::Truncated] {
+    for sampler in [
+        LimitSampler::AcceptReject { max_retries: 20 },
+        LimitSampler::Truncated,
+    ] {
         for seed in 0..3 {
             let (d, pose, s) = solve(Protocol::Limits(45f64.to_radians()), 18, seed, sampler);
             assert!(s.within_limits(&pose));
@@ -75,7 +87,11 @@ fn plain_filter_moves_toward_the_target() {
     let s = Arc::new(presets::arm4());
     let target = Point3::new(1.5, 1.5, 0.5);
     let mut c = ConstraintSet::new();
-    c.add(&s, Constraint::position(s.find("tip").unwrap(), target, 0.1)).unwrap();
+    c.add(
+        &s,
+        Constraint::position(s.find("tip").unwrap(), target, 0.1),
+    )
+    .unwrap();
     let config = SmcIkConfig {
         particles: 50,
         seed: 3,
@@ -96,8 +112,18 @@ fn unreachable_target_gets_as_close_as_possible() {
     let s = Arc::new(presets::chain(6, 3.0));
     let target = Point3::new(0.0, 10.0, 0.0);
     let mut c = ConstraintSet::new();
-    c.add(&s, Constraint::position(s.find("tip").unwrap(), target, 0.1)).unwrap();
-    let mut ik = SmcIk::new(s.clone(), c, adaptive(30, 1, LimitSampler::default()), &s.rest_pose()).unwrap();
+    c.add(
+        &s,
+        Constraint::position(s.find("tip").unwrap(), target, 0.1),
+    )
+    .unwrap();
+    let mut ik = SmcIk::new(
+        s.clone(),
+        c,
+        adaptive(30, 1, LimitSampler::default()),
+        &s.rest_pose(),
+    )
+    .unwrap();
     for _ in 0..300 {
         ik.step().unwrap();
     }
@@ -109,7 +135,10 @@ fn unreachable_target_gets_as_close_as_possible() {
 #[test]
 fn same_seed_same_run_on_one_and_two_threads() {
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         pool.install(|| solve(Protocol::Reach, 30, 9, LimitSampler::Truncated).1)
     };
     assert_eq!(run(1), run(2));
@@ -121,9 +150,25 @@ fn bad_input_is_a_clear_error() {
     let tip = s.find("tip").unwrap();
     let rest = s.rest_pose();
     let mut c = ConstraintSet::new();
-    let e = c.add(&s, Constraint::position(tip, Point3::new(f64::NAN, 0.0, 0.0), 0.1)).unwrap_err();
-    assert!(matches!(e, IkError::NonFinite { field: "target", .. }), "{e}");
-    let e = c.add(&s, Constraint::position(99, Point3::origin(), 0.1)).unwrap_err();
+    let e = c
+        .add(
+            &s,
+            Constraint::position(tip, Point3::new(f64::NAN, 0.0, 0.0), 0.1),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            IkError::NonFinite {
+                field: "target",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = c
+        .add(&s, Constraint::position(99, Point3::origin(), 0.1))
+        .unwrap_err();
     assert!(e.to_string().contains("joint index 99"), "{e}");
     let not_pd = DMatrix::from_row_slice(3, 3, &[1.0, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
     let kind = ConstraintKind::Position {
@@ -131,23 +176,36 @@ fn bad_input_is_a_clear_error() {
         point: Vector3::zeros(),
         target: Point3::origin(),
     };
-    let e = c.add(&s, Constraint::new(kind.clone(), Noise::Covariance(not_pd))).unwrap_err();
+    let e = c
+        .add(&s, Constraint::new(kind.clone(), Noise::Covariance(not_pd)))
+        .unwrap_err();
     assert!(e.to_string().contains("not positive definite"), "{e}");
-    let e = c.add(&s, Constraint::new(kind.clone(), Noise::Isotropic(0.0))).unwrap_err();
+    let e = c
+        .add(&s, Constraint::new(kind.clone(), Noise::Isotropic(0.0)))
+        .unwrap_err();
     assert!(matches!(e, IkError::BadCovariance { .. }), "{e}");
-    let e = c.add(&s, Constraint::new(kind, Noise::Diagonal(vec![0.1, 0.1]))).unwrap_err();
+    let e = c
+        .add(&s, Constraint::new(kind, Noise::Diagonal(vec![0.1, 0.1])))
+        .unwrap_err();
     assert!(e.to_string().contains("2 standard deviations"), "{e}");
     let zero = SmcIkConfig {
         particles: 0,
         ..SmcIkConfig::default()
     };
-    let e = SmcIk::new(s.clone(), ConstraintSet::new(), zero, &rest).err().unwrap();
+    let e = SmcIk::new(s.clone(), ConstraintSet::new(), zero, &rest)
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("particles"), "{e}");
     // A target edited into NaN after construction is caught at the next step.
-    c.add(&s, Constraint::position(tip, Point3::new(1.0, 1.0, 0.0), 0.1)).unwrap();
+    c.add(
+        &s,
+        Constraint::position(tip, Point3::new(1.0, 1.0, 0.0), 0.1),
+    )
+    .unwrap();
     let mut ik = SmcIk::new(s.clone(), c, SmcIkConfig::default(), &rest).unwrap();
     ik.step().unwrap();
-    ik.constraints_mut().set_position_target(0, Point3::new(0.0, f64::INFINITY, 0.0));
+    ik.constraints_mut()
+        .set_position_target(0, Point3::new(0.0, f64::INFINITY, 0.0));
     assert!(matches!(ik.step(), Err(IkError::NonFinite { .. })));
 }
 
@@ -228,4 +286,67 @@ fn residuals_vanish_when_constraints_hold() {
     assert!(ik::constraint::smoothness_energy(&chain, &p, &joints, 2) < 1e-12);
     p[5] = 0.5;
     assert!(ik::constraint::smoothness_energy(&chain, &p, &joints, 2) > 0.1);
+}
+
+#[test]
+fn optimisation_moves_reach_limited_targets_within_limits() {
+    use ik::OptimisationMoves;
+    let protocol = Protocol::Limits(90f64.to_radians());
+    let s = Arc::new(protocol.skeleton(12));
+    let tip = s.find("tip").unwrap();
+    for seed in 0..20 {
+        let target = protocol.target(&s, &mut Pcg64::seed_from_u64(seed));
+        let mut c = ConstraintSet::new();
+        c.add(&s, Constraint::position(tip, target, 0.1)).unwrap();
+        let config = SmcIkConfig {
+            particles: 4,
+            seed,
+            alpha: 1.0,
+            noise: JointNoise::isotropic(0.02, 0.0),
+            moves: Some(OptimisationMoves {
+                damping: 3.0,
+                residual_gain: 0.05,
+            }),
+            ..SmcIkConfig::default()
+        };
+        let mut ik = SmcIk::new(s.clone(), c, config, &s.rest_pose()).unwrap();
+        let mut reached = false;
+        for _ in 0..MAX_ITERATIONS {
+            ik.step().unwrap();
+            assert!(ik.particles().rows().all(|p| s.within_limits(p)));
+            if tip_distance(&s, ik.map_pose(), &target) < SUCCESS_DISTANCE {
+                reached = true;
+                break;
+            }
+        }
+        assert!(reached, "seed {seed}");
+    }
+}
+
+#[test]
+fn dls_with_restarts_solves_limited_targets() {
+    use ik::{JacobianKind, JacobianSolver, Method};
+    let protocol = Protocol::Limits(45f64.to_radians());
+    let s = protocol.skeleton(12);
+    let tip = s.find("tip").unwrap();
+    for seed in 0..30 {
+        let target = protocol.target(&s, &mut Pcg64::seed_from_u64(seed));
+        let mut c = ConstraintSet::new();
+        c.add(&s, Constraint::position(tip, target, 1.0)).unwrap();
+        let mut solver = JacobianSolver::new(
+            Method::Dls {
+                damping: 0.5,
+                adaptive: true,
+            },
+            JacobianKind::Analytic,
+        )
+        .with_restarts(seed);
+        let mut pose = s.rest_pose();
+        let report = solver
+            .solve(&s, &c, &mut pose, MAX_ITERATIONS, 1e-6)
+            .unwrap();
+        assert!(s.within_limits(&pose));
+        assert!(report.converged, "seed {seed}: {report:?}");
+        assert!(tip_distance(&s, &pose, &target) < SUCCESS_DISTANCE);
+    }
 }
