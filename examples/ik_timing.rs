@@ -39,6 +39,9 @@ struct Args {
     /// Rayon threads for the particle filter (0: rayon's default).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Only these solvers (comma-separated names as printed); all by default.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     /// Write the table to this CSV file.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
@@ -155,6 +158,10 @@ fn main() -> Result<()> {
     let mut csv = Csv::new(&["solver", "dof", "microseconds_per_iteration"]);
     let mut table: Vec<Vec<f64>> = Vec::new();
     for solver in SOLVERS {
+        if !args.only.is_empty() && !args.only.iter().any(|o| o == solver) {
+            table.push(vec![f64::NAN; args.dofs.len()]);
+            continue;
+        }
         print!("{solver:>26}");
         let mut row = Vec::new();
         for &dof in &args.dofs {

@@ -43,6 +43,9 @@ use crate::error::{IkError, Result};
 use crate::jacobian::JacobianScratch;
 use crate::prior::{EvolutionPrior, JointNoise, LimitSampler, PriorCounts};
 
+/// Fewest particles per rayon task when evaluating costs.
+const MIN_COST_TASK: usize = 128;
+
 /// Iterations over which the success rule takes its reference cost.
 const SUCCESS_WINDOW: usize = 10;
 
@@ -299,6 +302,13 @@ impl Propagate<()> for Proposal<'_> {
         self.transition(prev, next, rng);
         0.0
     }
+
+    /// A draw costs ~0.25 µs per joint (several µs more with a DLS move):
+    /// tasks of ~100 joint draws keep rayon's hand-off small.
+    fn particles_per_task(&self) -> usize {
+        let per_particle = self.skeleton.len() * if self.moves.is_some() { 8 } else { 1 };
+        100usize.div_ceil(per_particle.max(1))
+    }
 }
 
 /// Log-likelihoods computed beforehand (forward kinematics needs the
@@ -485,13 +495,19 @@ impl SmcIk {
         let constraints = &self.constraints;
         let fk = &self.fk;
         let states = self.particles.states();
-        self.costs
-            .par_iter_mut()
-            .enumerate()
-            .with_min_len(16)
-            .for_each(|(i, c)| {
-                *c = constraints.cost(skeleton, fk.world(i), &states[i * dof..(i + 1) * dof]);
-            });
+        let cost = |(i, c): (usize, &mut f64)| {
+            *c = constraints.cost(skeleton, fk.world(i), &states[i * dof..(i + 1) * dof]);
+        };
+        if self.costs.len() <= MIN_COST_TASK || rayon::current_num_threads() == 1 {
+            // Small clouds: rayon's cross-thread hand-off costs more than the work.
+            self.costs.iter_mut().enumerate().for_each(cost);
+        } else {
+            self.costs
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(MIN_COST_TASK)
+                .for_each(cost);
+        }
         let temperature = match self.config.adaptation {
             Adaptation::None => 1.0,
             Adaptation::SuccessRule { .. } => self.scale * self.scale,

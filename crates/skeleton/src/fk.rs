@@ -12,6 +12,10 @@ use rayon::prelude::*;
 use crate::error::{Result, SkeletonError};
 use crate::skeleton::Skeleton;
 
+/// Fewest joint transforms per rayon task (~10 µs of work); smaller batches
+/// run on the calling thread, where rayon's hand-off would cost more.
+const TRANSFORMS_PER_TASK: usize = 512;
+
 /// N poses × D parameters, row-major.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoseBatch {
@@ -144,11 +148,23 @@ impl BatchForwardKinematics {
         let n = states.len() / d;
         self.joints = j;
         self.world.resize(n * j, Isometry3::identity());
-        self.world
-            .par_chunks_exact_mut(j)
-            .zip(states.par_chunks_exact(d))
-            .with_min_len(64)
-            .for_each(|(world, pose)| skeleton.forward_kinematics_into(pose, world));
+        let fk = |(world, pose): (&mut [Isometry3<f64>], &[f64])| {
+            skeleton.forward_kinematics_into(pose, world)
+        };
+        let task = TRANSFORMS_PER_TASK.div_ceil(j.max(1));
+        if n <= task || rayon::current_num_threads() == 1 {
+            // One task's worth: rayon's cross-thread hand-off would cost more.
+            self.world
+                .chunks_exact_mut(j)
+                .zip(states.chunks_exact(d))
+                .for_each(fk);
+        } else {
+            self.world
+                .par_chunks_exact_mut(j)
+                .zip(states.par_chunks_exact(d))
+                .with_min_len(task)
+                .for_each(fk);
+        }
         Ok(())
     }
 
@@ -182,9 +198,18 @@ impl BatchForwardKinematics {
         if self.joints == 0 {
             return;
         }
-        out.par_iter_mut()
-            .zip(self.world.par_chunks_exact(self.joints))
-            .with_min_len(64)
-            .for_each(|(c, world)| *c = skeleton.centre_of_mass(world));
+        let com =
+            |(c, world): (&mut Point3<f64>, &[Isometry3<f64>])| *c = skeleton.centre_of_mass(world);
+        let task = TRANSFORMS_PER_TASK.div_ceil(self.joints);
+        if out.len() <= task || rayon::current_num_threads() == 1 {
+            out.iter_mut()
+                .zip(self.world.chunks_exact(self.joints))
+                .for_each(com);
+        } else {
+            out.par_iter_mut()
+                .zip(self.world.par_chunks_exact(self.joints))
+                .with_min_len(task)
+                .for_each(com);
+        }
     }
 }

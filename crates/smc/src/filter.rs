@@ -43,7 +43,7 @@ use crate::rng::{StreamDomain, StreamKey, stream_rng};
 use crate::weights::Weights;
 
 /// Fewest particles per rayon task in the per-particle stages.
-const MIN_TASK: usize = 256;
+pub(crate) const MIN_TASK: usize = 256;
 
 /// When to resample (PHYSPRIOR Alg. 1 step 1).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -118,6 +118,39 @@ impl Stage {
             Stage::Propagate => "propagate",
             Stage::Weigh => "weigh",
         }
+    }
+}
+
+/// Draws every row of `states` from the model's initial proposal with the
+/// streams of `key`, in parallel above one task's worth of particles.
+fn draw_initial<O, M>(
+    states: &mut [f64],
+    log_correction: &mut [f64],
+    dim: usize,
+    model: &M,
+    obs: &O,
+    key: &StreamKey,
+) where
+    O: ?Sized + Sync,
+    M: Propagate<O>,
+{
+    let draw = |(i, (x, c)): (usize, (&mut [f64], &mut f64))| {
+        *c = model.initial(obs, x, &mut key.rng(i as u64));
+    };
+    let task = model.particles_per_task().max(1);
+    if log_correction.len() <= task || rayon::current_num_threads() == 1 {
+        states
+            .chunks_exact_mut(dim)
+            .zip(log_correction.iter_mut())
+            .enumerate()
+            .for_each(draw);
+    } else {
+        states
+            .par_chunks_exact_mut(dim)
+            .zip(log_correction.par_iter_mut())
+            .enumerate()
+            .with_min_len(task)
+            .for_each(draw);
     }
 }
 
@@ -346,11 +379,21 @@ impl Filter {
         let dim = particles.dim();
         self.scratch_states.resize(n * dim, 0.0);
         let prev = particles.states();
-        self.scratch_states
-            .par_chunks_exact_mut(dim)
-            .zip(self.ancestors.par_iter())
-            .with_min_len(4 * MIN_TASK)
-            .for_each(|(row, &a)| row.copy_from_slice(&prev[a * dim..(a + 1) * dim]));
+        let copy =
+            |(row, &a): (&mut [f64], &usize)| row.copy_from_slice(&prev[a * dim..(a + 1) * dim]);
+        if n <= 4 * MIN_TASK || rayon::current_num_threads() == 1 {
+            // One task's worth: skip rayon's cross-thread hand-off.
+            self.scratch_states
+                .chunks_exact_mut(dim)
+                .zip(self.ancestors.iter())
+                .for_each(copy);
+        } else {
+            self.scratch_states
+                .par_chunks_exact_mut(dim)
+                .zip(self.ancestors.par_iter())
+                .with_min_len(4 * MIN_TASK)
+                .for_each(copy);
+        }
         particles.swap_states(&mut self.scratch_states);
         particles.set_uniform_weights();
         self.resampled = true;
@@ -381,27 +424,39 @@ impl Filter {
         self.log_correction.resize(n, 0.0);
         if t == 0 {
             particles.set_uniform_weights();
-            particles
-                .states_mut()
-                .par_chunks_exact_mut(dim)
-                .zip(self.log_correction.par_iter_mut())
-                .enumerate()
-                .with_min_len(MIN_TASK)
-                .for_each(|(i, (x, c))| {
-                    *c = model.initial(obs, x, &mut key.rng(i as u64));
-                });
+            draw_initial(
+                particles.states_mut(),
+                &mut self.log_correction,
+                dim,
+                model,
+                obs,
+                &key,
+            );
         } else {
             self.scratch_states.resize(n * dim, 0.0);
             let prev = particles.states();
-            self.scratch_states
-                .par_chunks_exact_mut(dim)
-                .zip(prev.par_chunks_exact(dim))
-                .zip(self.log_correction.par_iter_mut())
-                .enumerate()
-                .with_min_len(MIN_TASK)
-                .for_each(|(i, ((next, prev), c))| {
-                    *c = model.propagate(t, obs, prev, next, &mut key.rng(i as u64));
-                });
+            let draw = |(i, ((next, prev), c)): (usize, ((&mut [f64], &[f64]), &mut f64))| {
+                *c = model.propagate(t, obs, prev, next, &mut key.rng(i as u64));
+            };
+            let task = model.particles_per_task().max(1);
+            if n <= task || rayon::current_num_threads() == 1 {
+                // One task's worth: skip rayon's cross-thread hand-off (it
+                // costs more than a small IK cloud's whole step).
+                self.scratch_states
+                    .chunks_exact_mut(dim)
+                    .zip(prev.chunks_exact(dim))
+                    .zip(self.log_correction.iter_mut())
+                    .enumerate()
+                    .for_each(draw);
+            } else {
+                self.scratch_states
+                    .par_chunks_exact_mut(dim)
+                    .zip(prev.par_chunks_exact(dim))
+                    .zip(self.log_correction.par_iter_mut())
+                    .enumerate()
+                    .with_min_len(task)
+                    .for_each(draw);
+            }
             particles.swap_states(&mut self.scratch_states);
         }
         self.stage = Stage::Weigh;
@@ -500,15 +555,14 @@ impl Filter {
         let key = StreamKey::new(self.config.seed, self.t as u64, StreamDomain::Recover);
         self.log_correction.resize(n, 0.0);
         particles.set_uniform_weights();
-        particles
-            .states_mut()
-            .par_chunks_exact_mut(dim)
-            .zip(self.log_correction.par_iter_mut())
-            .enumerate()
-            .with_min_len(MIN_TASK)
-            .for_each(|(i, (x, c))| {
-                *c = model.initial(obs, x, &mut key.rng(i as u64));
-            });
+        draw_initial(
+            particles.states_mut(),
+            &mut self.log_correction,
+            dim,
+            model,
+            obs,
+            &key,
+        );
         self.resampled = false;
         self.recoveries += 1;
         if let Some(a) = self.ancestry.as_mut() {

@@ -40,6 +40,15 @@ pub trait Propagate<O: ?Sized>: Sync {
         next: &mut [f64],
         rng: &mut ParticleRng,
     ) -> f64;
+
+    /// Fewest particles per rayon task (a batch this size or smaller runs on
+    /// the calling thread). The default suits cheap models; a model whose
+    /// draws cost microseconds (forward kinematics, a physics step) returns
+    /// less so that small clouds still use every core. Results do not depend
+    /// on it: every particle has its own random stream.
+    fn particles_per_task(&self) -> usize {
+        crate::filter::MIN_TASK
+    }
 }
 
 /// Batched log-likelihood (the "weigh" stage).
@@ -76,10 +85,15 @@ where
         dim: usize,
         out: &mut [f64],
     ) -> Result<(), BoxError> {
-        out.par_iter_mut()
-            .zip(states.par_chunks_exact(dim))
-            .with_min_len(512)
-            .for_each(|(o, x)| *o = (self.0)(obs, x));
+        let eval = |(o, x): (&mut f64, &[f64])| *o = (self.0)(obs, x);
+        if out.len() <= 512 {
+            out.iter_mut().zip(states.chunks_exact(dim)).for_each(eval);
+        } else {
+            out.par_iter_mut()
+                .zip(states.par_chunks_exact(dim))
+                .with_min_len(512)
+                .for_each(eval);
+        }
         Ok(())
     }
 }
