@@ -27,8 +27,8 @@ use anyhow::{Result, bail};
 use clap::Parser;
 use ik::protocol::{CHAIN_LENGTH, MAX_ITERATIONS, Protocol, SUCCESS_DISTANCE};
 use ik::{
-    Adaptation, Constraint, ConstraintSet, JacobianKind, JacobianSolver, JointNoise, LimitSampler, Method,
-    OptimisationMoves, SmcIk, SmcIkConfig,
+    Adaptation, Constraint, ConstraintSet, JacobianKind, JacobianSolver, JointNoise, LimitSampler,
+    Method, OptimisationMoves, SmcIk, SmcIkConfig,
 };
 use k::prelude::*;
 use nalgebra::Point3;
@@ -90,16 +90,20 @@ fn k_chain(protocol: Protocol, dof: usize) -> k::SerialChain<f64> {
     };
     let mut nodes = Vec::new();
     for i in 0..n {
-        for (a, axis) in [kna::Vector3::x_axis(), kna::Vector3::y_axis(), kna::Vector3::z_axis()]
-            .into_iter()
-            .enumerate()
+        for (a, axis) in [
+            kna::Vector3::x_axis(),
+            kna::Vector3::y_axis(),
+            kna::Vector3::z_axis(),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let offset = if i > 0 && a == 0 { l } else { 0.0 };
             let node: k::Node<f64> = k::NodeBuilder::new()
                 .name(&format!("j{i}{a}"))
                 .translation(kna::Translation3::new(offset, 0.0, 0.0))
                 .joint_type(k::JointType::Rotational { axis })
-                .limits(limit.clone())
+                .limits(limit)
                 .into_node();
             nodes.push(node);
         }
@@ -132,11 +136,14 @@ fn solve_k(chain: &k::SerialChain<f64>, target: &Point3<f64>) -> Outcome {
         rotation_z: false,
         ..Default::default()
     };
-    let ok = solver.solve_with_constraints(chain, &goal, &constraints).is_ok();
+    let ok = solver
+        .solve_with_constraints(chain, &goal, &constraints)
+        .is_ok();
     let seconds = start.elapsed().as_secs_f64();
     // Independent check of the reported success.
     let tip = chain.end_transform().translation.vector;
-    let d = ((tip.x - target.x).powi(2) + (tip.y - target.y).powi(2) + (tip.z - target.z).powi(2)).sqrt();
+    let d = ((tip.x - target.x).powi(2) + (tip.y - target.y).powi(2) + (tip.z - target.z).powi(2))
+        .sqrt();
     Outcome {
         success: ok && d < SUCCESS_DISTANCE * (1.0 + 1e-9),
         seconds,
@@ -148,7 +155,13 @@ fn tip_distance(s: &Skeleton, pose: &[f64], tip: usize, target: &Point3<f64>) ->
     (Point3::from(w[tip].translation.vector) - target).norm()
 }
 
-fn solve_dls(s: &Skeleton, tip: usize, target: &Point3<f64>, damping: f64, seed: u64) -> Result<Outcome> {
+fn solve_dls(
+    s: &Skeleton,
+    tip: usize,
+    target: &Point3<f64>,
+    damping: f64,
+    seed: u64,
+) -> Result<Outcome> {
     let start = Instant::now();
     let mut cs = ConstraintSet::new();
     cs.add(s, Constraint::position(tip, *target, 1.0))?;
@@ -161,7 +174,13 @@ fn solve_dls(s: &Skeleton, tip: usize, target: &Point3<f64>, damping: f64, seed:
     )
     .with_restarts(seed);
     let mut pose = s.rest_pose();
-    let report = solver.solve(s, &cs, &mut pose, MAX_ITERATIONS, SUCCESS_DISTANCE * SUCCESS_DISTANCE)?;
+    let report = solver.solve(
+        s,
+        &cs,
+        &mut pose,
+        MAX_ITERATIONS,
+        SUCCESS_DISTANCE * SUCCESS_DISTANCE,
+    )?;
     let seconds = start.elapsed().as_secs_f64();
     if std::env::var_os("IK_PEERS_DEBUG").is_some() && !report.converged {
         eprintln!(
@@ -177,11 +196,22 @@ fn solve_dls(s: &Skeleton, tip: usize, target: &Point3<f64>, damping: f64, seed:
     })
 }
 
-fn solve_smc(s: &Arc<Skeleton>, tip: usize, target: &Point3<f64>, seed: u64, config: SmcIkConfig) -> Result<Outcome> {
+fn solve_smc(
+    s: &Arc<Skeleton>,
+    tip: usize,
+    target: &Point3<f64>,
+    seed: u64,
+    config: SmcIkConfig,
+) -> Result<Outcome> {
     let start = Instant::now();
     let mut cs = ConstraintSet::new();
     cs.add(s, Constraint::position(tip, *target, TARGET_SIGMA))?;
-    let mut solver = SmcIk::new(s.clone(), cs, SmcIkConfig { seed, ..config }, &s.rest_pose())?;
+    let mut solver = SmcIk::new(
+        s.clone(),
+        cs,
+        SmcIkConfig { seed, ..config },
+        &s.rest_pose(),
+    )?;
     let mut success = false;
     for _ in 0..MAX_ITERATIONS {
         solver.step()?;
@@ -205,8 +235,19 @@ fn main() -> Result<()> {
         adaptation: Adaptation::success_rule(),
         ..SmcIkConfig::default()
     };
-    let mut csv = Csv::new(&["protocol", "dof", "solver", "trials", "success_pct", "median_ms", "mean_ms"]);
-    println!("success % / median ms per solve, {} trials per cell", args.trials);
+    let mut csv = Csv::new(&[
+        "protocol",
+        "dof",
+        "solver",
+        "trials",
+        "success_pct",
+        "median_ms",
+        "mean_ms",
+    ]);
+    println!(
+        "success % / median ms per solve, {} trials per cell",
+        args.trials
+    );
     for name in &args.protocols {
         let Some(protocol) = Protocol::parse(name) else {
             bail!("--protocols: unknown '{name}' (reach, limits45, limits90)");
@@ -228,7 +269,8 @@ fn main() -> Result<()> {
             for solver in &args.solvers {
                 let mut outcomes = Vec::with_capacity(args.trials);
                 for trial in 0..args.trials {
-                    let target = protocol.target(&skeleton, &mut Pcg64::seed_from_u64(trial as u64));
+                    let target =
+                        protocol.target(&skeleton, &mut Pcg64::seed_from_u64(trial as u64));
                     let o = match solver.as_str() {
                         "k" => solve_k(&chain, &target),
                         "dls" => solve_dls(&skeleton, tip, &target, args.damping, trial as u64)?,

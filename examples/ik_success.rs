@@ -10,6 +10,7 @@
 //! ```
 //!
 //! The paper: ~100% with 30 particles, fewer particles needed as DOF grows.
+//! `--png FILE` draws success % against the particle count, one line per DOF.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,6 +19,7 @@ use anyhow::{Result, bail};
 use clap::Parser;
 use ik::protocol::{MAX_ITERATIONS, Protocol, SUCCESS_DISTANCE};
 use ik::{Adaptation, Constraint, ConstraintSet, JointNoise, LimitSampler, SmcIk, SmcIkConfig};
+use posecloud_examples::plot::{self, Corner, Mark, Panel, Series};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
@@ -63,6 +65,9 @@ struct Args {
     /// Write one row per cell to this CSV file.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
+    /// Plot success % vs particles, one line per DOF (Fig. 4a), to this PNG file.
+    #[arg(long)]
+    png: Option<std::path::PathBuf>,
 }
 
 struct Cell {
@@ -102,7 +107,10 @@ fn run_cell(args: &Args, protocol: Protocol, particles: usize, dof: usize) -> Re
         let mut rng = Pcg64::seed_from_u64(trial as u64);
         let target = protocol.target(&skeleton, &mut rng);
         let mut constraints = ConstraintSet::new();
-        constraints.add(&skeleton, Constraint::position(tip, target, args.target_sigma))?;
+        constraints.add(
+            &skeleton,
+            Constraint::position(tip, target, args.target_sigma),
+        )?;
         let config = SmcIkConfig {
             particles,
             seed: trial as u64,
@@ -142,7 +150,10 @@ fn run_cell(args: &Args, protocol: Protocol, particles: usize, dof: usize) -> Re
 fn main() -> Result<()> {
     let args = Args::parse();
     let Some(protocol) = Protocol::parse(&args.protocol) else {
-        bail!("--protocol: unknown '{}' (reach, limits45, limits90)", args.protocol);
+        bail!(
+            "--protocol: unknown '{}' (reach, limits45, limits90)",
+            args.protocol
+        );
     };
     println!(
         "SMC-IK success rate, protocol {}, {} trials per cell, variant {}, sampler {}",
@@ -157,15 +168,22 @@ fn main() -> Result<()> {
         print!("{:>14}", format!("{dof} DOF"));
     }
     println!();
+    // success % per DOF, per particle count, for the figure.
+    let mut curves: Vec<Vec<(f64, f64)>> = vec![Vec::new(); args.dofs.len()];
     let mut rows = vec!["protocol,variant,sampler,particles,dof,trials,successes,median_iterations,seconds,acceptance".to_string()];
     for &n in &args.particles {
         print!("{n:>10}");
-        for &dof in &args.dofs {
+        for (d, &dof) in args.dofs.iter().enumerate() {
             let mut c = run_cell(&args, protocol, n, dof)?;
             c.iterations.sort_unstable();
-            let median = c.iterations.get(c.iterations.len() / 2).copied().unwrap_or(0);
+            let median = c
+                .iterations
+                .get(c.iterations.len() / 2)
+                .copied()
+                .unwrap_or(0);
             let pct = 100.0 * c.successes as f64 / args.trials as f64;
             print!("{:>14}", format!("{pct:.1} ({median})"));
+            curves[d].push((n as f64, pct));
             use std::io::Write;
             std::io::stdout().flush()?;
             rows.push(format!(
@@ -183,6 +201,26 @@ fn main() -> Result<()> {
     }
     if let Some(path) = &args.csv {
         std::fs::write(path, rows.join("\n") + "\n")?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.png {
+        let mut panel = Panel::new(
+            format!(
+                "SMC-IK success rate (Fig. 4a): {}, {}, {} trials per point",
+                protocol.name(),
+                args.variant,
+                args.trials
+            ),
+            "particles",
+            "success (%)",
+        )
+        .legend_at(Corner::LowerRight);
+        for (d, (&dof, points)) in args.dofs.iter().zip(curves).enumerate() {
+            panel.push(
+                Series::line(Some(format!("{dof} DOF")), points, d).mark(Mark::LineDots(2, 4)),
+            );
+        }
+        plot::save_png(path, &[panel], 1, (1000, 700))?;
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -18,8 +18,8 @@ use anyhow::{Result, bail};
 use clap::Parser;
 use ik::protocol::Protocol;
 use ik::{
-    Adaptation, Constraint, ConstraintSet, Difference, JacobianKind, JacobianSolver, JointNoise, Method, SmcIk,
-    SmcIkConfig,
+    Adaptation, Constraint, ConstraintSet, Difference, JacobianKind, JacobianSolver, JointNoise,
+    Method, SmcIk, SmcIkConfig,
 };
 use posecloud_examples::Csv;
 use rand::SeedableRng;
@@ -92,9 +92,15 @@ fn time_cell(solver: &str, dof: usize, iterations: usize, repeats: usize) -> Res
             }
             _ => {
                 let (method, kind) = match solver {
-                    "transpose FD" => (Method::Transpose, JacobianKind::forward(JacobianKind::FORWARD_STEP)),
+                    "transpose FD" => (
+                        Method::Transpose,
+                        JacobianKind::forward(JacobianKind::FORWARD_STEP),
+                    ),
                     "transpose analytic" => (Method::Transpose, JacobianKind::Analytic),
-                    "DLS FD fwd" => (Method::dls(0.5), JacobianKind::forward(JacobianKind::FORWARD_STEP)),
+                    "DLS FD fwd" => (
+                        Method::dls(0.5),
+                        JacobianKind::forward(JacobianKind::FORWARD_STEP),
+                    ),
                     "DLS FD central" => (
                         Method::dls(0.5),
                         JacobianKind::FiniteDifference {
@@ -102,7 +108,9 @@ fn time_cell(solver: &str, dof: usize, iterations: usize, repeats: usize) -> Res
                             scheme: Difference::Central,
                         },
                     ),
-                    "DLS analytic" | "DLS analytic (step only)" => (Method::dls(0.5), JacobianKind::Analytic),
+                    "DLS analytic" | "DLS analytic (step only)" => {
+                        (Method::dls(0.5), JacobianKind::Analytic)
+                    }
                     other => bail!("unknown solver {other}"),
                 };
                 let mut cs = ConstraintSet::new();
@@ -142,7 +150,9 @@ fn main() -> Result<()> {
         bail!("--iterations and --repeats must be at least 1");
     }
     if args.threads > 0 {
-        rayon::ThreadPoolBuilder::new().num_threads(args.threads).build_global()?;
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(args.threads)
+            .build_global()?;
     }
     println!(
         "time per iteration (µs), reach protocol, {} rayon thread(s), mean of {} iterations, best of {}",
@@ -179,9 +189,15 @@ fn main() -> Result<()> {
         table.push(row);
     }
     // Linearity of SMC-IK: ratio of the largest to the 30-DOF time.
-    if let (Some(i30), Some(imax)) = (args.dofs.iter().position(|&d| d == 30), args.dofs.iter().position(|&d| d == 90)) {
+    if let (Some(i30), Some(imax)) = (
+        args.dofs.iter().position(|&d| d == 30),
+        args.dofs.iter().position(|&d| d == 90),
+    ) {
         for (k, name) in SOLVERS.iter().enumerate().take(2) {
-            println!("{name}: 90-DOF / 30-DOF time = {:.2} (linear: 3)", table[k][imax] / table[k][i30]);
+            println!(
+                "{name}: 90-DOF / 30-DOF time = {:.2} (linear: 3)",
+                table[k][imax] / table[k][i30]
+            );
         }
         let dls_fd = table[4][imax].min(table[5][imax]);
         println!(
@@ -195,9 +211,19 @@ fn main() -> Result<()> {
     }
     if let Some(path) = &args.png {
         use posecloud_examples::plot::{Panel, Series, save_png};
-        let mut panel = Panel::new("Time per iteration (SMC-IK Fig. 4b)", "DOF", "µs per iteration").log_y();
+        let mut panel = Panel::new(
+            "Time per iteration (SMC-IK Fig. 4b)",
+            "DOF",
+            "µs per iteration",
+        )
+        .log_y();
         for (k, name) in SOLVERS.iter().enumerate() {
-            let points = args.dofs.iter().zip(&table[k]).map(|(&d, &t)| (d as f64, t)).collect();
+            let points = args
+                .dofs
+                .iter()
+                .zip(&table[k])
+                .map(|(&d, &t)| (d as f64, t))
+                .collect();
             panel.push(Series::line(name.to_string(), points, k));
         }
         save_png(path, &[panel], 1, (900, 600))?;

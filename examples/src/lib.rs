@@ -1,1 +1,832 @@
-//! Helpers shared by the examples.
+//! Helpers shared by the examples: CSV output ([`Csv`]) and PNG figures
+//! ([`plot`]), so that every example can write what it measured with
+//! `--csv FILE` and `--png FILE`.
+
+use std::fmt::Display;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+/// A CSV table built row by row, written in one go.
+///
+/// Fields that contain a comma, a quote or a line break are quoted (RFC 4180).
+#[derive(Clone, Debug)]
+pub struct Csv {
+    columns: usize,
+    text: String,
+}
+
+impl Csv {
+    /// A table with this header row.
+    pub fn new(header: &[&str]) -> Self {
+        let mut csv = Self {
+            columns: header.len(),
+            text: String::new(),
+        };
+        csv.push_line(header.iter());
+        csv
+    }
+
+    /// Appends one row; it must have as many fields as the header.
+    pub fn row<I>(&mut self, fields: I) -> Result<()>
+    where
+        I: IntoIterator,
+        I::Item: Display,
+    {
+        let fields: Vec<String> = fields.into_iter().map(|f| f.to_string()).collect();
+        if fields.len() != self.columns {
+            bail!(
+                "CSV row has {} fields, the header has {}",
+                fields.len(),
+                self.columns
+            );
+        }
+        self.push_line(fields.iter());
+        Ok(())
+    }
+
+    fn push_line<I: Iterator<Item = T>, T: Display>(&mut self, fields: I) {
+        for (i, f) in fields.enumerate() {
+            if i > 0 {
+                self.text.push(',');
+            }
+            let f = f.to_string();
+            if f.contains([',', '"', '\n', '\r']) {
+                self.text.push('"');
+                self.text.push_str(&f.replace('"', "\"\""));
+                self.text.push('"');
+            } else {
+                self.text.push_str(&f);
+            }
+        }
+        self.text.push('\n');
+    }
+
+    /// The table as text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Writes the table to `path`.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        std::fs::write(path, &self.text).with_context(|| format!("writing {}", path.display()))
+    }
+}
+
+/// The median of `values` (the mean of the two middle values for an even
+/// count); `None` when empty. NaNs sort last.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    })
+}
+
+/// `v` in scientific notation with `digits` decimals and a signed
+/// two-digit exponent (`2.87e+00`, `9.85e-01`), so columns line up.
+pub fn sci(v: f64, digits: usize) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    let s = format!("{v:.digits$e}");
+    match s.split_once('e') {
+        Some((m, e)) => {
+            let e: i32 = e.parse().unwrap_or(0);
+            format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+        }
+        None => s,
+    }
+}
+
+/// Parses `x,y,z` into three finite numbers (for target options).
+pub fn parse_point(s: &str) -> std::result::Result<[f64; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.len() != 3 {
+        return Err(format!(
+            "expected x,y,z (three comma-separated numbers), got '{s}'"
+        ));
+    }
+    let mut p = [0.0; 3];
+    for (o, part) in p.iter_mut().zip(&parts) {
+        *o = part
+            .parse::<f64>()
+            .map_err(|e| format!("'{part}' in '{s}': {e}"))?;
+        if !o.is_finite() {
+            return Err(format!("'{part}' in '{s}' is not finite"));
+        }
+    }
+    Ok(p)
+}
+
+/// Draws the parameters of one joint uniformly within its limits, in the
+/// joint's own coordinates: hinge and prismatic joints uniformly in their
+/// interval, swing (2-DOF) joints uniformly in the swing ellipse, swing–twist
+/// ball joints uniformly in the ellipse × twist interval, Euler joints
+/// uniformly in the box of their angle intervals (rejection sampling from the
+/// bounding box, checked with the joint's own containment test). Fixed
+/// joints draw nothing. Joints without limits are an error: there is no
+/// uniform law on an unbounded range.
+pub fn sample_within_limits<R: rand::Rng + ?Sized>(
+    kind: &skeleton::JointKind,
+    rng: &mut R,
+    out: &mut [f64],
+) -> Result<()> {
+    use rand::RngExt;
+    use skeleton::{BallRotation, JointKind};
+    let mut u = |lo: f64, hi: f64| {
+        if hi > lo {
+            rng.random_range(lo..=hi)
+        } else {
+            lo
+        }
+    };
+    let mut boxed = |lo: &[f64], hi: &[f64], out: &mut [f64]| -> Result<()> {
+        for _ in 0..10_000 {
+            for k in 0..lo.len() {
+                out[k] = u(lo[k], hi[k]);
+            }
+            if kind.within_limits(out) {
+                return Ok(());
+            }
+        }
+        bail!("no draw within the limits of {kind:?} in 10000 tries")
+    };
+    match kind {
+        JointKind::Fixed => Ok(()),
+        JointKind::Hinge { limit: Some(r), .. } | JointKind::Prismatic { limit: Some(r), .. } => {
+            boxed(&[r.min], &[r.max], out)
+        }
+        JointKind::Swing { limit: Some(l), .. } => {
+            let (a, b) = (l.swing_half_angles.x, l.swing_half_angles.y);
+            boxed(&[-a, -b], &[a, b], out)
+        }
+        JointKind::Ball(BallRotation::SwingTwist { limit: Some(l), .. }) => {
+            let (a, b) = (l.swing_half_angles.x, l.swing_half_angles.y);
+            boxed(&[-a, -b, l.twist_min], &[a, b, l.twist_max], out)
+        }
+        JointKind::Ball(BallRotation::Euler {
+            limits: Some(l), ..
+        }) => boxed(
+            &[l[0].min, l[1].min, l[2].min],
+            &[l[0].max, l[1].max, l[2].max],
+            out,
+        ),
+        other => {
+            bail!("cannot draw uniformly within the limits of a joint without limits ({other:?})")
+        }
+    }
+}
+
+/// Per-joint random-walk σ scaled by lever arm (a diagonal preconditioner
+/// for the evolution prior): a rotation of joint `j` by `δ` moves a point at
+/// distance `L` by about `L·δ`, so giving joint `j` the σ
+/// `sigma · min(lever_ref / L_j, max_gain)` makes every joint move its
+/// constrained points by a similar amount. `L_j` is the largest distance, in
+/// `pose`, from joint `j` to one of `points` in its subtree (at least 2 cm).
+/// Joints that move none of `points` get σ = 0 (they stay where they are);
+/// the root's translation (a free root) gets `root_translation`.
+pub fn lever_noise(
+    skeleton: &skeleton::Skeleton,
+    pose: &[f64],
+    points: &[usize],
+    sigma: f64,
+    lever_ref: f64,
+    max_gain: f64,
+    root_translation: f64,
+) -> Result<Vec<ik::JointNoise>> {
+    let world = skeleton.forward_kinematics(pose)?;
+    let mut lever = vec![0.0f64; skeleton.len()];
+    for &p in points {
+        if p >= skeleton.len() {
+            bail!("joint index {p} out of range");
+        }
+        let tip = world[p].translation.vector;
+        let mut j = Some(p);
+        while let Some(k) = j {
+            lever[k] = lever[k].max((tip - world[k].translation.vector).norm().max(0.02));
+            j = skeleton.joint(k).parent;
+        }
+    }
+    Ok(lever
+        .iter()
+        .enumerate()
+        .map(|(j, &l)| {
+            let rotation = if l > 0.0 {
+                sigma * (lever_ref / l).min(max_gain)
+            } else {
+                0.0
+            };
+            let translation = if skeleton.joint(j).parent.is_none() {
+                root_translation
+            } else {
+                0.0
+            };
+            ik::JointNoise::isotropic(rotation, translation)
+        })
+        .collect())
+}
+
+/// PNG figures with plotters' bitmap back end: line plots (linear or log
+/// axes) and 2-D drawings of polylines with equal axis scales.
+///
+/// Text is rendered with the `ab_glyph` back end from the DejaVu Sans font
+/// embedded from `assets/fonts/` (see its README for the licence), so
+/// plotting needs no system fonts, fontconfig or freetype.
+pub mod plot {
+    use std::ops::Range;
+    use std::path::Path;
+    use std::sync::Once;
+
+    use anyhow::{Result, anyhow, bail};
+    use plotters::coord::Shift;
+    use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+    use plotters::prelude::*;
+
+    static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+    static REGISTER: Once = Once::new();
+
+    /// The family every text style of these plots names.
+    const FAMILY: &str = "sans-serif";
+
+    fn register_font() -> Result<()> {
+        let mut ok = true;
+        REGISTER.call_once(|| {
+            ok = plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok();
+        });
+        if ok {
+            Ok(())
+        } else {
+            bail!("the embedded DejaVu Sans font could not be parsed")
+        }
+    }
+
+    /// The Tableau-10 palette: distinguishable lines, indexed cyclically.
+    const PALETTE: [(u8, u8, u8); 10] = [
+        (31, 119, 180),
+        (255, 127, 14),
+        (44, 160, 44),
+        (214, 39, 40),
+        (148, 103, 189),
+        (140, 86, 75),
+        (227, 119, 194),
+        (127, 127, 127),
+        (188, 189, 34),
+        (23, 190, 207),
+    ];
+
+    /// Colour `i` of the palette (cyclic).
+    pub fn colour(i: usize) -> RGBColor {
+        let (r, g, b) = PALETTE[i % PALETTE.len()];
+        RGBColor(r, g, b)
+    }
+
+    /// Black, for reference lines and markers.
+    pub const INK: usize = usize::MAX;
+
+    fn rgb(i: usize) -> RGBColor {
+        if i == INK { BLACK } else { colour(i) }
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Scale {
+        Linear,
+        Log,
+    }
+
+    /// How a series is drawn.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub enum Mark {
+        /// A polyline of the given width (px).
+        Line(u32),
+        /// A polyline with a dot of the given radius at every point.
+        LineDots(u32, u32),
+        /// Filled dots of the given radius.
+        Dots(u32),
+        /// Crosses of the given size.
+        Crosses(u32),
+    }
+
+    /// One series of a panel.
+    #[derive(Clone, Debug)]
+    pub struct Series {
+        /// Shown in the legend when set.
+        pub label: Option<String>,
+        pub points: Vec<(f64, f64)>,
+        /// Palette index ([`INK`] for black).
+        pub colour: usize,
+        pub mark: Mark,
+    }
+
+    impl Series {
+        /// A 2-px line.
+        pub fn line(
+            label: impl Into<Option<String>>,
+            points: Vec<(f64, f64)>,
+            colour: usize,
+        ) -> Self {
+            Self {
+                label: label.into(),
+                points,
+                colour,
+                mark: Mark::Line(2),
+            }
+        }
+
+        pub fn mark(mut self, mark: Mark) -> Self {
+            self.mark = mark;
+            self
+        }
+    }
+
+    /// Where a panel's legend goes.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Corner {
+        UpperRight,
+        UpperLeft,
+        LowerRight,
+        LowerLeft,
+    }
+
+    /// One chart of a figure.
+    #[derive(Clone, Debug)]
+    pub struct Panel {
+        pub title: String,
+        pub x_label: String,
+        pub y_label: String,
+        pub x_scale: Scale,
+        pub y_scale: Scale,
+        /// Same length per unit on both axes (drawings of bodies).
+        pub equal_aspect: bool,
+        pub series: Vec<Series>,
+        /// Vertical reference lines at these x (dashed grey).
+        pub vlines: Vec<f64>,
+        /// Horizontal reference lines at these y (dashed grey).
+        pub hlines: Vec<f64>,
+        /// Legend corner (series with a label are listed).
+        pub legend: Corner,
+    }
+
+    impl Panel {
+        /// A line plot with linear axes.
+        pub fn new(
+            title: impl Into<String>,
+            x_label: impl Into<String>,
+            y_label: impl Into<String>,
+        ) -> Self {
+            Self {
+                title: title.into(),
+                x_label: x_label.into(),
+                y_label: y_label.into(),
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+                equal_aspect: false,
+                series: Vec::new(),
+                vlines: Vec::new(),
+                hlines: Vec::new(),
+                legend: Corner::UpperRight,
+            }
+        }
+
+        /// A 2-D drawing: equal axis scales.
+        pub fn drawing(
+            title: impl Into<String>,
+            x_label: impl Into<String>,
+            y_label: impl Into<String>,
+        ) -> Self {
+            Self {
+                equal_aspect: true,
+                ..Self::new(title, x_label, y_label)
+            }
+        }
+
+        pub fn log_y(mut self) -> Self {
+            self.y_scale = Scale::Log;
+            self
+        }
+
+        pub fn log_x(mut self) -> Self {
+            self.x_scale = Scale::Log;
+            self
+        }
+
+        pub fn legend_at(mut self, corner: Corner) -> Self {
+            self.legend = corner;
+            self
+        }
+
+        pub fn push(&mut self, series: Series) {
+            self.series.push(series);
+        }
+
+        /// The points drawn on a log axis must be positive; the others are left out.
+        fn visible(&self, p: &(f64, f64)) -> bool {
+            p.0.is_finite()
+                && p.1.is_finite()
+                && (self.x_scale == Scale::Linear || p.0 > 0.0)
+                && (self.y_scale == Scale::Linear || p.1 > 0.0)
+        }
+
+        fn bounds(&self) -> Option<(Range<f64>, Range<f64>)> {
+            let mut x = (f64::INFINITY, f64::NEG_INFINITY);
+            let mut y = (f64::INFINITY, f64::NEG_INFINITY);
+            for p in self
+                .series
+                .iter()
+                .flat_map(|s| &s.points)
+                .filter(|p| self.visible(p))
+            {
+                x = (x.0.min(p.0), x.1.max(p.0));
+                y = (y.0.min(p.1), y.1.max(p.1));
+            }
+            if !x.0.is_finite() {
+                return None;
+            }
+            for &v in &self.vlines {
+                if self.x_scale == Scale::Linear || v > 0.0 {
+                    x = (x.0.min(v), x.1.max(v));
+                }
+            }
+            for &v in &self.hlines {
+                if self.y_scale == Scale::Linear || v > 0.0 {
+                    y = (y.0.min(v), y.1.max(v));
+                }
+            }
+            Some((pad(x, self.x_scale), pad(y, self.y_scale)))
+        }
+    }
+
+    /// A margin around the data: 5% on linear axes, out to whole decades on
+    /// log axes.
+    fn pad((lo, hi): (f64, f64), scale: Scale) -> Range<f64> {
+        match scale {
+            Scale::Linear => {
+                let span = (hi - lo).max(1e-9 * lo.abs().max(1.0));
+                let (lo, hi) = if hi - lo < 1e-12 {
+                    (lo - 0.5 * span, hi + 0.5 * span)
+                } else {
+                    (lo, hi)
+                };
+                let m = 0.05 * (hi - lo);
+                (lo - m)..(hi + m)
+            }
+            Scale::Log => {
+                let lo = 10f64.powf(lo.log10().floor());
+                let mut hi = 10f64.powf(hi.log10().ceil());
+                if hi <= lo {
+                    hi = lo * 10.0;
+                }
+                // A hair beyond the decades, so that both end decades get a tick.
+                (lo * 0.97)..(hi * 1.03)
+            }
+        }
+    }
+
+    /// Tick label of a linear axis: short, no trailing zeros.
+    fn linear_label(v: f64) -> String {
+        // Ticks computed as multiples of the step land a rounding error off 0.
+        if v.abs() < 1e-10 {
+            return "0".into();
+        }
+        let a = v.abs();
+        if (1e-3..1e5).contains(&a) {
+            let s = format!("{v:.3}");
+            let s = s.trim_end_matches('0').trim_end_matches('.');
+            if s == "-0" { "0".into() } else { s.to_string() }
+        } else {
+            format!("{v:.0e}")
+        }
+    }
+
+    /// Tick label of a log axis: only whole decades are labelled (`1e-3`),
+    /// unless the axis spans less than two decades.
+    fn log_label(v: f64, decades: f64) -> String {
+        let e = v.log10();
+        if decades < 2.0 {
+            return format!("{v:.1e}");
+        }
+        if (e - e.round()).abs() < 1e-9 {
+            let e = e.round() as i32;
+            match e {
+                0 => "1".into(),
+                1 => "10".into(),
+                2 => "100".into(),
+                -1 => "0.1".into(),
+                _ => format!("1e{e}"),
+            }
+        } else {
+            String::new()
+        }
+    }
+
+    /// Text sizes (px) for figures whose panels are about 800 px wide.
+    const TITLE_SIZE: u32 = 26;
+    const LABEL_SIZE: u32 = 19;
+    const DESC_SIZE: u32 = 21;
+    const LEGEND_SIZE: u32 = 17;
+
+    /// Writes `panels` laid out in `columns` columns, each panel
+    /// `panel_size` pixels, to a PNG file.
+    pub fn save_png(
+        path: &Path,
+        panels: &[Panel],
+        columns: usize,
+        panel_size: (u32, u32),
+    ) -> Result<()> {
+        register_font()?;
+        if panels.is_empty() {
+            bail!("nothing to plot");
+        }
+        let columns = columns.clamp(1, panels.len());
+        let rows = panels.len().div_ceil(columns);
+        let size = (panel_size.0 * columns as u32, panel_size.1 * rows as u32);
+        let root = BitMapBackend::new(path, size).into_drawing_area();
+        let err = |e: &dyn std::fmt::Display| anyhow!("plotting {}: {e}", path.display());
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let areas = root.split_evenly((rows, columns));
+        for (panel, area) in panels.iter().zip(&areas) {
+            draw_panel(panel, area).map_err(|e| err(&e))?;
+        }
+        root.present().map_err(|e| err(&e))?;
+        Ok(())
+    }
+
+    type DrawResult = std::result::Result<(), Box<dyn std::error::Error>>;
+
+    const X_LABEL_AREA: u32 = 58;
+    const Y_LABEL_AREA: u32 = 86;
+    const MARGIN: u32 = 18;
+
+    fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> DrawResult {
+        let Some((mut xr, mut yr)) = panel.bounds() else {
+            area.draw(&Text::new(
+                format!("{}: no data", panel.title),
+                (20, 20),
+                (FAMILY, LABEL_SIZE).into_font(),
+            ))?;
+            return Ok(());
+        };
+        if panel.equal_aspect && panel.x_scale == Scale::Linear && panel.y_scale == Scale::Linear {
+            // Widen one range so that a unit has the same length on both axes.
+            let (w, h) = area.dim_in_pixel();
+            let pw = w.saturating_sub(Y_LABEL_AREA + 2 * MARGIN).max(1) as f64;
+            let ph = h
+                .saturating_sub(X_LABEL_AREA + 2 * MARGIN + TITLE_SIZE + 10)
+                .max(1) as f64;
+            let (sx, sy) = ((xr.end - xr.start) / pw, (yr.end - yr.start) / ph);
+            if sx > sy {
+                let c = 0.5 * (yr.start + yr.end);
+                let half = 0.5 * sx * ph;
+                yr = (c - half)..(c + half);
+            } else {
+                let c = 0.5 * (xr.start + xr.end);
+                let half = 0.5 * sy * pw;
+                xr = (c - half)..(c + half);
+            }
+        }
+        let xdec = (xr.end / xr.start).log10();
+        let ydec = (yr.end / yr.start).log10();
+        match (panel.x_scale, panel.y_scale) {
+            (Scale::Linear, Scale::Linear) => draw_chart(panel, area, xr, yr, xdec, ydec),
+            (Scale::Linear, Scale::Log) => draw_chart(panel, area, xr, yr.log_scale(), xdec, ydec),
+            (Scale::Log, Scale::Linear) => draw_chart(panel, area, xr.log_scale(), yr, xdec, ydec),
+            (Scale::Log, Scale::Log) => {
+                draw_chart(panel, area, xr.log_scale(), yr.log_scale(), xdec, ydec)
+            }
+        }
+    }
+
+    fn draw_chart<X, Y>(
+        panel: &Panel,
+        area: &DrawingArea<BitMapBackend<'_>, Shift>,
+        x: X,
+        y: Y,
+        x_decades: f64,
+        y_decades: f64,
+    ) -> DrawResult
+    where
+        X: AsRangedCoord<Value = f64>,
+        Y: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, (FAMILY, TITLE_SIZE))
+            .margin(MARGIN)
+            .x_label_area_size(X_LABEL_AREA)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(x, y)?;
+        let (xs, ys) = (panel.x_scale, panel.y_scale);
+        let fx = move |v: &f64| match xs {
+            Scale::Linear => linear_label(*v),
+            Scale::Log => log_label(*v, x_decades),
+        };
+        let fy = move |v: &f64| match ys {
+            Scale::Linear => linear_label(*v),
+            Scale::Log => log_label(*v, y_decades),
+        };
+        chart
+            .configure_mesh()
+            .x_desc(panel.x_label.as_str())
+            .y_desc(panel.y_label.as_str())
+            .label_style((FAMILY, LABEL_SIZE))
+            .axis_desc_style((FAMILY, DESC_SIZE))
+            .x_label_formatter(&fx)
+            .y_label_formatter(&fy)
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(205, 205, 205))
+            .draw()?;
+
+        let (x_range, y_range) = (chart.x_range(), chart.y_range());
+        let grey = RGBColor(120, 120, 120);
+        for &v in &panel.vlines {
+            chart.draw_series(DashedLineSeries::new(
+                [(v, y_range.start), (v, y_range.end)],
+                8,
+                5,
+                grey.stroke_width(2),
+            ))?;
+        }
+        for &v in &panel.hlines {
+            chart.draw_series(DashedLineSeries::new(
+                [(x_range.start, v), (x_range.end, v)],
+                8,
+                5,
+                grey.stroke_width(2),
+            ))?;
+        }
+
+        let mut legend = false;
+        for s in &panel.series {
+            let c = rgb(s.colour);
+            let pts: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .copied()
+                .filter(|p| panel.visible(p))
+                .collect();
+            // Thick polylines are drawn segment by segment: plotters' joins
+            // of wide strokes leave spikes at sharp turns of short segments.
+            let segments = |w: u32| {
+                let style = c.stroke_width(w);
+                let single =
+                    (pts.len() == 1).then(|| PathElement::new(vec![pts[0], pts[0]], style));
+                pts.windows(2)
+                    .map(move |s| PathElement::new(vec![s[0], s[1]], style))
+                    .chain(single)
+                    .collect::<Vec<_>>()
+            };
+            let anno = match s.mark {
+                Mark::Line(w) => chart.draw_series(segments(w))?,
+                Mark::LineDots(w, r) => {
+                    chart.draw_series(segments(w))?;
+                    chart.draw_series(pts.into_iter().map(|p| Circle::new(p, r, c.filled())))?
+                }
+                Mark::Dots(r) => {
+                    chart.draw_series(pts.into_iter().map(|p| Circle::new(p, r, c.filled())))?
+                }
+                Mark::Crosses(r) => chart
+                    .draw_series(pts.into_iter().map(|p| Cross::new(p, r, c.stroke_width(3))))?,
+            };
+            if let Some(label) = &s.label {
+                legend = true;
+                let mark = s.mark;
+                anno.label(label.as_str()).legend(
+                    move |(x, y)| -> DynElement<'static, BitMapBackend<'_>, (i32, i32)> {
+                        match mark {
+                            Mark::Line(w) | Mark::LineDots(w, _) => {
+                                PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(w))
+                                    .into_dyn()
+                            }
+                            Mark::Dots(r) => Circle::new((x + 12, y), r, c.filled()).into_dyn(),
+                            Mark::Crosses(r) => {
+                                Cross::new((x + 12, y), r, c.stroke_width(3)).into_dyn()
+                            }
+                        }
+                    },
+                );
+            }
+        }
+        if legend {
+            chart
+                .configure_series_labels()
+                .label_font((FAMILY, LEGEND_SIZE))
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .position(match panel.legend {
+                    Corner::UpperRight => SeriesLabelPosition::UpperRight,
+                    Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
+                    Corner::LowerRight => SeriesLabelPosition::LowerRight,
+                    Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
+                })
+                .draw()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn csv_quotes_fields_and_checks_widths() {
+        let mut csv = Csv::new(&["a", "b"]);
+        csv.row(["1", "x,y"]).unwrap();
+        csv.row(["say \"hi\"", "2"]).unwrap();
+        assert_eq!(csv.as_str(), "a,b\n1,\"x,y\"\n\"say \"\"hi\"\"\",2\n");
+        assert!(csv.row(["only one"]).is_err());
+    }
+
+    #[test]
+    fn median_and_sci() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(sci(2.872, 2), "2.87e+00");
+        assert_eq!(sci(0.000985, 2), "9.85e-04");
+        assert_eq!(sci(-1.5e12, 1), "-1.5e+12");
+    }
+
+    #[test]
+    fn parse_point_accepts_three_numbers_only() {
+        assert_eq!(parse_point("1, 2.5,-3").unwrap(), [1.0, 2.5, -3.0]);
+        assert!(parse_point("1,2").is_err());
+        assert!(parse_point("1,2,x").is_err());
+        assert!(parse_point("1,2,inf").is_err());
+    }
+
+    #[test]
+    fn samples_stay_within_the_limits_of_every_human_joint() {
+        let skel = skeleton::presets::human();
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let mut pose = skel.rest_pose();
+        for _ in 0..200 {
+            for (j, joint) in skel.joints().iter().enumerate().skip(1) {
+                let r = skel.param_range(j);
+                sample_within_limits(&joint.kind, &mut rng, &mut pose[r]).unwrap();
+            }
+            assert!(
+                skel.within_limits(&pose),
+                "{:?}",
+                skel.limit_violations(&pose)
+            );
+        }
+        // The free root has no limits: no uniform law.
+        let root = skel.param_range(0);
+        assert!(sample_within_limits(&skel.joint(0).kind, &mut rng, &mut pose[root]).is_err());
+    }
+
+    #[test]
+    fn lever_noise_scales_by_distance_and_zeroes_unconstrained_joints() {
+        let skel = skeleton::presets::chain(4, 3.0);
+        let tip = skel.find("tip").unwrap();
+        let noise = lever_noise(&skel, &skel.rest_pose(), &[tip], 0.1, 0.75, 10.0, 0.0).unwrap();
+        // Joint i is 3 − 0.75 i from the tip.
+        for (i, n) in noise.iter().take(4).enumerate() {
+            let expected = 0.1 * 0.75 / (3.0 - 0.75 * i as f64);
+            assert!((n.rotation[0] - expected).abs() < 1e-12, "{i}: {n:?}");
+        }
+        let none = lever_noise(
+            &skel,
+            &skel.rest_pose(),
+            &[skel.find("j1").unwrap()],
+            0.1,
+            0.75,
+            10.0,
+            0.0,
+        )
+        .unwrap();
+        assert_eq!(none[2].rotation, [0.0; 3]);
+    }
+
+    #[test]
+    fn png_is_written_with_the_embedded_font() {
+        let dir = std::env::temp_dir().join(format!("posecloud-plot-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("test.png");
+        let mut lines = plot::Panel::new("title", "x", "y").log_y();
+        lines.push(plot::Series::line(
+            Some("s".into()),
+            vec![(0.0, 1.0), (1.0, 1e-3), (2.0, 0.0)],
+            0,
+        ));
+        let mut drawing = plot::Panel::drawing("drawing", "x", "y");
+        drawing.push(plot::Series::line(
+            None,
+            vec![(0.0, 0.0), (1.0, 2.0)],
+            plot::INK,
+        ));
+        plot::save_png(&path, &[lines, drawing], 2, (400, 300)).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -364,9 +364,9 @@ pub fn smoothness_energy(skeleton: &Skeleton, pose: &[f64], joints: &[usize], k:
         let qi_inv = q(joints[i]).inverse();
         let lo = i.saturating_sub(k);
         let hi = (i + k).min(n - 1);
-        for m in lo..=hi {
+        for (m, &jm) in joints.iter().enumerate().take(hi + 1).skip(lo) {
             if m != i {
-                c += rotation::log(&(qi_inv * q(joints[m]))).norm();
+                c += rotation::log(&(qi_inv * q(jm))).norm();
             }
         }
     }

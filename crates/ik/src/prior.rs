@@ -507,7 +507,7 @@ fn phi_inv(p: f64) -> f64 {
 /// A draw from `N(mean, σ²)` truncated to `[lo, hi]` by inverse CDF (no
 /// rejection). `σ = 0` or an empty interval returns `mean` clamped.
 pub fn truncated_normal(mean: f64, sigma: f64, lo: f64, hi: f64, rng: &mut ParticleRng) -> f64 {
-    if !(sigma > 0.0) || hi <= lo {
+    if sigma.is_nan() || sigma <= 0.0 || hi <= lo {
         return mean.clamp(lo, hi.max(lo));
     }
     let (a, b) = ((lo - mean) / sigma, (hi - mean) / sigma);

@@ -178,7 +178,7 @@ impl SmcIkConfig {
             );
         }
         if let Some(m) = self.moves
-            && !(m.residual_gain > 0.0)
+            && (m.residual_gain.is_nan() || m.residual_gain <= 0.0)
         {
             return bad(
                 "moves.residual_gain",

@@ -121,6 +121,10 @@ impl Stage {
     }
 }
 
+/// One particle of the propagate stage: index, (next state, previous state),
+/// log importance correction.
+type PropagateItem<'a> = (usize, ((&'a mut [f64], &'a [f64]), &'a mut f64));
+
 /// Draws every row of `states` from the model's initial proposal with the
 /// streams of `key`, in parallel above one task's worth of particles.
 fn draw_initial<O, M>(
@@ -435,7 +439,7 @@ impl Filter {
         } else {
             self.scratch_states.resize(n * dim, 0.0);
             let prev = particles.states();
-            let draw = |(i, ((next, prev), c)): (usize, ((&mut [f64], &[f64]), &mut f64))| {
+            let draw = |(i, ((next, prev), c)): PropagateItem<'_>| {
                 *c = model.propagate(t, obs, prev, next, &mut key.rng(i as u64));
             };
             let task = model.particles_per_task().max(1);
