@@ -41,12 +41,13 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
+use ik::lever_arm_noise;
 use ik::{
     Adaptation, Constraint, ConstraintKind, ConstraintSet, LimitSampler, Noise, SmcIk, SmcIkConfig,
 };
 use nalgebra::Point3;
 use posecloud_examples::plot::{self, Mark, Panel, Series};
-use posecloud_examples::{Csv, lever_noise, median, sample_within_limits, sci};
+use posecloud_examples::{Csv, median, sample_within_limits, sci};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use skeleton::{Skeleton, presets};
@@ -290,7 +291,7 @@ fn trial(args: &Args, hand: &Hand, sets: &[[Point3<f64>; 5]; 2], seed: u64) -> R
     };
     let rest = skel.rest_pose();
     let mut solver = SmcIk::new(skel.clone(), constraints, config, &rest)?;
-    solver.set_noise(lever_noise(
+    solver.set_noise(lever_arm_noise(
         skel,
         &rest,
         &hand.tips,

@@ -31,7 +31,7 @@
 //! README): the adaptive filter (one-fifth rule, grow 1.5, shrink 0.85
 //! instead of the library's 0.75, tempered likelihood), 100 particles,
 //! systematic resampling below ESS 0.5·N, α = 0.1. The random walk is
-//! preconditioned by lever arm (`posecloud_examples::lever_noise`): joint
+//! preconditioned by lever arm (`ik::lever_arm_noise`): joint
 //! `j` rotates with σ = 0.05 · min(0.5 m / L_j, 3) rad, `L_j` the largest
 //! rest distance from the joint to a finger tip or foot point it moves, so
 //! that every joint displaces its end points by a similar amount (with one σ
@@ -62,13 +62,14 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
+use ik::lever_arm_noise;
 use ik::{
     Adaptation, Constraint, ConstraintKind, ConstraintSet, FloorMode, JointNoise, LimitSampler,
     Noise, SmcIk, SmcIkConfig,
 };
 use nalgebra::{Point3, Unit, Vector3};
 use posecloud_examples::plot::{self, INK, Mark, Panel, Series};
-use posecloud_examples::{Csv, lever_noise, median, sample_within_limits, sci};
+use posecloud_examples::{Csv, median, sample_within_limits, sci};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use skeleton::{Skeleton, presets};
@@ -334,7 +335,7 @@ fn solve(
         n
     } else {
         let points: Vec<usize> = body.hands.iter().chain(&body.feet).copied().collect();
-        lever_noise(
+        lever_arm_noise(
             skel,
             &rest,
             &points,

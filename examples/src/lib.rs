@@ -184,55 +184,6 @@ pub fn sample_within_limits<R: rand::Rng + ?Sized>(
     }
 }
 
-/// Per-joint random-walk σ scaled by lever arm (a diagonal preconditioner
-/// for the evolution prior): a rotation of joint `j` by `δ` moves a point at
-/// distance `L` by about `L·δ`, so giving joint `j` the σ
-/// `sigma · min(lever_ref / L_j, max_gain)` makes every joint move its
-/// constrained points by a similar amount. `L_j` is the largest distance, in
-/// `pose`, from joint `j` to one of `points` in its subtree (at least 2 cm).
-/// Joints that move none of `points` get σ = 0 (they stay where they are);
-/// the root's translation (a free root) gets `root_translation`.
-pub fn lever_noise(
-    skeleton: &skeleton::Skeleton,
-    pose: &[f64],
-    points: &[usize],
-    sigma: f64,
-    lever_ref: f64,
-    max_gain: f64,
-    root_translation: f64,
-) -> Result<Vec<ik::JointNoise>> {
-    let world = skeleton.forward_kinematics(pose)?;
-    let mut lever = vec![0.0f64; skeleton.len()];
-    for &p in points {
-        if p >= skeleton.len() {
-            bail!("joint index {p} out of range");
-        }
-        let tip = world[p].translation.vector;
-        let mut j = Some(p);
-        while let Some(k) = j {
-            lever[k] = lever[k].max((tip - world[k].translation.vector).norm().max(0.02));
-            j = skeleton.joint(k).parent;
-        }
-    }
-    Ok(lever
-        .iter()
-        .enumerate()
-        .map(|(j, &l)| {
-            let rotation = if l > 0.0 {
-                sigma * (lever_ref / l).min(max_gain)
-            } else {
-                0.0
-            };
-            let translation = if skeleton.joint(j).parent.is_none() {
-                root_translation
-            } else {
-                0.0
-            };
-            ik::JointNoise::isotropic(rotation, translation)
-        })
-        .collect())
-}
-
 /// PNG figures with plotters' bitmap back end: line plots (linear or log
 /// axes) and 2-D drawings of polylines with equal axis scales.
 ///
@@ -782,29 +733,6 @@ mod tests {
         // The free root has no limits: no uniform law.
         let root = skel.param_range(0);
         assert!(sample_within_limits(&skel.joint(0).kind, &mut rng, &mut pose[root]).is_err());
-    }
-
-    #[test]
-    fn lever_noise_scales_by_distance_and_zeroes_unconstrained_joints() {
-        let skel = skeleton::presets::chain(4, 3.0);
-        let tip = skel.find("tip").unwrap();
-        let noise = lever_noise(&skel, &skel.rest_pose(), &[tip], 0.1, 0.75, 10.0, 0.0).unwrap();
-        // Joint i is 3 − 0.75 i from the tip.
-        for (i, n) in noise.iter().take(4).enumerate() {
-            let expected = 0.1 * 0.75 / (3.0 - 0.75 * i as f64);
-            assert!((n.rotation[0] - expected).abs() < 1e-12, "{i}: {n:?}");
-        }
-        let none = lever_noise(
-            &skel,
-            &skel.rest_pose(),
-            &[skel.find("j1").unwrap()],
-            0.1,
-            0.75,
-            10.0,
-            0.0,
-        )
-        .unwrap();
-        assert_eq!(none[2].rotation, [0.0; 3]);
     }
 
     #[test]

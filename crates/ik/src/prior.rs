@@ -257,6 +257,75 @@ impl EvolutionPrior {
     }
 }
 
+/// Per-joint random-walk σ scaled by lever arm, a diagonal preconditioner
+/// of the evolution prior for bodies whose joints sit at very different
+/// distances from what is constrained (a free-root human): a rotation of
+/// joint `j` by `δ` moves a point at distance `L` by about `L·δ`, so joint
+/// `j` gets `σ_j = sigma · min(lever_ref / L_j, max_gain)`, where `L_j` is the
+/// largest distance, at `pose`, from joint `j` to one of the joints `points`
+/// in its subtree (at least 2 cm). Joints that move none of `points` get
+/// σ = 0 (they keep their pose); a root joint gets translation σ
+/// `root_translation`.
+pub fn lever_arm_noise(
+    skeleton: &Skeleton,
+    pose: &[f64],
+    points: &[usize],
+    sigma: f64,
+    lever_ref: f64,
+    max_gain: f64,
+    root_translation: f64,
+) -> Result<Vec<JointNoise>> {
+    for (field, v) in [
+        ("sigma", sigma),
+        ("lever_ref", lever_ref),
+        ("max_gain", max_gain),
+        ("root_translation", root_translation),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(IkError::InvalidConfig {
+                field,
+                message: format!("must be finite and >= 0, got {v}"),
+            });
+        }
+    }
+    let world = skeleton.forward_kinematics(pose)?;
+    let mut lever = vec![0.0f64; skeleton.len()];
+    for &p in points {
+        if p >= skeleton.len() {
+            return Err(IkError::InvalidConfig {
+                field: "points",
+                message: format!(
+                    "joint index {p} out of range (the skeleton has {} joints)",
+                    skeleton.len()
+                ),
+            });
+        }
+        let tip = world[p].translation.vector;
+        let mut j = Some(p);
+        while let Some(k) = j {
+            lever[k] = lever[k].max((tip - world[k].translation.vector).norm().max(0.02));
+            j = skeleton.joint(k).parent;
+        }
+    }
+    Ok(lever
+        .iter()
+        .enumerate()
+        .map(|(j, &l)| {
+            let rotation = if l > 0.0 {
+                sigma * (lever_ref / l).min(max_gain)
+            } else {
+                0.0
+            };
+            let translation = if skeleton.joint(j).parent.is_none() {
+                root_translation
+            } else {
+                0.0
+            };
+            JointNoise::isotropic(rotation, translation)
+        })
+        .collect())
+}
+
 /// Cholesky factor of a joint's QuTem tangent covariance (local frame).
 fn tangent_cholesky(kind: &JointKind, n: &JointNoise) -> Matrix3<f64> {
     let [a, b, c] = n.rotation;
@@ -525,6 +594,26 @@ pub fn truncated_normal(mean: f64, sigma: f64, lo: f64, hi: f64, rng: &mut Parti
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn lever_arm_noise_scales_by_distance_and_zeroes_unconstrained_joints() {
+        let skel = skeleton::presets::chain(4, 3.0);
+        let tip = skel.find("tip").unwrap();
+        let noise =
+            lever_arm_noise(&skel, &skel.rest_pose(), &[tip], 0.1, 0.75, 10.0, 0.0).unwrap();
+        // Joint i is 3 − 0.75 i from the tip.
+        for (i, n) in noise.iter().take(4).enumerate() {
+            let expected = 0.1 * 0.75 / (3.0 - 0.75 * i as f64);
+            assert!((n.rotation[0] - expected).abs() < 1e-12, "{i}: {n:?}");
+        }
+        let j1 = skel.find("j1").unwrap();
+        let none = lever_arm_noise(&skel, &skel.rest_pose(), &[j1], 0.1, 0.75, 10.0, 0.0).unwrap();
+        assert_eq!(none[2].rotation, [0.0; 3]);
+        assert!(lever_arm_noise(&skel, &skel.rest_pose(), &[99], 0.1, 0.75, 10.0, 0.0).is_err());
+        assert!(
+            lever_arm_noise(&skel, &skel.rest_pose(), &[tip], f64::NAN, 0.75, 10.0, 0.0).is_err()
+        );
+    }
 
     #[test]
     fn phi_inv_inverts_phi() {
