@@ -312,11 +312,12 @@ impl Propagate<()> for Proposal<'_> {
         0.0
     }
 
-    /// A draw costs ~0.25 µs per joint (several µs more with a DLS move):
-    /// tasks of ~100 joint draws keep rayon's hand-off small.
+    /// A draw costs ~0.25 µs per joint (about twice that with a DLS move).
+    /// Rayon's hand-off costs 5–20 µs on small machines, so a task gets
+    /// ~400 joint draws (~100 µs): small clouds stay on the calling thread.
     fn particles_per_task(&self) -> usize {
-        let per_particle = self.skeleton.len() * if self.moves.is_some() { 8 } else { 1 };
-        100usize.div_ceil(per_particle.max(1))
+        let per_particle = self.skeleton.len() * if self.moves.is_some() { 2 } else { 1 };
+        400usize.div_ceil(per_particle.max(1))
     }
 }
 
