@@ -65,6 +65,9 @@ struct Args {
     /// Adaptation of SMC-IK with moves: none or success-rule.
     #[arg(long, default_value = "none")]
     move_adaptation: String,
+    /// Plot median time per solve vs DOF, one panel per protocol, to this PNG.
+    #[arg(long)]
+    png: Option<std::path::PathBuf>,
     /// Write one row per (protocol, DOF, solver) to this CSV file.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
@@ -248,7 +251,10 @@ fn main() -> Result<()> {
         "success % / median ms per solve, {} trials per cell",
         args.trials
     );
+    let mut panels = Vec::new();
     for name in &args.protocols {
+        // Per solver: (DOF, median ms) of this protocol, for the plot.
+        let mut curves: Vec<Vec<(f64, f64)>> = vec![Vec::new(); args.solvers.len()];
         let Some(protocol) = Protocol::parse(name) else {
             bail!("--protocols: unknown '{name}' (reach, limits45, limits90)");
         };
@@ -266,7 +272,7 @@ fn main() -> Result<()> {
             let tip = skeleton.find("tip")?;
             let chain = k_chain(protocol, dof);
             print!("{dof:>5}");
-            for solver in &args.solvers {
+            for (si, solver) in args.solvers.iter().enumerate() {
                 let mut outcomes = Vec::with_capacity(args.trials);
                 for trial in 0..args.trials {
                     let target =
@@ -313,6 +319,7 @@ fn main() -> Result<()> {
                 let med = median(&ms).unwrap_or(f64::NAN);
                 let mean = ms.iter().sum::<f64>() / ms.len().max(1) as f64;
                 print!("{:>22}", format!("{pct:.1}% / {med:.3} ms"));
+                curves[si].push((dof as f64, med));
                 use std::io::Write;
                 std::io::stdout().flush()?;
                 csv.row([
@@ -327,9 +334,27 @@ fn main() -> Result<()> {
             }
             println!();
         }
+        let mut panel = posecloud_examples::plot::Panel::new(
+            format!("Median time per solve, {}", protocol.name()),
+            "DOF",
+            "ms per solve",
+        )
+        .log_y();
+        for (si, (solver, points)) in args.solvers.iter().zip(curves).enumerate() {
+            panel.push(posecloud_examples::plot::Series::line(
+                solver.clone(),
+                points,
+                si,
+            ));
+        }
+        panels.push(panel);
     }
     if let Some(path) = &args.csv {
         csv.write(path)?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.png {
+        posecloud_examples::plot::save_png(path, &panels, panels.len().min(3), (700, 520))?;
         println!("wrote {}", path.display());
     }
     Ok(())
