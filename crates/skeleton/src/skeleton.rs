@@ -443,7 +443,7 @@ impl Skeleton {
         }
     }
 
-    /// Joints whose kind rotates and has no child: the usual end effectors.
+    /// Joints without children: end sites and tips, the usual end effectors.
     pub fn leaves(&self) -> Vec<usize> {
         (0..self.len())
             .filter(|&j| self.children[j].is_empty())
