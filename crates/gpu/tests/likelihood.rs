@@ -1,0 +1,339 @@
+//! The CPU reference end to end: exact counts on hand-built scenes, RTPF
+//! Eq. 1 at and around the observed pose, the smc trait, noise, errors.
+
+use gpu::{
+    CLASSES, Camera, CpuLikelihood, GpuError, Noise, NonOverlap, Observation, render_label_image,
+    render_observation,
+};
+use skeleton::nalgebra::{Point3, Vector3};
+use skeleton::{BodyPart, JointKind, Skeleton, SkeletonBuilder, presets};
+use smc::Likelihood;
+
+const W: usize = 160;
+const H: usize = 120;
+
+/// A free-floating root carrying a capsule wider and taller than the
+/// default camera's view at its distance, plus (optionally) a small head
+/// capsule in front of it.
+fn wall(with_head: bool) -> Skeleton {
+    let mut b = SkeletonBuilder::new();
+    b.joint("wall", None, [0.0, 1.0, 0.0], JointKind::free())
+        .with_capsule([-5.0, 0.0, 0.0], [5.0, 0.0, 0.0], 2.0, BodyPart::Torso, 1.0);
+    if with_head {
+        b.joint("head", Some("wall"), [0.0, 0.0, 2.5], JointKind::Fixed)
+            .with_capsule([-0.1, 0.0, 0.0], [0.1, 0.0, 0.0], 0.1, BodyPart::Head, 1.0);
+    }
+    b.build().unwrap()
+}
+
+fn counts_of(ev: &gpu::Evaluation, i: usize, part: BodyPart) -> (u32, u32) {
+    let k = (i * CLASSES + usize::from(part.label()) - 1) * 2;
+    (ev.counts[k], ev.counts[k + 1])
+}
+
+#[test]
+fn capsule_filling_the_view_gives_exact_counts_and_ratio() {
+    let skel = wall(false);
+    // Left half of the observation is torso, right half head.
+    let labels = (0..W * H)
+        .map(|i| if i % W < W / 2 { 3 } else { 1 })
+        .collect();
+    let obs = Observation::new(W as u32, H as u32, labels).unwrap();
+    let mut lik = CpuLikelihood::new(skel.clone(), Camera::default(), NonOverlap::default());
+    let ev = lik.evaluate(&obs, &skel.rest_pose()).unwrap();
+    assert_eq!(
+        counts_of(ev, 0, BodyPart::Torso),
+        ((W * H) as u32, (W * H / 2) as u32)
+    );
+    assert_eq!(counts_of(ev, 0, BodyPart::Head), (0, 0));
+    // Torso: union W·H, overlap W·H/2 → 1/2; head: disjoint → 1; m = 2.
+    assert!((ev.non_overlap[0] - 0.5f64.sqrt()).abs() < 1e-12);
+    assert!((ev.log_likelihood[0] - (-0.5 / (2.0 * 0.01))).abs() < 1e-9);
+}
+
+#[test]
+fn nearer_capsule_owns_the_overlap_and_reproduction_gives_zero() {
+    let skel = wall(true);
+    let camera = Camera::default();
+    let pose = skel.rest_pose();
+    let labels = render_label_image(&skel, &camera, &pose).unwrap();
+    let head = labels.iter().filter(|&&l| l == 1).count();
+    let torso = labels.iter().filter(|&&l| l == 3).count();
+    assert!(head > 20, "the head is visible in front of the wall");
+    assert_eq!(head + torso, W * H, "the wall fills the rest");
+    let obs = Observation::new(W as u32, H as u32, labels).unwrap();
+    let mut lik = CpuLikelihood::new(skel, camera, NonOverlap::default());
+    let ev = lik.evaluate(&obs, &pose).unwrap();
+    assert_eq!(counts_of(ev, 0, BodyPart::Head), (head as u32, head as u32));
+    assert_eq!(
+        counts_of(ev, 0, BodyPart::Torso),
+        (torso as u32, torso as u32)
+    );
+    assert_eq!(ev.non_overlap[0], 0.0);
+    assert_eq!(ev.log_likelihood[0], 0.0);
+}
+
+fn arm_pose(skel: &Skeleton, abduction: f64) -> Vec<f64> {
+    let mut pose = skel.rest_pose();
+    let r = skel.param_range(skel.find("l_shoulder").unwrap());
+    pose[r.start + 1] = abduction; // swing about +z: the arm rises sideways
+    let e = skel.param_range(skel.find("r_elbow").unwrap());
+    pose[e.start] = 0.6;
+    assert!(skel.within_limits(&pose));
+    pose
+}
+
+#[test]
+fn human_reproduction_has_zero_non_overlap_and_counts_equal_areas() {
+    let skel = presets::human();
+    let camera = Camera::default();
+    let pose = arm_pose(&skel, 0.4);
+    let obs = render_observation(&skel, &camera, &pose, &Noise::default(), 0).unwrap();
+    let mut lik = CpuLikelihood::new(skel, camera, NonOverlap::default());
+    let ev = lik.evaluate(&obs, &pose).unwrap();
+    for c in 0..CLASSES {
+        let a = obs.areas()[c];
+        assert_eq!(
+            (ev.counts[2 * c], ev.counts[2 * c + 1]),
+            (a, a),
+            "class {}",
+            c + 1
+        );
+    }
+    assert!(obs.areas().iter().sum::<u32>() > 1000);
+    assert_eq!(ev.non_overlap[0], 0.0);
+}
+
+#[test]
+fn non_overlap_grows_monotonically_as_the_shoulder_moves_away() {
+    let skel = presets::human();
+    let camera = Camera::default();
+    let reference = arm_pose(&skel, 0.4);
+    // Segmentation noise, so that no class matches exactly (see below).
+    let noise = Noise {
+        flip_probability: 0.05,
+        ..Noise::default()
+    };
+    let obs = render_observation(&skel, &camera, &reference, &noise, 42).unwrap();
+    let states: Vec<f64> = (0..=10)
+        .flat_map(|k| arm_pose(&skel, 0.4 + 0.03 * k as f64))
+        .collect();
+    let mut lik = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
+    let ev = lik.evaluate(&obs, &states).unwrap();
+    let f = &ev.non_overlap;
+    assert!(f[0] > 0.0 && f[0] < 1.0, "F at the observed pose: {}", f[0]);
+    for k in 1..f.len() {
+        assert!(f[k] > f[k - 1], "F not increasing at step {k}: {f:?}");
+        assert!(ev.log_likelihood[k] < ev.log_likelihood[k - 1]);
+    }
+    // Eq. 1 is a geometric mean: with a noiseless observation the classes
+    // the sweep does not touch match exactly and keep F at 0.
+    let clean = render_observation(&skel, &camera, &reference, &Noise::default(), 0).unwrap();
+    let ev = lik.evaluate(&clean, &states).unwrap();
+    assert!(ev.non_overlap.iter().all(|&f| f == 0.0));
+}
+
+#[test]
+fn smc_trait_matches_evaluate_and_thread_count_does_not_matter() {
+    let skel = presets::human();
+    let camera = Camera::default();
+    let reference = arm_pose(&skel, 0.4);
+    let obs = render_observation(
+        &skel,
+        &camera,
+        &reference,
+        &Noise {
+            flip_probability: 0.02,
+            ..Noise::default()
+        },
+        1,
+    )
+    .unwrap();
+    let d = skel.dof();
+    let states: Vec<f64> = (0..37)
+        .flat_map(|k| {
+            let mut p = arm_pose(&skel, 0.2 + 0.02 * k as f64);
+            p[0] = 0.01 * (k % 5) as f64;
+            p
+        })
+        .collect();
+    let mut lik = CpuLikelihood::new(skel, camera, NonOverlap::new(0.2).unwrap());
+    let mut out = vec![0.0; 37];
+    lik.log_likelihood(&obs, &states, d, &mut out).unwrap();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let mut out1 = vec![0.0; 37];
+    one.install(|| lik.log_likelihood(&obs, &states, d, &mut out1))
+        .unwrap();
+    assert_eq!(out, out1);
+    let ev = lik.evaluate(&obs, &states).unwrap().clone();
+    assert_eq!(ev.log_likelihood, out);
+    for (f, l) in ev.non_overlap.iter().zip(&out) {
+        assert!((l + f * f / (2.0 * 0.04)).abs() < 1e-12);
+    }
+    // Tiles agree with the counts.
+    let tiles = lik.render_tiles(&states).unwrap();
+    for (i, tile) in tiles.chunks_exact(W * H).enumerate() {
+        for c in 1..=CLASSES as u8 {
+            let b = tile.iter().filter(|&&l| l == c).count() as u32;
+            let ab = tile
+                .iter()
+                .zip(obs.labels())
+                .filter(|&(&l, &a)| l == c && a == c)
+                .count() as u32;
+            let k = (i * CLASSES + usize::from(c) - 1) * 2;
+            assert_eq!((ev.counts[k], ev.counts[k + 1]), (b, ab));
+        }
+    }
+}
+
+#[test]
+fn ratio_skips_classes_absent_from_both_images() {
+    let mut area = [0u32; CLASSES];
+    area[0] = 10; // head observed
+    area[2] = 30; // torso observed
+    let mut counts = [0u32; 2 * CLASSES];
+    counts[0] = 10; // |B_head| = 10
+    counts[1] = 5; // overlap 5 → union 15, apart 10 → 2/3
+    counts[4] = 30; // |B_torso| = 30, overlap 0 → 1
+    counts[2 * 6] = 4; // hand only in the model → 1
+    let f = NonOverlap::ratio(&area, &counts);
+    assert!((f - (2.0f64 / 3.0).powf(1.0 / 3.0)).abs() < 1e-12);
+    assert_eq!(NonOverlap::ratio(&[0; CLASSES], &[0; 2 * CLASSES]), 0.0);
+}
+
+#[test]
+fn noise_statistics_and_reproducibility() {
+    let (w, h) = (W as u32, H as u32);
+    let flips = Noise {
+        flip_probability: 0.2,
+        ..Noise::default()
+    };
+    let mut a = vec![0u8; W * H];
+    flips.apply(&mut a, w, h, 7).unwrap();
+    let changed = a.iter().filter(|&&l| l != 0).count() as f64 / (W * H) as f64;
+    let expected = 0.2 * CLASSES as f64 / (CLASSES + 1) as f64;
+    assert!(
+        (changed - expected).abs() < 0.012,
+        "{changed} vs {expected}"
+    );
+    assert!(a.iter().all(|&l| usize::from(l) <= CLASSES));
+    let mut b = vec![0u8; W * H];
+    flips.apply(&mut b, w, h, 7).unwrap();
+    assert_eq!(a, b);
+    flips.apply(&mut b, w, h, 8).unwrap();
+    assert_ne!(a, b);
+
+    let blobs = Noise {
+        blobs: 4,
+        blob_radius: (3.0, 8.0),
+        ..Noise::default()
+    };
+    let mut img = vec![0u8; W * H];
+    blobs.apply(&mut img, w, h, 3).unwrap();
+    let painted = img.iter().filter(|&&l| l != 0).count() as f64;
+    assert!(painted <= 4.0 * std::f64::consts::PI * 8.0 * 8.0 + 1.0);
+
+    let skel = presets::human();
+    let camera = Camera::default();
+    let pose = skel.rest_pose();
+    let clean = render_label_image(&skel, &camera, &pose).unwrap();
+    let missing = Noise {
+        missing: vec![BodyPart::Torso],
+        ..Noise::default()
+    };
+    let obs = render_observation(&skel, &camera, &pose, &missing, 0).unwrap();
+    assert!(clean.contains(&3));
+    for (&c, &o) in clean.iter().zip(obs.labels()) {
+        assert_eq!(o, if c == 3 { 0 } else { c });
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let skel = presets::human();
+    let camera = Camera::default();
+    let d = skel.dof();
+    let e = Observation::new(4, 4, vec![0; 15]).unwrap_err();
+    assert!(matches!(
+        e,
+        GpuError::PixelCount {
+            expected: 16,
+            found: 15,
+            ..
+        }
+    ));
+    let mut labels = vec![0u8; 16];
+    labels[4 * 2 + 3] = 13;
+    let e = Observation::new(4, 4, labels).unwrap_err();
+    assert_eq!(
+        e,
+        GpuError::LabelOutOfRange {
+            x: 3,
+            y: 2,
+            label: 13,
+            classes: 12
+        }
+    );
+    assert!(e.to_string().contains("(x = 3, y = 2)"));
+
+    let mut lik = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
+    let small = Observation::new(80, 60, vec![0; 80 * 60]).unwrap();
+    let e = lik.evaluate(&small, &skel.rest_pose()).unwrap_err();
+    assert!(matches!(
+        e,
+        GpuError::ImageSizeMismatch {
+            expected_width: 160,
+            found_width: 80,
+            ..
+        }
+    ));
+    let obs = Observation::new(160, 120, vec![0; W * H]).unwrap();
+    assert_eq!(lik.evaluate(&obs, &[]).unwrap_err(), GpuError::EmptyBatch);
+    let e = lik.evaluate(&obs, &vec![0.0; d + 1]).unwrap_err();
+    assert!(matches!(e, GpuError::StateShape { .. }));
+    let mut bad = vec![0.0; 2 * d];
+    bad[d + 5] = f64::NAN;
+    let e = lik.evaluate(&obs, &bad).unwrap_err();
+    assert!(matches!(
+        e,
+        GpuError::NonFinitePose {
+            particle: 1,
+            parameter: 5,
+            ..
+        }
+    ));
+    let mut out = vec![0.0; 3];
+    assert!(
+        lik.log_likelihood(&obs, &vec![0.0; d], d, &mut out)
+            .is_err()
+    );
+    assert!(lik.log_likelihood(&obs, &[], d, &mut out).is_err());
+    assert!(NonOverlap::new(0.0).is_err());
+    assert!(NonOverlap::new(f64::NAN).is_err());
+    let bad_noise = Noise {
+        flip_probability: 1.5,
+        ..Noise::default()
+    };
+    let mut img = vec![0u8; 16];
+    assert!(matches!(
+        bad_noise.apply(&mut img, 4, 4, 0),
+        Err(GpuError::InvalidSetting {
+            field: "flip_probability",
+            ..
+        })
+    ));
+    assert!(
+        Camera::looking_at(
+            Point3::origin(),
+            Point3::new(0.0, 0.0, 1.0),
+            Vector3::zeros(),
+            1.0,
+            160,
+            120
+        )
+        .is_err()
+    );
+}
