@@ -10,7 +10,7 @@
 //! **Targets** (seeded by `--seed + trial`, reachable by construction): the
 //! fingertip positions of a random pose within the limits that satisfies the
 //! coupling — elbow, wrist and finger bases uniformly within their limits
-//! (`posecloud_examples::sample_within_limits`), `θ_mid ~ U[0°, 110°]` and
+//! (`ik::sample_within_limits`), `θ_mid ~ U[0°, 110°]` and
 //! `θ_dist = ⅔ θ_mid` (≤ 73.3°, inside the 0…80° limit) for index to
 //! little, the thumb's mid and dist independently uniform. Set A and then
 //! set B are drawn from the same stream.
@@ -42,12 +42,13 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use ik::lever_arm_noise;
+use ik::sample_within_limits;
 use ik::{
     Adaptation, Constraint, ConstraintKind, ConstraintSet, LimitSampler, Noise, SmcIk, SmcIkConfig,
 };
 use nalgebra::Point3;
 use posecloud_examples::plot::{self, Mark, Panel, Series};
-use posecloud_examples::{Csv, median, sample_within_limits, sci};
+use posecloud_examples::{Csv, median, sci};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use skeleton::{Skeleton, presets};

@@ -18,7 +18,7 @@
 //!   tips are back at their rest positions (checked to 1e-9 m);
 //! - *upper body*: lumbar, thorax, chest, clavicles, shoulders, elbows,
 //!   forearms, wrists and fingers drawn uniformly within their limits
-//!   (`posecloud_examples::sample_within_limits`); neck, head and thumbs stay
+//!   (`ik::sample_within_limits`); neck, head and thumbs stay
 //!   at rest (they do not move the finger tips).
 //!
 //! **Constraints** (SMC-IK Eq. 14): a position constraint per finger tip
@@ -63,13 +63,14 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use ik::lever_arm_noise;
+use ik::sample_within_limits;
 use ik::{
     Adaptation, Constraint, ConstraintKind, ConstraintSet, FloorMode, JointNoise, LimitSampler,
     Noise, SmcIk, SmcIkConfig,
 };
 use nalgebra::{Point3, Unit, Vector3};
 use posecloud_examples::plot::{self, INK, Mark, Panel, Series};
-use posecloud_examples::{Csv, median, sample_within_limits, sci};
+use posecloud_examples::{Csv, median, sci};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use skeleton::{Skeleton, presets};

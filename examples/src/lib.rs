@@ -125,65 +125,6 @@ pub fn parse_point(s: &str) -> std::result::Result<[f64; 3], String> {
     Ok(p)
 }
 
-/// Draws the parameters of one joint uniformly within its limits, in the
-/// joint's own coordinates: hinge and prismatic joints uniformly in their
-/// interval, swing (2-DOF) joints uniformly in the swing ellipse, swing–twist
-/// ball joints uniformly in the ellipse × twist interval, Euler joints
-/// uniformly in the box of their angle intervals (rejection sampling from the
-/// bounding box, checked with the joint's own containment test). Fixed
-/// joints draw nothing. Joints without limits are an error: there is no
-/// uniform law on an unbounded range.
-pub fn sample_within_limits<R: rand::Rng + ?Sized>(
-    kind: &skeleton::JointKind,
-    rng: &mut R,
-    out: &mut [f64],
-) -> Result<()> {
-    use rand::RngExt;
-    use skeleton::{BallRotation, JointKind};
-    let mut u = |lo: f64, hi: f64| {
-        if hi > lo {
-            rng.random_range(lo..=hi)
-        } else {
-            lo
-        }
-    };
-    let mut boxed = |lo: &[f64], hi: &[f64], out: &mut [f64]| -> Result<()> {
-        for _ in 0..10_000 {
-            for k in 0..lo.len() {
-                out[k] = u(lo[k], hi[k]);
-            }
-            if kind.within_limits(out) {
-                return Ok(());
-            }
-        }
-        bail!("no draw within the limits of {kind:?} in 10000 tries")
-    };
-    match kind {
-        JointKind::Fixed => Ok(()),
-        JointKind::Hinge { limit: Some(r), .. } | JointKind::Prismatic { limit: Some(r), .. } => {
-            boxed(&[r.min], &[r.max], out)
-        }
-        JointKind::Swing { limit: Some(l), .. } => {
-            let (a, b) = (l.swing_half_angles.x, l.swing_half_angles.y);
-            boxed(&[-a, -b], &[a, b], out)
-        }
-        JointKind::Ball(BallRotation::SwingTwist { limit: Some(l), .. }) => {
-            let (a, b) = (l.swing_half_angles.x, l.swing_half_angles.y);
-            boxed(&[-a, -b, l.twist_min], &[a, b, l.twist_max], out)
-        }
-        JointKind::Ball(BallRotation::Euler {
-            limits: Some(l), ..
-        }) => boxed(
-            &[l[0].min, l[1].min, l[2].min],
-            &[l[0].max, l[1].max, l[2].max],
-            out,
-        ),
-        other => {
-            bail!("cannot draw uniformly within the limits of a joint without limits ({other:?})")
-        }
-    }
-}
-
 /// PNG figures with plotters' bitmap back end: line plots (linear or log
 /// axes) and 2-D drawings of polylines with equal axis scales.
 ///
@@ -685,7 +626,6 @@ pub mod plot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
 
     #[test]
     fn csv_quotes_fields_and_checks_widths() {
@@ -712,27 +652,6 @@ mod tests {
         assert!(parse_point("1,2").is_err());
         assert!(parse_point("1,2,x").is_err());
         assert!(parse_point("1,2,inf").is_err());
-    }
-
-    #[test]
-    fn samples_stay_within_the_limits_of_every_human_joint() {
-        let skel = skeleton::presets::human();
-        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
-        let mut pose = skel.rest_pose();
-        for _ in 0..200 {
-            for (j, joint) in skel.joints().iter().enumerate().skip(1) {
-                let r = skel.param_range(j);
-                sample_within_limits(&joint.kind, &mut rng, &mut pose[r]).unwrap();
-            }
-            assert!(
-                skel.within_limits(&pose),
-                "{:?}",
-                skel.limit_violations(&pose)
-            );
-        }
-        // The free root has no limits: no uniform law.
-        let root = skel.param_range(0);
-        assert!(sample_within_limits(&skel.joint(0).kind, &mut rng, &mut pose[root]).is_err());
     }
 
     #[test]

@@ -959,46 +959,27 @@ impl JacobianScratch {
 /// Iterations without a 0.1% cost decrease that count as stagnation.
 pub const STAGNATION_WINDOW: usize = 10;
 
-/// Draws every parameter uniformly within its joint's limits (box limits
-/// per parameter; swing–twist and cone limits by projection of a draw in
-/// ±π), ±π for unlimited angles and ±1 for unlimited translations.
+/// A restart pose: every joint with limits drawn uniformly within them
+/// ([`crate::sample_within_limits`]), unlimited angles uniformly in ±π and
+/// unlimited translations in ±1 (then projected onto any cone limit); a
+/// floating base keeps its place, so restarts re-pose the limbs.
 fn random_pose_within_limits(skel: &Skeleton, pose: &mut [f64], rng: &mut smc::ParticleRng) {
     use rand::RngExt;
-    use skeleton::{BallRotation, JointKind};
+    use skeleton::JointKind;
     use std::f64::consts::PI;
     for (j, joint) in skel.joints().iter().enumerate() {
         let p = &mut pose[skel.param_range(j)];
-        let mut uniform = |lo: f64, hi: f64| {
-            if hi > lo {
-                rng.random_range(lo..=hi)
+        if matches!(joint.kind, JointKind::Free { .. }) {
+            continue;
+        }
+        if crate::sample_within_limits(&joint.kind, rng, p).is_err() {
+            let half = if matches!(joint.kind, JointKind::Prismatic { .. }) {
+                1.0
             } else {
-                lo
-            }
-        };
-        match &joint.kind {
-            JointKind::Fixed => {}
-            JointKind::Hinge { limit, .. } => {
-                let (lo, hi) = limit.map_or((-PI, PI), |r| (r.min, r.max));
-                p[0] = uniform(lo, hi);
-            }
-            JointKind::Prismatic { limit, .. } => {
-                let (lo, hi) = limit.map_or((-1.0, 1.0), |r| (r.min, r.max));
-                p[0] = uniform(lo, hi);
-            }
-            JointKind::Ball(BallRotation::Euler {
-                limits: Some(l), ..
-            }) => {
-                for (x, r) in p.iter_mut().zip(l) {
-                    *x = uniform(r.min, r.max);
-                }
-            }
-            JointKind::Free { .. } => {
-                // The floating base keeps its place: restarts re-pose the limbs.
-            }
-            _ => {
-                for x in p.iter_mut() {
-                    *x = uniform(-PI, PI);
-                }
+                PI
+            };
+            for x in p.iter_mut() {
+                *x = rng.random_range(-half..=half);
             }
         }
     }

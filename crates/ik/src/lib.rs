@@ -21,7 +21,9 @@ pub mod solver;
 
 pub use constraint::{Constraint, ConstraintKind, ConstraintSet, FloorMode, Noise};
 pub use error::{IkError, Result};
-pub use prior::{EvolutionPrior, JointNoise, LimitSampler, PriorCounts, lever_arm_noise};
+pub use prior::{
+    EvolutionPrior, JointNoise, LimitSampler, PriorCounts, lever_arm_noise, sample_within_limits,
+};
 pub use solver::{
     Adaptation, IkStepReport, OptimisationMoves, SmcIk, SmcIkConfig, interpolate_pose,
 };

@@ -257,6 +257,69 @@ impl EvolutionPrior {
     }
 }
 
+/// Draws the parameters of one joint uniformly within its limits, in the
+/// joint's own coordinates: hinge and prismatic joints uniformly in their
+/// interval, swing (2-DOF) joints uniformly in the swing ellipse, swing–twist
+/// ball joints uniformly in the ellipse × twist interval, Euler joints
+/// uniformly in the box of their angle intervals (rejection sampling from the
+/// bounding box, checked with the joint's own containment test). Fixed
+/// joints draw nothing. Joints without limits are an error: there is no
+/// uniform law on an unbounded range.
+pub fn sample_within_limits<R: rand::Rng + ?Sized>(
+    kind: &skeleton::JointKind,
+    rng: &mut R,
+    out: &mut [f64],
+) -> Result<()> {
+    let mut u = |lo: f64, hi: f64| {
+        if hi > lo {
+            rng.random_range(lo..=hi)
+        } else {
+            lo
+        }
+    };
+    let mut boxed = |lo: &[f64], hi: &[f64], out: &mut [f64]| -> Result<()> {
+        for _ in 0..10_000 {
+            for k in 0..lo.len() {
+                out[k] = u(lo[k], hi[k]);
+            }
+            if kind.within_limits(out) {
+                return Ok(());
+            }
+        }
+        Err(IkError::InvalidConfig {
+            field: "limits",
+            message: format!("no draw within the limits of {kind:?} in 10000 tries"),
+        })
+    };
+    match kind {
+        JointKind::Fixed => Ok(()),
+        JointKind::Hinge { limit: Some(r), .. } | JointKind::Prismatic { limit: Some(r), .. } => {
+            boxed(&[r.min], &[r.max], out)
+        }
+        JointKind::Swing { limit: Some(l), .. } => {
+            let (a, b) = (l.swing_half_angles.x, l.swing_half_angles.y);
+            boxed(&[-a, -b], &[a, b], out)
+        }
+        JointKind::Ball(BallRotation::SwingTwist { limit: Some(l), .. }) => {
+            let (a, b) = (l.swing_half_angles.x, l.swing_half_angles.y);
+            boxed(&[-a, -b, l.twist_min], &[a, b, l.twist_max], out)
+        }
+        JointKind::Ball(BallRotation::Euler {
+            limits: Some(l), ..
+        }) => boxed(
+            &[l[0].min, l[1].min, l[2].min],
+            &[l[0].max, l[1].max, l[2].max],
+            out,
+        ),
+        other => Err(IkError::InvalidConfig {
+            field: "limits",
+            message: format!(
+                "cannot draw uniformly within the limits of a joint without limits ({other:?})"
+            ),
+        }),
+    }
+}
+
 /// Per-joint random-walk σ scaled by lever arm, a diagonal preconditioner
 /// of the evolution prior for bodies whose joints sit at very different
 /// distances from what is constrained (a free-root human): a rotation of
@@ -594,6 +657,29 @@ pub fn truncated_normal(mean: f64, sigma: f64, lo: f64, hi: f64, rng: &mut Parti
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn samples_stay_within_the_limits_of_every_human_joint() {
+        let skel = skeleton::presets::human();
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let mut pose = skel.rest_pose();
+        for _ in 0..200 {
+            for (j, joint) in skel.joints().iter().enumerate().skip(1) {
+                let r = skel.param_range(j);
+                super::sample_within_limits(&joint.kind, &mut rng, &mut pose[r]).unwrap();
+            }
+            assert!(
+                skel.within_limits(&pose),
+                "{:?}",
+                skel.limit_violations(&pose)
+            );
+        }
+        // The free root has no limits: no uniform law.
+        let root = skel.param_range(0);
+        assert!(
+            super::sample_within_limits(&skel.joint(0).kind, &mut rng, &mut pose[root]).is_err()
+        );
+    }
 
     #[test]
     fn lever_arm_noise_scales_by_distance_and_zeroes_unconstrained_joints() {
