@@ -31,7 +31,7 @@ use clap::Parser;
 use ik::{Adaptation, Constraint, ConstraintSet, JointNoise, LimitSampler, SmcIk, SmcIkConfig};
 use nalgebra::Point3;
 use posecloud_examples::plot::{self, INK, Mark, Panel, Series};
-use posecloud_examples::{Csv, median, parse_point, sci};
+use posecloud_examples::{Csv, median, parse_point, require_positive, sci};
 use skeleton::presets;
 
 #[derive(Debug, Parser)]
@@ -91,14 +91,10 @@ fn main() -> Result<()> {
         "adaptive" => Adaptation::success_rule(),
         other => bail!("--variant: unknown '{other}' (plain, adaptive)"),
     };
-    for (name, v) in [
+    require_positive(&[
         ("--sigma", args.sigma),
         ("--target-sigma", args.target_sigma),
-    ] {
-        if !(v > 0.0 && v.is_finite()) {
-            bail!("{name} must be positive, got {v}");
-        }
-    }
+    ])?;
     if !(args.alpha > 0.0 && args.alpha <= 1.0) {
         bail!("--alpha must be in (0, 1], got {}", args.alpha);
     }

@@ -42,7 +42,7 @@ use ik::{
 };
 use nalgebra::{Point3, Vector3};
 use posecloud_examples::plot::{self, INK, Mark, Panel, Series};
-use posecloud_examples::{Csv, median, parse_point, sci};
+use posecloud_examples::{Csv, median, parse_point, require_positive, sci};
 use skeleton::{Skeleton, presets};
 
 #[derive(Debug, Parser)]
@@ -201,16 +201,12 @@ fn main() -> Result<()> {
             "--k must be at least 1 (Eq. 16 compares each joint with its k neighbours on each side)"
         );
     }
-    for (name, s) in [
+    require_positive(&[
         ("--sigma", args.sigma),
         ("--target-sigma", args.target_sigma),
         ("--com-sigma", args.com_sigma),
         ("--smooth-sigma", args.smooth_sigma),
-    ] {
-        if !(s > 0.0 && s.is_finite()) {
-            bail!("{name} must be positive, got {s}");
-        }
-    }
+    ])?;
     let skeleton = Arc::new(presets::chain(30, 3.0));
     let balls: Vec<usize> = (0..30)
         .map(|i| skeleton.find(&format!("j{i}")))

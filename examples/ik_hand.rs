@@ -48,7 +48,7 @@ use ik::{
 };
 use nalgebra::Point3;
 use posecloud_examples::plot::{self, Mark, Panel, Series};
-use posecloud_examples::{Csv, median, sci};
+use posecloud_examples::{Csv, median, require_positive, sci};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use skeleton::{Skeleton, presets};
@@ -311,7 +311,7 @@ fn main() -> Result<()> {
     if args.trials == 0 || args.iterations == 0 || args.particles == 0 {
         bail!("--trials, --iterations and --particles must be at least 1");
     }
-    for (name, v) in [
+    require_positive(&[
         ("--tolerance", args.tolerance),
         ("--coupling-tolerance", args.coupling_tolerance),
         ("--tip-sigma", args.tip_sigma),
@@ -319,11 +319,7 @@ fn main() -> Result<()> {
         ("--sigma", args.sigma),
         ("--lever-ref", args.lever_ref),
         ("--max-gain", args.max_gain),
-    ] {
-        if !(v > 0.0 && v.is_finite()) {
-            bail!("{name} must be positive, got {v}");
-        }
-    }
+    ])?;
     let hand = Hand::new()?;
     println!(
         "SMC-IK §6.4: hand ({} joints, {} DOF), 5 fingertip targets, θ_dist = ⅔ θ_mid on index..little, two chained target sets",

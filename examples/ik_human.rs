@@ -70,7 +70,7 @@ use ik::{
 };
 use nalgebra::{Point3, Unit, Vector3};
 use posecloud_examples::plot::{self, INK, Mark, Panel, Series};
-use posecloud_examples::{Csv, median, sci};
+use posecloud_examples::{Csv, median, require_positive, sci};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use skeleton::{Skeleton, presets};
@@ -406,7 +406,7 @@ fn main() -> Result<()> {
     if args.trials == 0 || args.iterations == 0 || args.particles == 0 {
         bail!("--trials, --iterations and --particles must be at least 1");
     }
-    for (name, v) in [
+    require_positive(&[
         ("--tolerance", args.tolerance),
         ("--hand-sigma", args.hand_sigma),
         ("--foot-sigma", args.foot_sigma),
@@ -414,11 +414,7 @@ fn main() -> Result<()> {
         ("--root-sigma", args.root_sigma),
         ("--lever-ref", args.lever_ref),
         ("--max-gain", args.max_gain),
-    ] {
-        if !(v > 0.0 && v.is_finite()) {
-            bail!("{name} must be positive, got {v}");
-        }
-    }
+    ])?;
     if !(args.grow >= 1.0 && args.shrink > 0.0 && args.shrink <= 1.0 && args.spread >= 0.0) {
         bail!("need --grow >= 1, 0 < --shrink <= 1, --spread >= 0");
     }

@@ -125,6 +125,17 @@ pub fn parse_point(s: &str) -> std::result::Result<[f64; 3], String> {
     Ok(p)
 }
 
+/// Checks command-line values that must be finite and positive; the error
+/// names the first offending option.
+pub fn require_positive(values: &[(&str, f64)]) -> Result<()> {
+    for &(name, v) in values {
+        if !(v > 0.0 && v.is_finite()) {
+            bail!("{name} must be positive, got {v}");
+        }
+    }
+    Ok(())
+}
+
 /// PNG figures with plotters' bitmap back end: line plots (linear or log
 /// axes) and 2-D drawings of polylines with equal axis scales.
 ///

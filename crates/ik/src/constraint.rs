@@ -440,6 +440,15 @@ impl Whitening {
         }
     }
 
+    /// Whether this whitening applies to residuals of dimension `dim`.
+    fn fits(&self, dim: usize) -> bool {
+        match self {
+            Self::Scale(_) => true,
+            Self::Diagonal(d) => d.len() == dim,
+            Self::Full(l_inv) => l_inv.nrows() == dim,
+        }
+    }
+
     fn apply(&self, r: &mut [f64]) {
         match self {
             Self::Scale(s) => r.iter_mut().for_each(|x| *x *= s),
@@ -461,6 +470,9 @@ pub struct Constraint {
     pub kind: ConstraintKind,
     noise: Noise,
     whitening: Whitening,
+    /// Why `noise` is unusable, found once in [`Constraint::new`] (so that
+    /// validating every solver step does not factorise Σ again).
+    noise_error: Option<String>,
     /// Disabled constraints contribute nothing.
     pub enabled: bool,
 }
@@ -470,11 +482,15 @@ impl Constraint {
     /// dimension and for positive definiteness when added to a
     /// [`ConstraintSet`]).
     pub fn new(kind: ConstraintKind, noise: Noise) -> Self {
-        let whitening = Whitening::new(&noise, kind.dim()).unwrap_or(Whitening::Scale(f64::NAN));
+        let (whitening, noise_error) = match Whitening::new(&noise, kind.dim()) {
+            Ok(w) => (w, None),
+            Err(message) => (Whitening::Scale(f64::NAN), Some(message)),
+        };
         Self {
             kind,
             noise,
             whitening,
+            noise_error,
             enabled: true,
         }
     }
@@ -503,6 +519,7 @@ impl Constraint {
     /// Replaces the noise covariance (SMC-IK: editable at run time).
     pub fn set_noise(&mut self, noise: Noise) -> std::result::Result<(), String> {
         self.whitening = Whitening::new(&noise, self.kind.dim())?;
+        self.noise_error = None;
         self.noise = noise;
         Ok(())
     }
@@ -562,11 +579,21 @@ impl ConstraintSet {
 
     fn check_one(index: usize, skeleton: &Skeleton, c: &Constraint) -> Result<()> {
         c.kind.check(index, skeleton)?;
-        Whitening::new(&c.noise, c.dim()).map_err(|message| IkError::BadCovariance {
+        let bad = |message: String| IkError::BadCovariance {
             index,
             kind: c.kind.name(),
             message,
-        })?;
+        };
+        if let Some(message) = &c.noise_error {
+            return Err(bad(message.clone()));
+        }
+        // The kind (public) may have been replaced by one of another size.
+        if !c.whitening.fits(c.dim()) {
+            return Err(bad(format!(
+                "does not match the residual's dimension {}",
+                c.dim()
+            )));
+        }
         Ok(())
     }
 
