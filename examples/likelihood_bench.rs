@@ -1,7 +1,10 @@
 //! Batched non-overlap likelihood timing (RTPF Table I, §VI): ms per batch
-//! of N particles for the CPU reference of `crates/gpu` — forward
-//! kinematics, label raster, class histograms and RTPF Eq. 1–2 — on one
-//! thread and on all threads.
+//! of N particles — forward kinematics, label raster, class histograms and
+//! RTPF Eq. 1–2 — for the CPU reference of `crates/gpu` on one thread and on
+//! all threads, and for the wgpu back end (`GpuLikelihood`): one batch at a
+//! time (pose upload, render + compute passes, readback, all included) and
+//! pipelined (batch k+1 submitted before batch k is collected; ms per batch
+//! of throughput).
 //!
 //! The human preset is seen by the default camera; the observation is the
 //! reference pose rendered with 2% flipped pixels; the particles are the
@@ -10,15 +13,23 @@
 //! native C++ on a CPU); the goal here is 700 particles at 160 × 120 in
 //! ≤ 20 ms on 2 cores.
 //!
+//! Without a GPU, wgpu may find Mesa's lavapipe, a Vulkan driver that runs
+//! on the CPU: the table then says that the GPU columns run on the CPU. With
+//! no adapter at all the GPU columns are left out and the reason is printed.
+//!
 //! ```text
 //! cargo run --release --example likelihood_bench -- --particles 100,700 --size 160x120 --threads 2
+//! cargo run --release --example likelihood_bench -- --skip-cpu-above 2000 --csv bench.csv
 //! ```
 
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use gpu::{Camera, CpuLikelihood, Noise, NonOverlap, render_observation};
+use gpu::{
+    Camera, CpuLikelihood, GpuLikelihood, HeadlessGpu, Noise, NonOverlap, Observation,
+    render_observation,
+};
 use posecloud_examples::{Csv, median};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -26,24 +37,31 @@ use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::presets;
 
 #[derive(Debug, Parser)]
-#[command(about = "CPU non-overlap likelihood: ms per batch vs particles (RTPF Table I)")]
+#[command(about = "Non-overlap likelihood, CPU and GPU: ms per batch vs particles (RTPF Table I)")]
 struct Args {
     /// Batch sizes N.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "100,300,500,700,2000,10000"
+        default_value = "100,300,500,700,2000,10000,100000"
     )]
     particles: Vec<usize>,
     /// Image size WxH.
     #[arg(long, default_value = "160x120")]
     size: String,
-    /// Threads for the "all threads" column (0: every core).
+    /// Threads for the "all threads" column and the GPU path's CPU work
+    /// (0: every core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Timed batches per cell at least (more run until 0.5 s have passed).
     #[arg(long, default_value_t = 5)]
     repeats: usize,
+    /// Leave the CPU columns out for N above this (they take seconds).
+    #[arg(long, default_value_t = 10_000)]
+    skip_cpu_above: usize,
+    /// Leave the GPU columns out.
+    #[arg(long)]
+    no_gpu: bool,
     /// Write the table to this CSV file.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
@@ -67,27 +85,52 @@ fn parse_size(s: &str) -> Result<(u32, u32)> {
     Ok((w, h))
 }
 
-/// Median ms per batch of `lik` on `states`, in the current rayon pool.
-fn time_batches(
-    lik: &mut CpuLikelihood,
-    obs: &gpu::Observation,
-    states: &[f64],
-    repeats: usize,
-) -> Result<f64> {
-    lik.evaluate(obs, states)?; // warm-up: buffers reach their size
+/// Runs `batch` once to warm up (buffers reach their size), then times it
+/// at least `repeats` times and for at least 0.5 s (at most 200 runs);
+/// returns the median ms.
+fn time_ms(repeats: usize, mut batch: impl FnMut() -> Result<()>) -> Result<f64> {
+    batch()?;
     let mut ms = Vec::new();
     let start = Instant::now();
     while ms.len() < repeats.max(1) || (start.elapsed().as_secs_f64() < 0.5 && ms.len() < 200) {
         let t = Instant::now();
-        lik.evaluate(obs, states)?;
+        batch()?;
         ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     median(&ms).context("no timing")
 }
 
+/// ms per batch when batch k+1 is submitted before batch k is collected:
+/// `repeats` batches (at least 2) in a row, total time / batches. Run it
+/// after [`time_ms`] has warmed the back end up.
+fn time_pipelined_ms(
+    lik: &mut GpuLikelihood,
+    obs: &Observation,
+    states: &[f64],
+    repeats: usize,
+) -> Result<f64> {
+    let batches = repeats.max(2);
+    let start = Instant::now();
+    let mut pending = lik.submit(obs, states)?;
+    for _ in 1..batches {
+        let next = lik.submit(obs, states)?;
+        lik.collect(pending)?;
+        pending = next;
+    }
+    lik.collect(pending)?;
+    Ok(start.elapsed().as_secs_f64() * 1e3 / batches as f64)
+}
+
+fn cell(ms: Option<f64>) -> String {
+    ms.map_or("—".to_string(), |ms| format!("{ms:.3}"))
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     let (w, h) = parse_size(&args.size)?;
+    if args.particles.contains(&0) {
+        bail!("--particles: N = 0 is not a batch");
+    }
     let threads = if args.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -127,49 +170,118 @@ fn main() -> Result<()> {
         all.extend_from_slice(&pose);
     }
 
-    println!(
-        "non-overlap likelihood, CPU reference: human ({} joints, {d} parameters), {w} × {h}, {threads} threads",
-        skel.len()
-    );
-    println!(
-        "{:>8} {:>14} {:>14} {:>16}",
-        "N",
-        "1 thread ms",
-        format!("{threads} threads ms"),
-        "particles/ms"
-    );
-    let mut csv = Csv::new(&["particles", "width", "height", "threads", "ms_per_batch"]);
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
     let many = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;
-    for &n in &args.particles {
-        if n == 0 {
-            bail!("--particles: N = 0 is not a batch");
+
+    println!(
+        "non-overlap likelihood: human ({} joints, {d} parameters), {w} × {h}, {threads} threads",
+        skel.len()
+    );
+    let (mut gpu, device) = if args.no_gpu {
+        println!("GPU columns left out (--no-gpu)");
+        (None, String::new())
+    } else {
+        match HeadlessGpu::new() {
+            Ok(g) => {
+                let device = g.describe();
+                println!("GPU adapter: {device}");
+                let on_cpu = g.is_cpu();
+                let lik = GpuLikelihood::new(
+                    g.device,
+                    g.queue,
+                    skel.clone(),
+                    camera.clone(),
+                    NonOverlap::default(),
+                )?;
+                println!(
+                    "GPU: at most {} particles per render + compute pass",
+                    lik.max_tiles_per_pass()
+                );
+                if on_cpu {
+                    println!(
+                        "GPU column runs on the CPU (lavapipe): a software Vulkan driver sharing the CPU columns' cores"
+                    );
+                }
+                (Some(lik), device)
+            }
+            Err(e) => {
+                println!("GPU columns missing: {e}");
+                (None, String::new())
+            }
         }
+    };
+    let threads_head = format!("{threads} threads ms");
+    print!("{:>8} {:>14} {:>14}", "N", "1 thread ms", threads_head);
+    if gpu.is_some() {
+        print!(" {:>10} {:>16}", "GPU ms", "GPU pipelined ms");
+    }
+    println!(" {:>14}", "particles/ms");
+
+    let mut csv = Csv::new(&[
+        "particles",
+        "width",
+        "height",
+        "backend",
+        "threads",
+        "device",
+        "ms_per_batch",
+    ]);
+    for &n in &args.particles {
         let states = &all[..n * d];
-        let mut cells = Vec::new();
-        for (pool, t) in [(&one, 1), (&many, threads)] {
-            let ms = pool.install(|| {
-                let mut lik =
-                    CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
-                time_batches(&mut lik, &obs, states, args.repeats)
-            })?;
+        let mut row = |backend: &str, t: usize, dev: &str, ms: f64| {
             csv.row([
                 n.to_string(),
                 w.to_string(),
                 h.to_string(),
+                backend.to_string(),
                 t.to_string(),
+                dev.to_string(),
                 format!("{ms:.4}"),
-            ])?;
-            cells.push(ms);
+            ])
+        };
+        let mut cpu = [None, None];
+        if n <= args.skip_cpu_above {
+            for (k, (pool, t)) in [(&one, 1), (&many, threads)].into_iter().enumerate() {
+                let ms = pool.install(|| {
+                    let mut lik =
+                        CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
+                    time_ms(args.repeats, || {
+                        lik.evaluate(&obs, states)?;
+                        Ok(())
+                    })
+                })?;
+                row("cpu", t, "", ms)?;
+                cpu[k] = Some(ms);
+            }
         }
-        println!(
-            "{n:>8} {:>14.3} {:>14.3} {:>16.1}",
-            cells[0],
-            cells[1],
-            n as f64 / cells[1]
-        );
+        let mut gpu_ms = [None, None];
+        if let Some(lik) = gpu.as_mut() {
+            let (sync, pipelined) = many.install(|| -> Result<(f64, f64)> {
+                let sync = time_ms(args.repeats, || {
+                    lik.evaluate(&obs, states)?;
+                    Ok(())
+                })?;
+                let pipelined = time_pipelined_ms(lik, &obs, states, args.repeats)?;
+                Ok((sync, pipelined))
+            })?;
+            row("gpu", threads, &device, sync)?;
+            row("gpu_pipelined", threads, &device, pipelined)?;
+            gpu_ms = [Some(sync), Some(pipelined)];
+        }
+        print!("{n:>8} {:>14} {:>14}", cell(cpu[0]), cell(cpu[1]));
+        if gpu.is_some() {
+            print!(" {:>10} {:>16}", cell(gpu_ms[0]), cell(gpu_ms[1]));
+        }
+        // Throughput of the fastest column.
+        let best = cpu
+            .iter()
+            .chain(&gpu_ms)
+            .flatten()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        println!(" {:>14.1}", n as f64 / best);
     }
     if let Some(path) = &args.csv {
         csv.write(path)?;

@@ -1,7 +1,9 @@
-//! The `posecloud` binary. Until the GUI lands it is a command-line tool:
-//! `posecloud fk FILE.bvh --frame N` prints world joint positions (to compare
-//! our forward kinematics with any other BVH tool), `posecloud info` describes
-//! a skeleton from a BVH or URDF file or a preset.
+//! The `posecloud` binary. Without a subcommand it opens the interactive
+//! IK playground (`--scene`, `--urdf`, `--bvh`, `--screenshot`, `--script`,
+//! …). Subcommands are command-line tools: `posecloud fk FILE.bvh --frame N`
+//! prints world joint positions (to compare our forward kinematics with any
+//! other BVH tool), `posecloud info` describes a skeleton from a BVH or URDF
+//! file or a preset.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +20,52 @@ use skeleton::{Bvh, Skeleton, presets};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    #[command(flatten)]
+    gui: GuiArgs,
+}
+
+/// Options of the playground window (used when no subcommand is given).
+#[derive(clap::Args, Debug)]
+struct GuiArgs {
+    /// Scene to open: human, arm, chain or hand.
+    #[arg(long, default_value = "human")]
+    scene: String,
+    /// Open a robot arm from a URDF file instead of a scene.
+    #[arg(long, conflicts_with = "bvh")]
+    urdf: Option<PathBuf>,
+    /// Open a BVH skeleton in the pose of --frame instead of a scene.
+    #[arg(long)]
+    bvh: Option<PathBuf>,
+    /// Frame of --bvh, 0-based.
+    #[arg(long, default_value_t = 0)]
+    frame: usize,
+    /// Particles (1 … 10000; default: the scene's).
+    #[arg(long)]
+    particles: Option<usize>,
+    /// Start with the settings in this TOML file (saved from the panel).
+    #[arg(long)]
+    settings: Option<PathBuf>,
+    /// Save a screenshot (PNG) after --after-secs seconds and exit.
+    #[arg(long)]
+    screenshot: Option<PathBuf>,
+    /// Seconds before the screenshot.
+    #[arg(long, default_value_t = 5.0)]
+    after_secs: f64,
+    /// Replay timed input from this file (see the README).
+    #[arg(long)]
+    script: Option<PathBuf>,
+    /// Write one CSV row per frame (fps, solver time, ESS, violations,
+    /// target distances) to this file.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Exit after this many seconds.
+    #[arg(long)]
+    quit_after: Option<f64>,
+    /// Window size in physical pixels.
+    #[arg(long, default_value_t = 1280)]
+    width: u32,
+    #[arg(long, default_value_t = 800)]
+    height: u32,
 }
 
 #[derive(Subcommand)]
@@ -44,6 +92,7 @@ enum Command {
 }
 
 fn main() {
+    let launched = std::time::Instant::now();
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Fk {
@@ -59,15 +108,52 @@ fn main() {
             }
             Ok(())
         }
-        None => {
-            use clap::CommandFactory;
-            Cli::command().print_help().map_err(Into::into)
-        }
+        None => gui(cli.gui, launched),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
+}
+
+fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
+    use posecloud::gui::{GuiOptions, run};
+    use posecloud::scenes::SceneSource;
+    use posecloud::settings::{MAX_PARTICLES, Settings};
+    let scene = match (&a.urdf, &a.bvh) {
+        (Some(path), _) => SceneSource::Urdf(path.clone()),
+        (None, Some(path)) => SceneSource::Bvh {
+            path: path.clone(),
+            frame: a.frame,
+        },
+        (None, None) => SceneSource::from_name(&a.scene)?,
+    };
+    if let Some(n) = a.particles
+        && !(1..=MAX_PARTICLES).contains(&n)
+    {
+        bail!("--particles: must be 1 … {MAX_PARTICLES}, got {n}");
+    }
+    if let Some(q) = a.quit_after
+        && !(q.is_finite() && q >= 0.0)
+    {
+        bail!("--quit-after: must be finite and >= 0, got {q}");
+    }
+    let settings = a.settings.as_deref().map(Settings::load).transpose()?;
+    run(
+        GuiOptions {
+            scene,
+            settings,
+            particles: a.particles,
+            screenshot: a.screenshot,
+            after_secs: a.after_secs,
+            script: a.script,
+            report: a.report,
+            quit_after: a.quit_after,
+            width: a.width,
+            height: a.height,
+        },
+        launched,
+    )
 }
 
 fn fk(file: &Path, frame: usize, end_sites: bool) -> Result<()> {

@@ -14,15 +14,32 @@
 //! - [`likelihood`]: [`Observation`], the histograms, [`NonOverlap`]
 //!   (Eq. 1–2) and [`CpuLikelihood`], an [`smc::Likelihood`];
 //! - [`synth`]: synthetic observations with segmentation-like noise.
+//!
+//! and the **wgpu path** that mirrors it count for count:
+//!
+//! - [`gpu_likelihood`]: [`GpuLikelihood`], the same measurement step as a
+//!   label-atlas render pass (the ray–capsule test ported to WGSL, depth
+//!   compare `Less` for the tie rule) and a compute pass of workgroup-shared
+//!   atomic histograms (RTPF §VI), with chunking for large N and overlapped
+//!   `submit`/`collect`; also an [`smc::Likelihood`];
+//! - [`context`]: [`HeadlessGpu`], a device and queue for tools and tests
+//!   (the app passes its own Bevy device instead).
 
 pub mod camera;
+pub mod context;
 pub mod error;
+pub mod gpu_likelihood;
 pub mod likelihood;
 pub mod raster;
 pub mod synth;
 
 pub use camera::{Camera, DEFAULT_HEIGHT, DEFAULT_WIDTH, RasterCamera};
+pub use context::{HeadlessGpu, describe_adapter};
 pub use error::{GpuError, Result};
+pub use gpu_likelihood::{GpuLikelihood, GpuSettings, Ticket};
 pub use likelihood::{CLASSES, CpuLikelihood, Evaluation, NonOverlap, Observation, count_classes};
-pub use raster::{CapsuleInstance, LabelRaster, PixelRect, capsules_of_pose, render_labels};
+pub use raster::{
+    CapsuleInstance, LabelRaster, PixelRect, capsule_instances, capsule_rect, capsules_of_pose,
+    capsules_per_pose, render_labels,
+};
 pub use synth::{Noise, render_label_image, render_observation};

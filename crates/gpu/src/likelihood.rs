@@ -215,6 +215,35 @@ pub fn count_classes(
     }
 }
 
+/// Validates a batch of `states.len() / dim` poses for `skeleton` (shared
+/// by the CPU and GPU back ends) and returns N.
+///
+/// # Errors
+/// [`GpuError::StateShape`] unless `dim` is the skeleton's parameter count
+/// and divides the buffer; [`GpuError::EmptyBatch`] for N = 0;
+/// [`GpuError::NonFinitePose`] naming the first non-finite value.
+pub(crate) fn check_states(skeleton: &Skeleton, states: &[f64], dim: usize) -> Result<usize> {
+    let dof = skeleton.dof();
+    if dim != dof || dim == 0 || !states.len().is_multiple_of(dim) {
+        return Err(GpuError::StateShape {
+            len: states.len(),
+            dim,
+            dof,
+        });
+    }
+    if states.is_empty() {
+        return Err(GpuError::EmptyBatch);
+    }
+    if let Some(k) = states.iter().position(|x| !x.is_finite()) {
+        return Err(GpuError::NonFinitePose {
+            particle: k / dim,
+            parameter: k % dim,
+            value: states[k],
+        });
+    }
+    Ok(states.len() / dim)
+}
+
 /// Per-particle results of one batch.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Evaluation {
@@ -334,25 +363,7 @@ impl CpuLikelihood {
     }
 
     fn check_states(&self, states: &[f64], dim: usize) -> Result<usize> {
-        let dof = self.skeleton.dof();
-        if dim != dof || dim == 0 || !states.len().is_multiple_of(dim) {
-            return Err(GpuError::StateShape {
-                len: states.len(),
-                dim,
-                dof,
-            });
-        }
-        if states.is_empty() {
-            return Err(GpuError::EmptyBatch);
-        }
-        if let Some(k) = states.iter().position(|x| !x.is_finite()) {
-            return Err(GpuError::NonFinitePose {
-                particle: k / dim,
-                parameter: k % dim,
-                value: states[k],
-            });
-        }
-        Ok(states.len() / dim)
+        check_states(&self.skeleton, states, dim)
     }
 
     fn run(

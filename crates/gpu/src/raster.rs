@@ -43,7 +43,7 @@ use crate::camera::RasterCamera;
 /// `struct Capsule { a: vec3<f32>, radius: f32, b: vec3<f32>, label: u32 }`,
 /// whose `vec3` + scalar packing gives the same 32-byte layout).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct CapsuleInstance {
     /// Segment start (the capsule's `start`, in world coordinates).
     pub a: [f32; 3],
@@ -64,18 +64,40 @@ pub fn capsules_of_pose(
     out: &mut Vec<CapsuleInstance>,
 ) {
     out.clear();
-    for (joint, w) in skeleton.joints().iter().zip(world) {
-        if let Some(body) = &joint.body {
+    out.extend(capsule_instances(skeleton, world));
+}
+
+/// The world-space capsules of one pose, in joint order, as an iterator
+/// (what [`capsules_of_pose`] collects; the GPU path writes them straight
+/// into its upload buffer).
+pub fn capsule_instances<'a>(
+    skeleton: &'a Skeleton,
+    world: &'a [Isometry3<f64>],
+) -> impl Iterator<Item = CapsuleInstance> + 'a {
+    skeleton
+        .joints()
+        .iter()
+        .zip(world)
+        .filter_map(|(joint, w)| {
+            let body = joint.body.as_ref()?;
             let a = w * Point3::from(body.capsule.start);
             let b = w * Point3::from(body.capsule.end);
-            out.push(CapsuleInstance {
+            Some(CapsuleInstance {
                 a: [a.x as f32, a.y as f32, a.z as f32],
                 radius: body.capsule.radius as f32,
                 b: [b.x as f32, b.y as f32, b.z as f32],
                 label: u32::from(body.part.label()),
-            });
-        }
-    }
+            })
+        })
+}
+
+/// Number of capsules per pose of `skeleton` (joints that carry a body).
+pub fn capsules_per_pose(skeleton: &Skeleton) -> usize {
+    skeleton
+        .joints()
+        .iter()
+        .filter(|j| j.body.is_some())
+        .count()
 }
 
 /// A rectangle of pixels `x0..x1 × y0..y1` (half-open); empty when
@@ -267,6 +289,69 @@ impl Stadium {
     }
 }
 
+/// The pixels worth testing for one capsule whose end points are `a`, `b`
+/// in camera space (module docs, step 2): its bounding rectangle and, unless
+/// the rectangle is the whole image, the stadium that bounds it row by row.
+/// `None` when the capsule lies entirely behind the camera or its rectangle
+/// misses the image.
+fn footprint(
+    cam: &RasterCamera,
+    a: [f32; 3],
+    b: [f32; 3],
+    r: f32,
+    full_frame: bool,
+) -> Option<(PixelRect, Option<Stadium>)> {
+    let (w, h) = (cam.width, cam.height);
+    if a[2].max(b[2]) + r <= 0.0 {
+        return None; // entirely behind the camera
+    }
+    let (rect, stadium) = if full_frame || a[2].min(b[2]) <= r {
+        let full = PixelRect {
+            x0: 0,
+            y0: 0,
+            x1: w,
+            y1: h,
+        };
+        (full, None)
+    } else {
+        let mut disc = [(0.0f32, 0.0f32); 2];
+        let mut radius = 0.0f32;
+        let (mut u0, mut v0) = (f32::INFINITY, f32::INFINITY);
+        let (mut u1, mut v1) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
+        for (k, p) in [a, b].into_iter().enumerate() {
+            let u = cam.fx * p[0] / p[2] + cam.cx;
+            let v = cam.fy * p[1] / p[2] + cam.cy;
+            let pu = sphere_pad(cam.fx, p[0], p[2], r);
+            let pv = sphere_pad(cam.fy, p[1], p[2], r);
+            disc[k] = (u, v);
+            radius = radius.max((pu * pu + pv * pv).sqrt());
+            u0 = u0.min(u - pu);
+            u1 = u1.max(u + pu);
+            v0 = v0.min(v - pv);
+            v1 = v1.max(v + pv);
+        }
+        let rect = PixelRect {
+            x0: first_centre_at_or_after(u0, w),
+            y0: first_centre_at_or_after(v0, h),
+            x1: first_centre_after(u1, w),
+            y1: first_centre_after(v1, h),
+        };
+        (rect, Some(Stadium::new(disc[0], disc[1], radius)))
+    };
+    (!rect.is_empty()).then_some((rect, stadium))
+}
+
+/// The bounding rectangle of one world-space capsule's image (module docs,
+/// step 2), exactly as [`LabelRaster::draw`] computes it; empty (all zero)
+/// when the capsule is entirely behind the camera or off the image. Pixels
+/// outside it never take the capsule's label. The GPU path draws its
+/// impostor quads over these rectangles.
+pub fn capsule_rect(camera: &RasterCamera, capsule: &CapsuleInstance) -> PixelRect {
+    let a = camera.to_camera(capsule.a);
+    let b = camera.to_camera(capsule.b);
+    footprint(camera, a, b, capsule.radius, false).map_or(PixelRect::default(), |(rect, _)| rect)
+}
+
 /// Draws capsules into a label tile with a depth test; owns its depth buffer
 /// and per-capsule scratch (no allocation once sized).
 #[derive(Clone, Debug, Default)]
@@ -323,12 +408,6 @@ impl LabelRaster {
             // clearing between draws.
             self.depth.resize(n, 0.0);
         }
-        let full = PixelRect {
-            x0: 0,
-            y0: 0,
-            x1: w,
-            y1: h,
-        };
         if self.ray_camera != Some(*cam) {
             self.ray_x.clear();
             self.ray_x
@@ -342,39 +421,9 @@ impl LabelRaster {
             let a = cam.to_camera(cap.a);
             let b = cam.to_camera(cap.b);
             let r = cap.radius;
-            if a[2].max(b[2]) + r <= 0.0 {
-                continue; // entirely behind the camera
-            }
-            let (rect, footprint) = if full_frame || a[2].min(b[2]) <= r {
-                (full, None)
-            } else {
-                let mut disc = [(0.0f32, 0.0f32); 2];
-                let mut radius = 0.0f32;
-                let (mut u0, mut v0) = (f32::INFINITY, f32::INFINITY);
-                let (mut u1, mut v1) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
-                for (k, p) in [a, b].into_iter().enumerate() {
-                    let u = cam.fx * p[0] / p[2] + cam.cx;
-                    let v = cam.fy * p[1] / p[2] + cam.cy;
-                    let pu = sphere_pad(cam.fx, p[0], p[2], r);
-                    let pv = sphere_pad(cam.fy, p[1], p[2], r);
-                    disc[k] = (u, v);
-                    radius = radius.max((pu * pu + pv * pv).sqrt());
-                    u0 = u0.min(u - pu);
-                    u1 = u1.max(u + pu);
-                    v0 = v0.min(v - pv);
-                    v1 = v1.max(v + pv);
-                }
-                let rect = PixelRect {
-                    x0: first_centre_at_or_after(u0, w),
-                    y0: first_centre_at_or_after(v0, h),
-                    x1: first_centre_after(u1, w),
-                    y1: first_centre_after(v1, h),
-                };
-                (rect, Some(Stadium::new(disc[0], disc[1], radius)))
-            };
-            if rect.is_empty() {
+            let Some((rect, footprint)) = footprint(cam, a, b, r, full_frame) else {
                 continue;
-            }
+            };
             let ba = sub(b, a);
             let oa = [-a[0], -a[1], -a[2]];
             self.prepared.push(PreparedCapsule {
@@ -542,10 +591,18 @@ mod tests {
         let c = cam(32, 24).raster();
         let behind = capsule([0.0, 0.0, -3.0], [0.0, 0.0, -1.0], 0.5, 4);
         assert!(render_labels(&c, &[behind]).iter().all(|&l| l == 0));
+        assert!(capsule_rect(&c, &behind).is_empty());
         // Through the camera plane, off to the side: visible part only in front.
         let straddle = capsule([1.0, 0.0, -2.0], [1.0, 0.0, 3.0], 0.3, 4);
         let tile = render_labels(&c, &[straddle]);
         assert!(tile.contains(&4));
+        let whole = PixelRect {
+            x0: 0,
+            y0: 0,
+            x1: 32,
+            y1: 24,
+        };
+        assert_eq!(capsule_rect(&c, &straddle), whole);
         let mut full = vec![0; tile.len()];
         LabelRaster::new().draw_full_frame(&c, &[straddle], &mut full);
         assert_eq!(tile, full);
@@ -574,6 +631,12 @@ mod tests {
             let rect = raster.draw(&rc, &caps, &mut a);
             raster.draw_full_frame(&rc, &caps, &mut b);
             assert_eq!(a, b, "pose {k}");
+            // The per-capsule rectangles the GPU path draws union to it.
+            let union = caps
+                .iter()
+                .map(|c| capsule_rect(&rc, c))
+                .fold(PixelRect::default(), PixelRect::union);
+            assert_eq!(union, rect, "pose {k}");
             for (i, &l) in a.iter().enumerate() {
                 let (x, y) = ((i % 160) as u32, (i / 160) as u32);
                 let inside = x >= rect.x0 && x < rect.x1 && y >= rect.y0 && y < rect.y1;

@@ -424,6 +424,21 @@ impl SmcIk {
         &mut self.constraints
     }
 
+    /// Raises the adaptive noise scale to at least `scale` (clamped to the
+    /// success rule's range), keeping the reference window: for a target
+    /// that is being dragged, so the cloud can follow it.
+    pub fn raise_noise_scale(&mut self, scale: f64) {
+        if let Adaptation::SuccessRule {
+            min_scale,
+            max_scale,
+            ..
+        } = self.config.adaptation
+            && scale.is_finite()
+        {
+            self.scale = self.scale.max(scale).clamp(min_scale, max_scale);
+        }
+    }
+
     /// Restarts the adaptive noise: scale 1 and an empty reference window
     /// (for a target that jumped far).
     pub fn restart_adaptation(&mut self) {
@@ -500,7 +515,12 @@ impl SmcIk {
     /// One iteration of Algorithm 1.
     pub fn step(&mut self) -> Result<IkStepReport> {
         self.constraints.validate(&self.skeleton)?;
-        if std::mem::take(&mut self.constraints_edited) {
+        // Costs before an edit are not comparable with costs after it: the
+        // window restarts, and this iteration only records the new reference
+        // (an empty window would count any cost as a success and grow the
+        // noise on every frame of a drag).
+        let edited = std::mem::take(&mut self.constraints_edited);
+        if edited {
             self.recent_map_costs = [f64::INFINITY; SUCCESS_WINDOW];
         }
         let skeleton = &*self.skeleton;
@@ -576,7 +596,9 @@ impl SmcIk {
                 .iter()
                 .copied()
                 .fold(f64::INFINITY, f64::min);
-            let factor = if self.map_cost < reference {
+            let factor = if edited {
+                1.0
+            } else if self.map_cost < reference {
                 grow
             } else {
                 shrink

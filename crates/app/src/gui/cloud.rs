@@ -1,0 +1,86 @@
+//! `ParticleCloudPlugin`: all N particle poses, each as its bones (parent →
+//! child joint segments), coloured by normalised weight with viridis and
+//! more opaque when heavier.
+//!
+//! **One batched pass.** The segments go through Bevy's gizmo line
+//! pipeline in their own [`ParticleCloudGizmos`] group: every frame the
+//! segment end points and colours are written into one buffer, which the
+//! renderer uploads as an instance buffer (`VertexStepMode::Instance`, one
+//! instance per segment) and draws with one instanced draw call. No ECS
+//! entity exists per particle or segment. Particles are written lightest
+//! first so the heavy, opaque ones blend on top.
+
+use bevy::prelude::*;
+
+use super::view::{PlaygroundSet, to_vec3};
+use super::{PlaygroundRes, UiState};
+use crate::colormap::{viridis, weight_alpha, weight_position};
+
+/// The gizmo group of the particle cloud (its own line width and depth
+/// bias, independent of other gizmos).
+#[derive(Default, Reflect, GizmoConfigGroup)]
+pub struct ParticleCloudGizmos;
+
+pub struct ParticleCloudPlugin;
+
+impl Plugin for ParticleCloudPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_gizmo_group::<ParticleCloudGizmos>()
+            .init_resource::<CloudScratch>()
+            .add_systems(Startup, configure)
+            .add_systems(Update, draw_cloud.in_set(PlaygroundSet::Draw));
+    }
+}
+
+/// Reused per frame: particle order by weight.
+#[derive(Resource, Default)]
+struct CloudScratch {
+    order: Vec<usize>,
+}
+
+fn configure(mut store: ResMut<GizmoConfigStore>) {
+    let (config, _) = store.config_mut::<ParticleCloudGizmos>();
+    config.line.width = 2.0;
+    // On top of the solid body: particles near the estimate lie inside its
+    // capsules and would otherwise be hidden (the cloud reads as an x-ray
+    // of the pose distribution).
+    config.depth_bias = -1.0;
+}
+
+fn draw_cloud(
+    pg: Res<PlaygroundRes>,
+    ui: Res<UiState>,
+    mut scratch: ResMut<CloudScratch>,
+    mut gizmos: Gizmos<ParticleCloudGizmos>,
+) {
+    if !ui.show_cloud {
+        return;
+    }
+    let p = &pg.0;
+    let Some((fk, weights)) = p.cloud() else {
+        return;
+    };
+    let skel = p.skeleton();
+    let display = p.display();
+    let order = &mut scratch.order;
+    order.clear();
+    order.extend(0..weights.len());
+    order.sort_unstable_by(|&a, &b| weights[a].total_cmp(&weights[b]));
+    let w_max = weights.iter().copied().fold(0.0, f64::max);
+    let skip = order.len().saturating_sub(ui.cloud_limit);
+    let bones: Vec<(usize, usize)> = (0..skel.len())
+        .filter_map(|j| skel.joint(j).parent.map(|p| (p, j)))
+        .filter(|&(_, j)| skel.joint(j).offset.norm() > 1e-9)
+        .collect();
+    for &i in &order[skip..] {
+        let t = weight_position(weights[i], w_max);
+        let [r, g, b] = viridis(t);
+        let colour = Color::srgba(r, g, b, weight_alpha(t));
+        let world = fk.world(i);
+        for &(a, c) in &bones {
+            let pa = to_vec3(&(display * world[a]).translation.vector);
+            let pc = to_vec3(&(display * world[c]).translation.vector);
+            gizmos.line(pa, pc, colour);
+        }
+    }
+}

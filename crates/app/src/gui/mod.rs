@@ -1,0 +1,172 @@
+//! The interactive playground window: Bevy 0.19 + bevy_egui, as a list of
+//! plugins (STYLE.md). The solver state lives in one [`PlaygroundRes`]
+//! resource; the plugins read and write it:
+//!
+//! - [`view::IkScenePlugin`]: camera, lights, floor, the estimate drawn as
+//!   solid capsules, target markers; runs the solver every frame.
+//! - [`cloud::ParticleCloudPlugin`]: every particle pose as line segments
+//!   coloured by weight, in one batched instanced draw.
+//! - [`input::InteractionPlugin`]: drag targets, click joints to add
+//!   targets, orbit/pan/zoom, keys.
+//! - [`panels::TuningPanelPlugin`]: egui panels and plots.
+//! - [`automation::AutomationPlugin`]: `--screenshot`, `--script`, `--report`.
+
+pub mod automation;
+pub mod cloud;
+pub mod input;
+pub mod panels;
+pub mod view;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+use bevy::prelude::*;
+use bevy::window::WindowResolution;
+use bevy_egui::EguiPlugin;
+
+use crate::playground::{FrameReport, Playground};
+use crate::scenes::{Scene, SceneSource};
+use crate::settings::Settings;
+
+/// How the window starts.
+#[derive(Clone, Debug)]
+pub struct GuiOptions {
+    pub scene: SceneSource,
+    /// Settings for the first scene (`--settings FILE`, else defaults with
+    /// the scene's particle count).
+    pub settings: Option<Settings>,
+    /// Particle count override (`--particles N`).
+    pub particles: Option<usize>,
+    pub screenshot: Option<PathBuf>,
+    pub after_secs: f64,
+    pub script: Option<PathBuf>,
+    pub report: Option<PathBuf>,
+    pub quit_after: Option<f64>,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// The playground, shared by every plugin.
+#[derive(Resource)]
+pub struct PlaygroundRes(pub Playground);
+
+/// UI-side state that is not a solver setting.
+#[derive(Resource)]
+pub struct UiState {
+    /// The last error (bad file, bad setting), shown in the panel.
+    pub error: Option<String>,
+    /// The target last dragged or clicked (Delete removes it).
+    pub selected_target: Option<usize>,
+    /// A scene to switch to at the next frame.
+    pub load_scene: Option<SceneSource>,
+    /// Text fields of the scene panel.
+    pub urdf_path: String,
+    pub bvh_path: String,
+    pub bvh_frame: usize,
+    pub settings_path: String,
+    /// Draw at most this many particles (heaviest first).
+    pub cloud_limit: usize,
+    pub show_cloud: bool,
+    /// Smoothed frames per second.
+    pub fps: f64,
+    /// Smoothed solver iterations per second.
+    pub iterations_per_second: f64,
+    pub last_report: FrameReport,
+    /// Worst violation counts seen since the scene started.
+    pub max_estimate_violations: usize,
+    pub max_particle_violations: usize,
+    /// When `main` started, and when the first frame ran / the first frame
+    /// faster than 100 ms ran (pipelines compiled: interactive).
+    pub launched: Instant,
+    pub first_frame: Option<f64>,
+    pub first_interactive: Option<f64>,
+    /// One pending single step (S key).
+    pub single_step: bool,
+}
+
+impl UiState {
+    fn new(launched: Instant) -> Self {
+        Self {
+            error: None,
+            selected_target: None,
+            load_scene: None,
+            urdf_path: "assets/robots/arm6.urdf".into(),
+            bvh_path: "assets/motions/cmu_131_01_walk.bvh".into(),
+            bvh_frame: 0,
+            settings_path: "posecloud-settings.toml".into(),
+            cloud_limit: 10_000,
+            show_cloud: true,
+            fps: 0.0,
+            iterations_per_second: 0.0,
+            last_report: FrameReport::default(),
+            max_estimate_violations: 0,
+            max_particle_violations: 0,
+            launched,
+            first_frame: None,
+            first_interactive: None,
+            single_step: false,
+        }
+    }
+
+    /// Records an error for the panel and stderr.
+    pub fn fail(&mut self, context: &str, e: &anyhow::Error) {
+        let msg = format!("{context}: {e:#}");
+        eprintln!("posecloud: {msg}");
+        self.error = Some(msg);
+    }
+}
+
+/// The settings a scene starts with.
+pub fn initial_settings(scene: &Scene, base: Option<&Settings>, particles: Option<usize>) -> Settings {
+    let mut s = match base {
+        Some(s) => s.clone(),
+        None => {
+            let mut s = Settings::default();
+            s.filter.particles = scene.particles;
+            s.noise.root_translation = scene.root_sigma;
+            s
+        }
+    };
+    if let Some(n) = particles {
+        s.filter.particles = n;
+    }
+    s
+}
+
+/// Opens the window and runs until it is closed (or a screenshot/script
+/// says to quit).
+pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
+    let scene = Scene::build(&options.scene)?;
+    let settings = initial_settings(&scene, options.settings.as_ref(), options.particles);
+    let title = format!("posecloud — {}", scene.source.label());
+    let playground = Playground::new(scene, settings)?;
+    let automation = automation::Automation::new(&options)?;
+    let mut app = App::new();
+    app.insert_resource(ClearColor(Color::srgb(0.16, 0.17, 0.19)))
+        .add_plugins(DefaultPlugins.set(WindowPlugin {
+            primary_window: Some(Window {
+                title,
+                resolution: WindowResolution::new(options.width, options.height),
+                ..default()
+            }),
+            ..default()
+        }))
+        .add_plugins(MeshPickingPlugin)
+        .add_plugins(EguiPlugin::default())
+        .insert_resource(PlaygroundRes(playground))
+        .insert_resource(UiState::new(launched))
+        .insert_resource(automation)
+        .add_plugins((
+            view::IkScenePlugin,
+            cloud::ParticleCloudPlugin,
+            input::InteractionPlugin,
+            panels::TuningPanelPlugin,
+            automation::AutomationPlugin,
+        ));
+    let exit = app.run();
+    match exit {
+        AppExit::Success => Ok(()),
+        AppExit::Error(code) => anyhow::bail!("the app exited with code {code}"),
+    }
+}

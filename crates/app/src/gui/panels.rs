@@ -1,0 +1,485 @@
+//! `TuningPanelPlugin`: the egui panels (scene, filter, noise, constraints,
+//! status, colour legend, settings file) on the left and the plots (last
+//! 10 s) at the bottom; the 3D view gets the rest of the window.
+
+use std::path::PathBuf;
+
+use bevy::camera::Viewport;
+use bevy::prelude::*;
+use bevy::window::PrimaryWindow;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use egui_plot::{Legend, Line, Plot};
+use skeleton::JointKind;
+
+use super::view::OrbitCamera;
+use super::{PlaygroundRes, UiState};
+use crate::colormap::{WEIGHT_DECADES, viridis};
+use crate::playground::{HISTORY_SECONDS, Playground};
+use crate::scenes::{ConstraintGroup, SCENE_NAMES, SceneSource};
+use crate::settings::{MAX_PARTICLES, ResamplingName, SamplerName, Settings, SolverKind};
+
+/// Width of the left panel and height of the plot panel (logical pixels).
+pub const PANEL_WIDTH: f32 = 340.0;
+pub const PLOT_HEIGHT: f32 = 170.0;
+
+pub struct TuningPanelPlugin;
+
+impl Plugin for TuningPanelPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_systems(EguiPrimaryContextPass, panels);
+    }
+}
+
+fn panels(
+    mut contexts: EguiContexts,
+    mut pg: ResMut<PlaygroundRes>,
+    mut ui_state: ResMut<UiState>,
+    mut camera: Query<&mut Camera, With<OrbitCamera>>,
+    window: Single<&Window, With<PrimaryWindow>>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    let mut root = egui::Ui::new(
+        ctx.clone(),
+        "posecloud-root".into(),
+        egui::UiBuilder::new()
+            .layer_id(egui::LayerId::background())
+            .max_rect(ctx.viewport_rect()),
+    );
+    let mut settings = pg.0.settings().clone();
+    let left = egui::Panel::left("tuning")
+        .resizable(true)
+        .default_size(PANEL_WIDTH)
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                scene_section(ui, &mut ui_state, &pg.0);
+                status_section(ui, &mut ui_state, &mut pg.0);
+                filter_section(ui, &mut ui_state, &mut settings);
+                noise_section(ui, &pg.0, &mut settings);
+                constraint_section(ui, &mut ui_state, &mut pg.0, &mut settings);
+                legend_section(ui);
+                file_section(ui, &mut ui_state, &mut pg.0, &mut settings);
+            });
+        })
+        .response
+        .rect
+        .width();
+    let bottom = egui::Panel::bottom("plots")
+        .exact_size(PLOT_HEIGHT)
+        .show(&mut root, |ui| plots(ui, &pg.0))
+        .response
+        .rect
+        .height();
+    if settings != *pg.0.settings()
+        && let Err(e) = pg.0.set_settings(settings)
+    {
+        ui_state.fail("settings", &e);
+    }
+    // The 3D view fills what the panels leave.
+    let scale = window.scale_factor();
+    let (w, h) = (window.physical_width(), window.physical_height());
+    let x = ((left * scale) as u32).min(w.saturating_sub(1));
+    let y_size = h.saturating_sub((bottom * scale) as u32).max(1);
+    if let Ok(mut cam) = camera.single_mut() {
+        cam.viewport = Some(Viewport {
+            physical_position: UVec2::new(x, 0),
+            physical_size: UVec2::new((w - x).max(1), y_size),
+            ..default()
+        });
+    }
+    Ok(())
+}
+
+fn scene_section(ui: &mut egui::Ui, state: &mut UiState, p: &Playground) {
+    egui::CollapsingHeader::new("Scene")
+        .default_open(true)
+        .show(ui, |ui| {
+            ui.label(format!(
+                "{} — {} joints, {} DOF",
+                p.scene.source.label(),
+                p.skeleton().len(),
+                p.skeleton().dof()
+            ));
+            ui.horizontal(|ui| {
+                for name in SCENE_NAMES {
+                    if ui.button(name).clicked() {
+                        state.load_scene = SceneSource::from_name(name).ok();
+                    }
+                }
+            });
+            ui.horizontal(|ui| {
+                ui.label("URDF");
+                ui.add(egui::TextEdit::singleline(&mut state.urdf_path).desired_width(170.0));
+                if ui.button("load").clicked() {
+                    state.load_scene = Some(SceneSource::Urdf(PathBuf::from(&state.urdf_path)));
+                }
+            });
+            ui.horizontal(|ui| {
+                ui.label("BVH");
+                ui.add(egui::TextEdit::singleline(&mut state.bvh_path).desired_width(110.0));
+                ui.add(egui::DragValue::new(&mut state.bvh_frame).prefix("frame "));
+                if ui.button("load").clicked() {
+                    state.load_scene = Some(SceneSource::Bvh {
+                        path: PathBuf::from(&state.bvh_path),
+                        frame: state.bvh_frame,
+                    });
+                }
+            });
+            if let Some(e) = &state.error {
+                ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e);
+                if ui.small_button("dismiss").clicked() {
+                    state.error = None;
+                }
+            }
+        });
+}
+
+fn status_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut Playground) {
+    egui::CollapsingHeader::new("Status")
+        .default_open(true)
+        .show(ui, |ui| {
+            let r = &state.last_report;
+            egui::Grid::new("status").num_columns(2).show(ui, |ui| {
+                ui.label("fps");
+                ui.label(format!("{:.1}", state.fps));
+                ui.end_row();
+                ui.label("particles");
+                ui.label(if p.settings().filter.solver.has_cloud() {
+                    format!("{}", p.settings().filter.particles)
+                } else {
+                    "— (Jacobian solver)".into()
+                });
+                ui.end_row();
+                ui.label("iterations/s");
+                ui.label(format!("{:.0}", state.iterations_per_second));
+                ui.end_row();
+                ui.label("solver ms/frame");
+                ui.label(format!("{:.2}", r.step_ms));
+                ui.end_row();
+                ui.label("ESS");
+                ui.label(format!("{:.1}", p.last_ess()));
+                ui.end_row();
+                ui.label("noise scale");
+                ui.label(format!("{:.3e}", p.noise_scale()));
+                ui.end_row();
+                ui.label("limit violations");
+                let ok = state.max_estimate_violations == 0 && state.max_particle_violations == 0;
+                ui.colored_label(
+                    if ok {
+                        egui::Color32::from_rgb(120, 220, 120)
+                    } else {
+                        egui::Color32::from_rgb(255, 110, 90)
+                    },
+                    format!(
+                        "body {} · particles {} (worst {} · {})",
+                        r.estimate_violations,
+                        r.particle_violations,
+                        state.max_estimate_violations,
+                        state.max_particle_violations
+                    ),
+                );
+                ui.end_row();
+                ui.label("startup");
+                ui.label(match (state.first_frame, state.first_interactive) {
+                    (Some(a), Some(b)) => format!("first frame {a:.1} s, interactive {b:.1} s"),
+                    (Some(a), None) => format!("first frame {a:.1} s"),
+                    _ => "—".into(),
+                });
+                ui.end_row();
+            });
+            ui.horizontal(|ui| {
+                let label = if p.paused { "▶ run (space)" } else { "⏸ pause (space)" };
+                if ui.button(label).clicked() {
+                    p.paused = !p.paused;
+                }
+                if ui.button("step (S)").clicked() {
+                    state.single_step = true;
+                }
+                if ui.button("reset (R)").clicked()
+                    && let Err(e) = p.reset()
+                {
+                    state.fail("reset", &e);
+                }
+            });
+        });
+}
+
+fn filter_section(ui: &mut egui::Ui, state: &mut UiState, s: &mut Settings) {
+    egui::CollapsingHeader::new("Filter")
+        .default_open(true)
+        .show(ui, |ui| {
+            let f = &mut s.filter;
+            egui::ComboBox::from_label("solver")
+                .selected_text(f.solver.label())
+                .show_ui(ui, |ui| {
+                    for k in SolverKind::ALL {
+                        ui.selectable_value(&mut f.solver, k, k.label());
+                    }
+                });
+            ui.add(
+                egui::Slider::new(&mut f.particles, 1..=MAX_PARTICLES)
+                    .logarithmic(true)
+                    .text("particles N"),
+            );
+            egui::ComboBox::from_label("resampling")
+                .selected_text(f.resampling.label())
+                .show_ui(ui, |ui| {
+                    for r in ResamplingName::ALL {
+                        ui.selectable_value(&mut f.resampling, r, r.label());
+                    }
+                });
+            ui.add(egui::Slider::new(&mut f.ess_threshold, 0.0..=1.0).text("ESS threshold"));
+            ui.add(egui::Slider::new(&mut f.alpha, 0.01..=1.0).text("smoothing α (Eq. 15)"));
+            ui.horizontal(|ui| {
+                ui.add(egui::DragValue::new(&mut f.seed).prefix("seed "));
+                ui.add(
+                    egui::Slider::new(&mut f.iterations_per_frame, 1..=50).text("iterations/frame"),
+                );
+            });
+            egui::ComboBox::from_label("limits")
+                .selected_text(match f.sampler {
+                    SamplerName::Reject => "accept/reject (paper)",
+                    SamplerName::Truncated => "truncated Gaussian",
+                })
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut f.sampler, SamplerName::Reject, "accept/reject (paper)");
+                    ui.selectable_value(&mut f.sampler, SamplerName::Truncated, "truncated Gaussian");
+                });
+            ui.checkbox(&mut f.adaptive, "adaptive noise (success rule)");
+            ui.separator();
+            ui.checkbox(&mut state.show_cloud, "draw the particle cloud");
+            ui.add(
+                egui::Slider::new(&mut state.cloud_limit, 1..=MAX_PARTICLES)
+                    .logarithmic(true)
+                    .text("draw heaviest"),
+            );
+        });
+}
+
+fn noise_section(ui: &mut egui::Ui, p: &Playground, s: &mut Settings) {
+    egui::CollapsingHeader::new("Noise (QuTem σ, Eq. 12)")
+        .default_open(false)
+        .show(ui, |ui| {
+            ui.add(
+                egui::Slider::new(&mut s.noise.sigma, 1e-4..=1.0)
+                    .logarithmic(true)
+                    .text("σ (rad)"),
+            );
+            ui.checkbox(&mut s.noise.lever_arm, "scale σ by lever arm to the targets");
+            ui.add(
+                egui::Slider::new(&mut s.noise.root_translation, 0.0..=0.05)
+                    .text("root translation σ (m)"),
+            );
+            let skel = p.skeleton();
+            for region in p.region_names() {
+                egui::CollapsingHeader::new(&region)
+                    .id_salt(("region", &region))
+                    .show(ui, |ui| {
+                        let mut scale = s.group_scale(&region);
+                        if ui
+                            .add(egui::Slider::new(&mut scale, 0.0..=4.0).text("scale group"))
+                            .changed()
+                        {
+                            s.noise.groups.insert(region.clone(), scale);
+                        }
+                        for j in (0..skel.len()).filter(|&j| p.regions()[j] == region) {
+                            let joint = skel.joint(j);
+                            let axes = match joint.kind {
+                                JointKind::Fixed => continue,
+                                JointKind::Hinge { .. } | JointKind::Prismatic { .. } => 1,
+                                JointKind::Swing { .. } => 2,
+                                _ => 3,
+                            };
+                            let mut sigma = p.joint_sigma(j);
+                            let mut changed = false;
+                            ui.horizontal(|ui| {
+                                ui.label(&joint.name);
+                                for v in sigma.iter_mut().take(axes) {
+                                    changed |= ui
+                                        .add(egui::DragValue::new(v).speed(0.001).range(0.0..=3.0))
+                                        .changed();
+                                }
+                                if s.noise.joints.contains_key(&joint.name)
+                                    && ui.small_button("rule").clicked()
+                                {
+                                    s.noise.joints.remove(&joint.name);
+                                }
+                            });
+                            if changed {
+                                s.noise.joints.insert(joint.name.clone(), sigma);
+                            }
+                        }
+                    });
+            }
+        });
+}
+
+fn constraint_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut Playground, s: &mut Settings) {
+    egui::CollapsingHeader::new("Constraints (Σ = σ² I)")
+        .default_open(true)
+        .show(ui, |ui| {
+            let present: Vec<ConstraintGroup> = ConstraintGroup::ALL
+                .into_iter()
+                .filter(|g| {
+                    *g == ConstraintGroup::Position
+                        || p.scene.fixed.iter().any(|c| c.group == *g)
+                        // The feet "stay" targets use the floor's σ.
+                        || (*g == ConstraintGroup::Floor && p.scene.fixed.iter().any(|c| c.group == ConstraintGroup::Position))
+                })
+                .collect();
+            for g in present {
+                let mut sigma = s.constraint_sigma(g);
+                if ui
+                    .add(
+                        egui::Slider::new(&mut sigma, 1e-4..=2.0)
+                            .logarithmic(true)
+                            .text(format!("σ {}", g.label())),
+                    )
+                    .changed()
+                {
+                    s.set_constraint_sigma(g, sigma);
+                }
+            }
+            for c in &p.scene.fixed {
+                ui.small(&c.label);
+            }
+            ui.separator();
+            ui.label("targets (drag them; click the body to add; right-click to remove)");
+            let distances = p.target_distances();
+            let mut remove = None;
+            for (i, (t, d)) in p.targets().iter().zip(&distances).enumerate() {
+                ui.horizontal(|ui| {
+                    let name = &p.skeleton().joint(t.joint).name;
+                    let selected = state.selected_target == Some(i);
+                    if ui.selectable_label(selected, name).clicked() {
+                        state.selected_target = Some(i);
+                    }
+                    ui.label(format!("{:.1} mm", d * 1e3));
+                    if ui.small_button("✖").clicked() {
+                        remove = Some(i);
+                    }
+                });
+            }
+            if let Some(i) = remove {
+                if let Err(e) = p.remove_target(i) {
+                    state.fail("removing the target", &e);
+                }
+                state.selected_target = None;
+            }
+        });
+}
+
+fn legend_section(ui: &mut egui::Ui) {
+    egui::CollapsingHeader::new("Cloud colours")
+        .default_open(true)
+        .show(ui, |ui| {
+            let (rect, _) =
+                ui.allocate_exact_size(egui::vec2(ui.available_width().min(300.0), 16.0), egui::Sense::hover());
+            let steps = 64;
+            for k in 0..steps {
+                let t = k as f64 / (steps - 1) as f64;
+                let [r, g, b] = viridis(t);
+                let x0 = rect.left() + rect.width() * k as f32 / steps as f32;
+                let x1 = rect.left() + rect.width() * (k + 1) as f32 / steps as f32;
+                ui.painter().rect_filled(
+                    egui::Rect::from_min_max(egui::pos2(x0, rect.top()), egui::pos2(x1 + 0.5, rect.bottom())),
+                    egui::CornerRadius::ZERO,
+                    egui::Color32::from_rgb((r * 255.0) as u8, (g * 255.0) as u8, (b * 255.0) as u8),
+                );
+            }
+            ui.horizontal(|ui| {
+                ui.small(format!("w / w_max ≤ 1e-{WEIGHT_DECADES:.0}"));
+                ui.add_space(ui.available_width() - 60.0);
+                ui.small("1 (heaviest)");
+            });
+            ui.small("viridis; heavier particles are drawn more opaque and on top");
+        });
+}
+
+fn file_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut Playground, s: &mut Settings) {
+    egui::CollapsingHeader::new("Settings file (TOML)")
+        .default_open(false)
+        .show(ui, |ui| {
+            ui.add(egui::TextEdit::singleline(&mut state.settings_path).desired_width(300.0));
+            ui.horizontal(|ui| {
+                let path = PathBuf::from(&state.settings_path);
+                if ui.button("save").clicked() {
+                    // Save what is on screen (including this frame's edits).
+                    if let Err(e) = s.save(&path) {
+                        state.fail("saving settings", &e);
+                    } else {
+                        state.error = None;
+                    }
+                }
+                if ui.button("load").clicked() {
+                    match Settings::load(&path) {
+                        Ok(loaded) => *s = loaded,
+                        Err(e) => state.fail("loading settings", &e),
+                    }
+                }
+                if ui.button("defaults").clicked() {
+                    *s = super::initial_settings(&p.scene, None, None);
+                }
+            });
+        });
+}
+
+fn plots(ui: &mut egui::Ui, p: &Playground) {
+    let history = p.history();
+    let now = history.back().map(|s| s.time).unwrap_or(0.0);
+    let width = (ui.available_width() - 16.0) / 3.0;
+    let height = PLOT_HEIGHT - 16.0;
+    let names: Vec<String> = p
+        .targets()
+        .iter()
+        .map(|t| p.skeleton().joint(t.joint).name.clone())
+        .collect();
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.set_width(width);
+            ui.small("distance to each target (mm)");
+            Plot::new("distances")
+                .height(height - 14.0)
+                .include_x(-HISTORY_SECONDS)
+                .include_x(0.0)
+                .include_y(0.0)
+                .legend(Legend::default().position(egui_plot::Corner::LeftTop))
+                .allow_drag(false)
+                .allow_zoom(false)
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    for (k, name) in names.iter().enumerate() {
+                        let pts: Vec<[f64; 2]> = history
+                            .iter()
+                            .filter(|s| s.distances.len() == names.len())
+                            .map(|s| [s.time - now, s.distances[k] * 1e3])
+                            .collect();
+                        plot.line(Line::new(name.clone(), pts));
+                    }
+                });
+        });
+        for (id, title, value) in [
+            ("ess", "effective sample size", 0usize),
+            ("step", "solver time per frame (ms)", 1usize),
+        ] {
+            ui.vertical(|ui| {
+                ui.set_width(width);
+                ui.small(title);
+                Plot::new(id)
+                    .height(height - 14.0)
+                    .include_x(-HISTORY_SECONDS)
+                    .include_x(0.0)
+                    .include_y(0.0)
+                    .allow_drag(false)
+                    .allow_zoom(false)
+                    .allow_scroll(false)
+                    .show(ui, |plot| {
+                        let pts: Vec<[f64; 2]> = history
+                            .iter()
+                            .map(|s| [s.time - now, if value == 0 { s.ess } else { s.step_ms }])
+                            .collect();
+                        plot.line(Line::new(title, pts));
+                    });
+            });
+        }
+    });
+}

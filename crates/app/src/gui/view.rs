@@ -1,0 +1,422 @@
+//! `IkScenePlugin`: the 3D view. Camera, lights and floor; the estimate
+//! (MAP + Eq. 15 smoothing) as solid capsules, one entity per body segment;
+//! target markers; and the per-frame solver run.
+
+use bevy::camera::CameraOutputMode;
+use bevy::camera::visibility::RenderLayers;
+use bevy::core_pipeline::tonemapping::Tonemapping;
+use bevy::light::GlobalAmbientLight;
+use bevy::prelude::*;
+use bevy::render::render_resource::BlendState;
+use bevy_egui::{EguiGlobalSettings, PrimaryEguiContext};
+use nalgebra::{Isometry3, Point3, Vector3};
+
+use super::{PlaygroundRes, UiState, initial_settings};
+use crate::playground::Playground;
+use crate::scenes::Scene;
+
+/// Frame stages, in order: input (mouse, script) → solve → draw.
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PlaygroundSet {
+    Input,
+    Solve,
+    Draw,
+}
+
+/// Colours the screenshot test looks for (sRGB, unlit: exact on screen).
+pub const FLOOR_COLOUR: [f32; 3] = [0.30, 0.33, 0.36];
+pub const TARGET_COLOUR: [f32; 3] = [1.0, 0.45, 0.05];
+pub const BODY_COLOUR: [f32; 3] = [0.86, 0.52, 0.42];
+
+pub struct IkScenePlugin;
+
+impl Plugin for IkScenePlugin {
+    fn build(&self, app: &mut App) {
+        app.configure_sets(
+            Update,
+            (PlaygroundSet::Input, PlaygroundSet::Solve, PlaygroundSet::Draw).chain(),
+        )
+        .insert_resource(GlobalAmbientLight {
+            color: Color::WHITE,
+            brightness: 600.0,
+            ..default()
+        })
+        .add_systems(Startup, (setup_world, spawn_scene).chain())
+        .add_systems(
+            Update,
+            (
+                switch_scene.before(PlaygroundSet::Input),
+                solve.in_set(PlaygroundSet::Solve),
+                (sync_body, sync_targets).in_set(PlaygroundSet::Draw),
+            ),
+        );
+    }
+}
+
+/// The orbit camera's state (see `input.rs` for the gestures).
+#[derive(Component, Debug, Clone)]
+pub struct OrbitCamera {
+    pub focus: Vec3,
+    pub distance: f32,
+    /// Radians about +y, and above the horizon.
+    pub yaw: f32,
+    pub pitch: f32,
+}
+
+impl OrbitCamera {
+    pub fn transform(&self) -> Transform {
+        let dir = Vec3::new(
+            self.pitch.cos() * self.yaw.sin(),
+            self.pitch.sin(),
+            self.pitch.cos() * self.yaw.cos(),
+        );
+        Transform::from_translation(self.focus + dir * self.distance).looking_at(self.focus, Vec3::Y)
+    }
+
+    fn framing(scene: &Scene) -> Self {
+        Self {
+            focus: to_vec3(&scene.focus),
+            distance: scene.distance as f32,
+            yaw: 0.35,
+            pitch: 0.22,
+        }
+    }
+}
+
+/// Everything that belongs to the current scene (despawned on a switch).
+#[derive(Component)]
+pub struct SceneEntity;
+
+/// A solid segment of the drawn estimate: a capsule fixed in joint
+/// `attach`'s frame from `start` to `end`; `joint` is the joint it stands for
+/// when clicked.
+#[derive(Component, Debug, Clone)]
+pub struct BodySegment {
+    pub attach: usize,
+    pub local: Transform,
+}
+
+/// The marker of target `index`.
+#[derive(Component, Debug, Clone, Copy)]
+pub struct TargetMarker {
+    pub index: usize,
+}
+
+/// Shared mesh and materials of target markers.
+#[derive(Resource)]
+pub struct TargetAssets {
+    mesh: Handle<Mesh>,
+    material: Handle<StandardMaterial>,
+    selected: Handle<StandardMaterial>,
+}
+
+pub fn to_vec3(v: &Vector3<f64>) -> Vec3 {
+    Vec3::new(v.x as f32, v.y as f32, v.z as f32)
+}
+
+pub fn to_transform(iso: &Isometry3<f64>) -> Transform {
+    let q = iso.rotation.quaternion();
+    Transform {
+        translation: to_vec3(&iso.translation.vector),
+        rotation: Quat::from_xyzw(q.i as f32, q.j as f32, q.k as f32, q.w as f32).normalize(),
+        scale: Vec3::ONE,
+    }
+}
+
+/// Display coordinates of a skeleton-frame point.
+pub fn display_point(p: &Playground, x: &Point3<f64>) -> Vec3 {
+    to_vec3(&(p.display() * x).coords)
+}
+
+/// Skeleton-frame point of a display-coordinates point.
+pub fn skeleton_point(p: &Playground, x: Vec3) -> Point3<f64> {
+    p.display()
+        .inverse_transform_point(&Point3::new(x.x as f64, x.y as f64, x.z as f64))
+}
+
+fn setup_world(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut egui_settings: ResMut<EguiGlobalSettings>,
+    pg: Res<PlaygroundRes>,
+) {
+    // egui draws with its own camera over the whole window, so the 3D
+    // camera's viewport can be the area the panels leave.
+    egui_settings.auto_create_primary_context = false;
+    commands.spawn((
+        PrimaryEguiContext,
+        Camera2d,
+        RenderLayers::none(),
+        Camera {
+            order: 1,
+            output_mode: CameraOutputMode::Write {
+                blend_state: Some(BlendState::ALPHA_BLENDING),
+                clear_color: ClearColorConfig::None,
+            },
+            clear_color: ClearColorConfig::Custom(Color::NONE),
+            ..default()
+        },
+    ));
+    let orbit = OrbitCamera::framing(&pg.0.scene);
+    commands.spawn((
+        Camera3d::default(),
+        // Unlit colours reach the screen unchanged (the screenshot test
+        // looks for them).
+        Tonemapping::None,
+        orbit.transform(),
+        orbit,
+    ));
+    commands.spawn((
+        DirectionalLight {
+            illuminance: 7000.0,
+            shadow_maps_enabled: false,
+            ..default()
+        },
+        Transform::from_xyz(3.0, 6.0, 4.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    commands.spawn((
+        DirectionalLight {
+            illuminance: 2000.0,
+            shadow_maps_enabled: false,
+            ..default()
+        },
+        Transform::from_xyz(-4.0, 2.0, -3.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    let [r, g, b] = FLOOR_COLOUR;
+    commands.spawn((
+        Mesh3d(meshes.add(Plane3d::default().mesh().size(8.0, 8.0))),
+        MeshMaterial3d(materials.add(StandardMaterial {
+            base_color: Color::srgb(r, g, b),
+            unlit: true,
+            ..default()
+        })),
+        Transform::from_xyz(0.0, -0.001, 0.0),
+        Pickable::IGNORE,
+    ));
+    let [r, g, b] = TARGET_COLOUR;
+    commands.insert_resource(TargetAssets {
+        mesh: meshes.add(Sphere::new(1.0)),
+        material: materials.add(StandardMaterial {
+            base_color: Color::srgb(r, g, b),
+            unlit: true,
+            ..default()
+        }),
+        selected: materials.add(StandardMaterial {
+            base_color: Color::srgb(1.0, 0.9, 0.2),
+            unlit: true,
+            ..default()
+        }),
+    });
+}
+
+/// Size of the skeleton at its initial pose (m), for marker and bone radii.
+fn skeleton_size(p: &Playground) -> f32 {
+    let world = p.estimate_world();
+    let mut lo = Vector3::repeat(f64::INFINITY);
+    let mut hi = Vector3::repeat(f64::NEG_INFINITY);
+    for w in world {
+        lo = lo.inf(&w.translation.vector);
+        hi = hi.sup(&w.translation.vector);
+    }
+    ((hi - lo).norm() as f32).max(0.2)
+}
+
+/// Radius of the target markers for this scene.
+pub fn marker_radius(p: &Playground) -> f32 {
+    (0.018 * skeleton_size(p)).clamp(0.008, 0.05)
+}
+
+/// Spawns the body segments of the first scene.
+fn spawn_scene(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    pg: Res<PlaygroundRes>,
+) {
+    spawn_segments(&mut commands, &mut meshes, &mut materials, &pg.0);
+}
+
+/// One capsule entity per body segment of `p`'s skeleton (per bone when the
+/// skeleton has no bodies, as BVH and URDF files give).
+fn spawn_segments(
+    commands: &mut Commands,
+    meshes: &mut Assets<Mesh>,
+    materials: &mut Assets<StandardMaterial>,
+    p: &Playground,
+) {
+    let skel = p.skeleton();
+    let [r, g, b] = BODY_COLOUR;
+    let material = materials.add(StandardMaterial {
+        base_color: Color::srgb(r, g, b),
+        perceptual_roughness: 0.7,
+        ..default()
+    });
+    let has_bodies = skel.joints().iter().any(|j| j.body.is_some());
+    let bone_radius = (0.012 * skeleton_size(p)).clamp(0.006, 0.03);
+    let mut segments: Vec<(usize, Vector3<f64>, Vector3<f64>, f64)> = Vec::new();
+    for (j, joint) in skel.joints().iter().enumerate() {
+        if has_bodies {
+            if let Some(body) = &joint.body {
+                segments.push((j, body.capsule.start, body.capsule.end, body.capsule.radius));
+            }
+        } else if let Some(parent) = joint.parent
+            && joint.offset.norm() > 1e-6
+        {
+            segments.push((parent, Vector3::zeros(), joint.offset, bone_radius as f64));
+        }
+    }
+    for (attach, a, b, radius) in segments {
+        let (a, b) = (to_vec3(&a), to_vec3(&b));
+        let length = a.distance(b);
+        let rotation = if length > 1e-6 {
+            Quat::from_rotation_arc(Vec3::Y, (b - a) / length)
+        } else {
+            Quat::IDENTITY
+        };
+        let local = Transform {
+            translation: (a + b) / 2.0,
+            rotation,
+            scale: Vec3::ONE,
+        };
+        commands.spawn((
+            Mesh3d(meshes.add(Capsule3d::new(radius as f32, length))),
+            MeshMaterial3d(material.clone()),
+            Transform::default(),
+            BodySegment { attach, local },
+            SceneEntity,
+        ));
+    }
+}
+
+/// Loads a scene the panel or a script asked for; on failure the old scene
+/// stays and the error is shown.
+fn switch_scene(
+    mut commands: Commands,
+    mut ui: ResMut<UiState>,
+    mut pg: ResMut<PlaygroundRes>,
+    old: Query<Entity, With<SceneEntity>>,
+    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+) {
+    let Some(source) = ui.load_scene.take() else {
+        return;
+    };
+    let built = Scene::build(&source).and_then(|scene| {
+        let settings = initial_settings(&scene, None, None);
+        Playground::new(scene, settings)
+    });
+    match built {
+        Ok(p) => {
+            for e in &old {
+                commands.entity(e).despawn();
+            }
+            pg.0 = p;
+            ui.error = None;
+            ui.selected_target = None;
+            ui.max_estimate_violations = 0;
+            ui.max_particle_violations = 0;
+            if let Ok((mut orbit, mut t)) = camera.single_mut() {
+                *orbit = OrbitCamera::framing(&pg.0.scene);
+                *t = orbit.transform();
+            }
+            spawn_segments(&mut commands, &mut meshes, &mut materials, &pg.0);
+        }
+        Err(e) => ui.fail(&format!("loading {}", source.label()), &e),
+    }
+}
+
+/// Runs this frame's solver iterations.
+fn solve(mut pg: ResMut<PlaygroundRes>, mut ui: ResMut<UiState>, time: Res<Time<Real>>) {
+    let t = time.elapsed_secs_f64();
+    let dt = time.delta_secs_f64();
+    let now = ui.launched.elapsed().as_secs_f64();
+    if ui.first_frame.is_none() {
+        ui.first_frame = Some(now);
+        eprintln!("posecloud: first frame {now:.2} s after launch");
+    } else if ui.first_interactive.is_none() && dt > 0.0 && dt < 0.1 {
+        ui.first_interactive = Some(now);
+        eprintln!("posecloud: interactive (frame time < 100 ms) {now:.2} s after launch");
+    }
+    if dt > 0.0 {
+        let a = (dt / 0.5).min(1.0);
+        ui.fps = if ui.fps == 0.0 { 1.0 / dt } else { ui.fps + a * (1.0 / dt - ui.fps) };
+    }
+    let step = std::mem::take(&mut ui.single_step);
+    let result = if step {
+        pg.0.iterate(1, t)
+    } else {
+        pg.0.frame(t)
+    };
+    match result {
+        Ok(report) => {
+            if dt > 0.0 {
+                let a = (dt / 0.5).min(1.0);
+                let rate = report.iterations as f64 / dt;
+                ui.iterations_per_second += a * (rate - ui.iterations_per_second);
+            }
+            ui.max_estimate_violations = ui.max_estimate_violations.max(report.estimate_violations);
+            ui.max_particle_violations = ui.max_particle_violations.max(report.particle_violations);
+            ui.last_report = report;
+        }
+        Err(e) => {
+            ui.fail("solver", &e);
+            pg.0.paused = true;
+        }
+    }
+}
+
+/// Places the solid body at the drawn estimate.
+fn sync_body(pg: Res<PlaygroundRes>, mut segments: Query<(&BodySegment, &mut Transform)>) {
+    let p = &pg.0;
+    let display = p.display();
+    let world = p.estimate_world();
+    for (seg, mut t) in &mut segments {
+        if let Some(w) = world.get(seg.attach) {
+            *t = to_transform(&(display * w)) * seg.local;
+        }
+    }
+}
+
+/// Keeps one marker per target, at the target.
+fn sync_targets(
+    mut commands: Commands,
+    pg: Res<PlaygroundRes>,
+    ui: Res<UiState>,
+    assets: Res<TargetAssets>,
+    mut markers: Query<(Entity, &TargetMarker, &mut Transform, &mut MeshMaterial3d<StandardMaterial>)>,
+) {
+    let p = &pg.0;
+    let targets = p.targets();
+    let radius = marker_radius(p);
+    if markers.iter().count() != targets.len() {
+        for (e, ..) in &markers {
+            commands.entity(e).despawn();
+        }
+        for (index, t) in targets.iter().enumerate() {
+            commands.spawn((
+                Mesh3d(assets.mesh.clone()),
+                MeshMaterial3d(assets.material.clone()),
+                Transform::from_translation(display_point(p, &t.position)).with_scale(Vec3::splat(radius)),
+                TargetMarker { index },
+                SceneEntity,
+            ));
+        }
+        return;
+    }
+    for (_, m, mut tr, mut mat) in &mut markers {
+        if let Some(t) = targets.get(m.index) {
+            tr.translation = display_point(p, &t.position);
+            tr.scale = Vec3::splat(radius);
+            let want = if ui.selected_target == Some(m.index) {
+                &assets.selected
+            } else {
+                &assets.material
+            };
+            if mat.0 != *want {
+                mat.0 = want.clone();
+            }
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! posecloud's application crate: the interactive IK playground (Bevy
+//! plugins in [`gui`]) over a Bevy-free model ([`playground`], [`scenes`],
+//! [`settings`], [`script`]) that the tests drive directly.
+
+pub mod colormap;
+pub mod gui;
+pub mod playground;
+pub mod scenes;
+pub mod script;
+pub mod settings;

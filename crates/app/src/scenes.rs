@@ -1,0 +1,442 @@
+//! The playground's scenes: a skeleton, its starting pose, the constraints
+//! that stay (floor, centre of mass, smoothness, coupling) and the draggable
+//! position targets a user starts with. Bevy-free, so tests build every
+//! scene without a window.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use ik::{Constraint, ConstraintKind, FloorMode, Noise};
+use nalgebra::{Point3, Unit, UnitQuaternion, Vector3};
+use skeleton::{Bvh, JointKind, Skeleton, presets};
+
+/// Which scene to build (`--scene NAME`, `--urdf FILE`, `--bvh FILE --frame N`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SceneSource {
+    /// The ~40-joint human, feet on the floor, hand targets, free root.
+    Human,
+    /// The SMC-IK 4-segment arm with one target.
+    Arm,
+    /// The 90-DOF chain with a centre-of-mass line and smoothness.
+    Chain,
+    /// The hand with five finger-tip targets and coupled finger joints.
+    Hand,
+    /// A robot from a URDF file; one target on its last link.
+    Urdf(PathBuf),
+    /// A BVH skeleton in the pose of one frame; targets on its end sites.
+    Bvh { path: PathBuf, frame: usize },
+}
+
+/// The names `--scene` accepts.
+pub const SCENE_NAMES: [&str; 4] = ["human", "arm", "chain", "hand"];
+
+impl SceneSource {
+    pub fn from_name(name: &str) -> Result<Self> {
+        Ok(match name {
+            "human" => Self::Human,
+            "arm" => Self::Arm,
+            "chain" => Self::Chain,
+            "hand" => Self::Hand,
+            other => bail!(
+                "unknown scene '{other}' (one of {}; or --urdf FILE, --bvh FILE)",
+                SCENE_NAMES.join(", ")
+            ),
+        })
+    }
+
+    /// A short label for panels and window titles.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Human => "human".into(),
+            Self::Arm => "arm".into(),
+            Self::Chain => "chain".into(),
+            Self::Hand => "hand".into(),
+            Self::Urdf(p) => format!("urdf: {}", file_name(p)),
+            Self::Bvh { path, frame } => format!("bvh: {} frame {frame}", file_name(path)),
+        }
+    }
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+/// What a constraint is, for grouping its Σ in the noise panel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConstraintGroup {
+    Position,
+    Orientation,
+    CentreOfMass,
+    Floor,
+    Smoothness,
+    Coupled,
+}
+
+impl ConstraintGroup {
+    pub const ALL: [Self; 6] = [
+        Self::Position,
+        Self::Orientation,
+        Self::CentreOfMass,
+        Self::Floor,
+        Self::Smoothness,
+        Self::Coupled,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Position => "position",
+            Self::Orientation => "orientation",
+            Self::CentreOfMass => "centre of mass",
+            Self::Floor => "floor",
+            Self::Smoothness => "smoothness",
+            Self::Coupled => "coupled joints",
+        }
+    }
+
+    /// The key used in settings files.
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Position => "position",
+            Self::Orientation => "orientation",
+            Self::CentreOfMass => "centre_of_mass",
+            Self::Floor => "floor",
+            Self::Smoothness => "smoothness",
+            Self::Coupled => "coupled",
+        }
+    }
+
+    /// Default σ (m, rad or dimensionless, as the residual is).
+    pub fn default_sigma(self) -> f64 {
+        match self {
+            Self::Position => 0.03,
+            Self::Orientation => 0.3,
+            Self::CentreOfMass => 0.05,
+            Self::Floor => 0.01,
+            Self::Smoothness => 0.5,
+            Self::Coupled => 0.02,
+        }
+    }
+}
+
+/// A constraint that belongs to the scene (not a user target).
+#[derive(Clone, Debug)]
+pub struct FixedConstraint {
+    pub group: ConstraintGroup,
+    /// Shown in the panel, e.g. `floor: l_heel`.
+    pub label: String,
+    pub kind: ConstraintKind,
+}
+
+/// A built scene.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    pub source: SceneSource,
+    pub skeleton: Arc<Skeleton>,
+    /// The pose the body starts in and returns to on reset.
+    pub initial: Vec<f64>,
+    pub fixed: Vec<FixedConstraint>,
+    /// Joints that start with a position target (at their initial position).
+    pub targets: Vec<usize>,
+    /// Rotation, then translation, from skeleton to display coordinates
+    /// (y up, floor y = 0).
+    pub display_rotation: UnitQuaternion<f64>,
+    pub origin: Vector3<f64>,
+    /// Whether to draw a floor.
+    pub floor: bool,
+    /// Joints whose distance to the targets sets the random-walk σ of the
+    /// lever-arm rule ([`ik::lever_arm_noise`]); empty: uniform σ.
+    pub lever_points: Vec<usize>,
+    /// Camera focus in display coordinates and distance from it.
+    pub focus: Vector3<f64>,
+    pub distance: f64,
+    /// Particles the scene starts with.
+    pub particles: usize,
+    /// Free-root translation σ at noise scale 1 (m).
+    pub root_sigma: f64,
+}
+
+impl Scene {
+    pub fn build(source: &SceneSource) -> Result<Self> {
+        match source {
+            SceneSource::Human => human(),
+            SceneSource::Arm => Ok(chain_scene(source.clone(), presets::arm4(), false)),
+            SceneSource::Chain => Ok(chain_scene(source.clone(), presets::chain(30, 3.0), true)),
+            SceneSource::Hand => hand(),
+            SceneSource::Urdf(path) => urdf(path),
+            SceneSource::Bvh { path, frame } => bvh(path, *frame),
+        }
+    }
+}
+
+fn human() -> Result<Scene> {
+    let skeleton = Arc::new(presets::human());
+    let initial = skeleton.rest_pose();
+    let rest = skeleton.forward_kinematics(&initial)?;
+    let mut fixed = Vec::new();
+    let feet = ["l_heel", "l_toe_tip", "r_heel", "r_toe_tip"];
+    for name in feet {
+        let j = skeleton.find(name)?;
+        fixed.push(FixedConstraint {
+            group: ConstraintGroup::Floor,
+            label: format!("floor: {name}"),
+            kind: ConstraintKind::Floor {
+                joint: j,
+                point: Vector3::zeros(),
+                up: Unit::new_normalize(Vector3::y()),
+                height: 0.0,
+                mode: FloorMode::On,
+            },
+        });
+        // The feet stay where they stand (no sliding): the SMC-IK §6.3 setup.
+        fixed.push(FixedConstraint {
+            group: ConstraintGroup::Position,
+            label: format!("stay: {name}"),
+            kind: ConstraintKind::Position {
+                joint: j,
+                point: Vector3::zeros(),
+                target: Point3::from(rest[j].translation.vector),
+            },
+        });
+    }
+    let head = skeleton.find("head")?;
+    fixed.push(FixedConstraint {
+        group: ConstraintGroup::Orientation,
+        label: "upright: head".into(),
+        kind: ConstraintKind::Orientation {
+            joint: head,
+            target: rest[head].rotation,
+        },
+    });
+    let hands = vec![
+        skeleton.find("l_finger_tip")?,
+        skeleton.find("r_finger_tip")?,
+    ];
+    Ok(Scene {
+        source: SceneSource::Human,
+        initial,
+        fixed,
+        lever_points: hands.clone(),
+        targets: hands,
+        display_rotation: UnitQuaternion::identity(),
+        origin: Vector3::zeros(),
+        floor: true,
+        focus: Vector3::new(0.0, 0.95, 0.0),
+        distance: 3.6,
+        particles: 200,
+        root_sigma: 0.003,
+        skeleton,
+    })
+}
+
+/// The arm (4 segments, one target) or the 90-DOF chain (centre of mass on
+/// a vertical line and Eq. 16 smoothness, SMC-IK §6.2 Fig. 4), mounted
+/// at 1.6 m so the floor is below it.
+fn chain_scene(source: SceneSource, skeleton: Skeleton, extras: bool) -> Scene {
+    let skeleton = Arc::new(skeleton);
+    let mut initial = skeleton.rest_pose();
+    // Start bent a little so the first drag is not at the singular straight pose.
+    for j in 0..skeleton.len() {
+        if matches!(skeleton.joint(j).kind, JointKind::Ball(_)) {
+            let r = skeleton.param_range(j);
+            initial[r.start + 2] = 0.12 / (skeleton.len() as f64 / 5.0).max(1.0);
+        }
+    }
+    let tip = skeleton.find("tip").expect("chain presets have a tip");
+    let mut fixed = Vec::new();
+    if extras {
+        fixed.push(FixedConstraint {
+            group: ConstraintGroup::CentreOfMass,
+            label: "centre of mass on x = 1, z = 0".into(),
+            kind: ConstraintKind::CentreOfMass {
+                target: Point3::new(1.0, 0.0, 0.0),
+                axes: [true, false, true],
+            },
+        });
+        let joints: Vec<usize> = (0..skeleton.len())
+            .filter(|&j| skeleton.joint(j).kind.dof() > 0)
+            .collect();
+        fixed.push(FixedConstraint {
+            group: ConstraintGroup::Smoothness,
+            label: "smoothness (Eq. 16, k = 2)".into(),
+            kind: ConstraintKind::Smoothness { joints, k: 2 },
+        });
+    }
+    let origin = Vector3::new(-1.5, 1.6, 0.0);
+    Scene {
+        source,
+        initial,
+        fixed,
+        targets: vec![tip],
+        display_rotation: UnitQuaternion::identity(),
+        origin,
+        floor: true,
+        lever_points: vec![tip],
+        focus: Vector3::new(0.0, 1.4, 0.0),
+        distance: 5.5,
+        particles: if extras { 100 } else { 50 },
+        root_sigma: 0.0,
+        skeleton,
+    }
+}
+
+fn hand() -> Result<Scene> {
+    let skeleton = Arc::new(presets::hand());
+    let initial = skeleton.rest_pose();
+    let fingers = ["thumb", "index", "middle", "ring", "little"];
+    let mut tips = Vec::new();
+    for f in fingers {
+        tips.push(skeleton.find(&format!("{f}_tip"))?);
+    }
+    let mut fixed = Vec::new();
+    // The distal joint follows the middle one (2/3 of its flexion), as real
+    // fingers do (ik_hand's coupling).
+    for f in &fingers[1..] {
+        let mid = skeleton.param_range(skeleton.find(&format!("{f}_mid"))?);
+        let dist = skeleton.param_range(skeleton.find(&format!("{f}_dist"))?);
+        fixed.push(FixedConstraint {
+            group: ConstraintGroup::Coupled,
+            label: format!("coupled: {f} dist = 2/3 mid"),
+            kind: ConstraintKind::Coupled {
+                param_a: mid.start,
+                param_b: dist.start,
+                ratio: 2.0 / 3.0,
+            },
+        });
+    }
+    Ok(Scene {
+        source: SceneSource::Hand,
+        initial,
+        fixed,
+        lever_points: tips.clone(),
+        targets: tips,
+        display_rotation: UnitQuaternion::identity(),
+        origin: Vector3::new(0.0, 1.3, 0.0),
+        floor: true,
+        focus: Vector3::new(0.0, 1.05, 0.0),
+        distance: 1.1,
+        particles: 100,
+        root_sigma: 0.0,
+        skeleton,
+    })
+}
+
+fn urdf(path: &Path) -> Result<Scene> {
+    let skeleton = skeleton::load_urdf(path)?;
+    if skeleton.dof() == 0 {
+        bail!("{}: the robot has no movable joint", path.display());
+    }
+    let leaves = skeleton.leaves();
+    let tip = *leaves
+        .last()
+        .with_context(|| format!("{}: no links", path.display()))?;
+    let skeleton = Arc::new(skeleton);
+    let initial = skeleton.rest_pose();
+    let world = skeleton.forward_kinematics(&initial)?;
+    // URDF is z up, the display y up: a −90° turn about x maps z to y.
+    let display_rotation =
+        UnitQuaternion::from_axis_angle(&Vector3::x_axis(), -std::f64::consts::FRAC_PI_2);
+    let (focus, distance) = framing(&world);
+    Ok(Scene {
+        source: SceneSource::Urdf(path.to_path_buf()),
+        initial,
+        fixed: Vec::new(),
+        lever_points: vec![tip],
+        targets: vec![tip],
+        focus: display_rotation * focus,
+        display_rotation,
+        origin: Vector3::zeros(),
+        floor: true,
+        distance,
+        particles: 100,
+        root_sigma: 0.0,
+        skeleton,
+    })
+}
+
+fn bvh(path: &Path, frame: usize) -> Result<Scene> {
+    let clip = Bvh::load(path)?;
+    if frame >= clip.frames.len() {
+        bail!(
+            "{}: frame {frame} out of range (the clip has {} frames)",
+            path.display(),
+            clip.frames.len()
+        );
+    }
+    let skeleton = Arc::new(clip.skeleton.clone());
+    let initial = clip.frames.pose(frame).to_vec();
+    let world = skeleton.forward_kinematics(&initial)?;
+    // Targets on the end sites of the limbs and head, at most six.
+    let mut targets: Vec<usize> = skeleton.leaves();
+    targets.truncate(6);
+    let (focus, distance) = framing(&world);
+    Ok(Scene {
+        source: SceneSource::Bvh {
+            path: path.to_path_buf(),
+            frame,
+        },
+        initial,
+        fixed: Vec::new(),
+        lever_points: targets.clone(),
+        targets,
+        display_rotation: UnitQuaternion::identity(),
+        origin: Vector3::zeros(),
+        floor: true,
+        focus,
+        distance,
+        particles: 200,
+        root_sigma: 0.003,
+        skeleton,
+    })
+}
+
+/// Centre and a camera distance that frame every joint.
+fn framing(world: &[nalgebra::Isometry3<f64>]) -> (Vector3<f64>, f64) {
+    let mut lo = Vector3::repeat(f64::INFINITY);
+    let mut hi = Vector3::repeat(f64::NEG_INFINITY);
+    for w in world {
+        lo = lo.inf(&w.translation.vector);
+        hi = hi.sup(&w.translation.vector);
+    }
+    let centre = (lo + hi) / 2.0;
+    let size = (hi - lo).norm().max(0.3);
+    (centre, 1.6 * size)
+}
+
+/// A scene constraint with its group's σ.
+pub fn fixed_constraint(c: &FixedConstraint, sigma: f64) -> Constraint {
+    Constraint::new(c.kind.clone(), Noise::Isotropic(sigma))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_named_scene_builds_with_targets_inside_limits() {
+        for name in SCENE_NAMES {
+            let scene = Scene::build(&SceneSource::from_name(name).unwrap()).unwrap();
+            assert!(!scene.targets.is_empty(), "{name}");
+            assert!(scene.skeleton.within_limits(&scene.initial), "{name}");
+        }
+    }
+
+    #[test]
+    fn unknown_scene_and_bad_files_are_errors() {
+        let e = SceneSource::from_name("robot").unwrap_err().to_string();
+        assert!(e.contains("unknown scene 'robot'"), "{e}");
+        let e = Scene::build(&SceneSource::Urdf("/nonexistent.urdf".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nonexistent.urdf"), "{e}");
+        let e = Scene::build(&SceneSource::Bvh {
+            path: "../../assets/motions/cmu_131_01_walk.bvh".into(),
+            frame: 1_000_000,
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("out of range"), "{e}");
+    }
+}

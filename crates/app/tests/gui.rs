@@ -1,0 +1,240 @@
+//! The app as a person sees it: `posecloud` runs under `xvfb-run` (Mesa's
+//! lavapipe/llvmpipe render on the CPU in CI), saves screenshots, replays a
+//! scripted drag. These tests skip on a machine without `xvfb-run` unless
+//! `POSECLOUD_REQUIRE_GPU=1` (set by `.ci/run`), in which case they fail.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_posecloud");
+
+fn required() -> bool {
+    std::env::var("POSECLOUD_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// `xvfb-run` and a Vulkan ICD, or `None` (skip) when not required.
+fn display_available() -> bool {
+    let xvfb = Command::new("xvfb-run").arg("--help").output().is_ok();
+    if !xvfb {
+        assert!(
+            !required(),
+            "POSECLOUD_REQUIRE_GPU=1 but xvfb-run is missing (apt-get install xvfb xauth)"
+        );
+        eprintln!("skipping: no xvfb-run on this machine");
+    }
+    xvfb
+}
+
+fn out_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the app under a virtual display; panics with its output on failure.
+fn run_app(args: &[&str]) -> String {
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24", BIN])
+        .args(args)
+        .env("WGPU_BACKEND", "vulkan")
+        .output()
+        .expect("xvfb-run starts");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "posecloud {args:?} failed ({}):\n{stderr}",
+        out.status
+    );
+    stderr
+}
+
+struct Image {
+    width: usize,
+    height: usize,
+    rgb: Vec<[u8; 3]>,
+}
+
+fn load_png(path: &Path) -> Image {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let rgb = buf[..info.buffer_size()]
+        .chunks(channels)
+        .map(|c| [c[0], c[1], c[2]])
+        .collect();
+    Image {
+        width: info.width as usize,
+        height: info.height as usize,
+        rgb,
+    }
+}
+
+fn near(c: [u8; 3], target: [f32; 3], tol: i32) -> bool {
+    c.iter()
+        .zip(target)
+        .all(|(&a, b)| (a as i32 - (b * 255.0).round() as i32).abs() <= tol)
+}
+
+/// What the screenshot shows, by pixel classes.
+#[derive(Debug)]
+struct Census {
+    distinct_colours: usize,
+    floor: f64,
+    body: f64,
+    /// Hue buckets (of 12) holding ≥ 30 saturated cloud-like pixels.
+    cloud_hues: usize,
+    /// Fraction of the left 300 columns that is the panel's flat fill.
+    panel: f64,
+}
+
+const FLOOR: [f32; 3] = [0.30, 0.33, 0.36];
+const BACKGROUND: [f32; 3] = [0.16, 0.17, 0.19];
+
+fn census(img: &Image) -> Census {
+    let mut distinct = std::collections::HashSet::new();
+    let (mut floor, mut body) = (0usize, 0usize);
+    let mut hues = [0usize; 12];
+    let mut panel_fill: BTreeMap<[u8; 3], usize> = BTreeMap::new();
+    let panel_cols = 300.min(img.width);
+    for y in 0..img.height {
+        for x in 0..img.width {
+            let c = img.rgb[y * img.width + x];
+            distinct.insert(c);
+            if x < panel_cols {
+                *panel_fill.entry(c).or_default() += 1;
+                continue;
+            }
+            let [r, g, b] = c.map(|v| v as i32);
+            if near(c, FLOOR, 3) {
+                floor += 1;
+                continue;
+            }
+            if near(c, BACKGROUND, 3) {
+                continue;
+            }
+            // The lit body: warm, not the saturated orange of the targets.
+            if r > g + 20 && r > b + 20 && b > 45 {
+                body += 1;
+                continue;
+            }
+            let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+            if max - min < 25 || (r > 200 && b < 40 && g < 160) {
+                continue;
+            }
+            let d = (max - min) as f64;
+            let h = if max == r {
+                60.0 * (((g - b) as f64 / d).rem_euclid(6.0))
+            } else if max == g {
+                60.0 * ((b - r) as f64 / d + 2.0)
+            } else {
+                60.0 * ((r - g) as f64 / d + 4.0)
+            };
+            hues[((h / 30.0) as usize).min(11)] += 1;
+        }
+    }
+    let view = ((img.width - panel_cols) * img.height) as f64;
+    let panel_total = (panel_cols * img.height) as f64;
+    let panel_max = panel_fill.values().copied().max().unwrap_or(0) as f64;
+    Census {
+        distinct_colours: distinct.len(),
+        floor: floor as f64 / view,
+        body: body as f64 / view,
+        cloud_hues: hues.iter().filter(|&&n| n >= 30).count(),
+        panel: panel_max / panel_total,
+    }
+}
+
+#[test]
+fn every_scene_renders_floor_body_cloud_and_panel() {
+    if !display_available() {
+        return;
+    }
+    let dir = out_dir();
+    for scene in ["human", "arm", "chain", "hand"] {
+        let png = dir.join(format!("{scene}.png"));
+        let _ = std::fs::remove_file(&png);
+        let stderr = run_app(&[
+            "--scene",
+            scene,
+            "--screenshot",
+            png.to_str().unwrap(),
+            "--after-secs",
+            "6",
+        ]);
+        let img = load_png(&png);
+        let c = census(&img);
+        eprintln!("{scene}: {c:?}\n{stderr}");
+        assert!(c.distinct_colours > 200, "{scene}: blank? {c:?}");
+        assert!(c.floor > 0.03, "{scene}: no floor {c:?}");
+        assert!(c.body > 0.001, "{scene}: no body {c:?}");
+        assert!(c.cloud_hues >= 3, "{scene}: cloud colours missing {c:?}");
+        assert!(c.panel > 0.4, "{scene}: no panel {c:?}");
+    }
+}
+
+#[test]
+fn bad_scene_files_are_reported_not_panics() {
+    let out = Command::new(BIN)
+        .args(["--urdf", "/nonexistent/robot.urdf"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/nonexistent/robot.urdf"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let out = Command::new(BIN).args(["--scene", "robot"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scene 'robot'"));
+}
+
+#[test]
+fn scripted_drag_moves_the_hand_within_a_centimetre_inside_the_limits() {
+    if !display_available() {
+        return;
+    }
+    let dir = out_dir();
+    let report = dir.join("drag.csv");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts/drag_hand.txt");
+    let stderr = run_app(&[
+        "--scene",
+        "human",
+        "--script",
+        script.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&report).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (t_col, ev, pv, tg) = (
+        col("time_s"),
+        col("estimate_violations"),
+        col("particle_violations"),
+        col("targets"),
+    );
+    let mut rows = 0;
+    let mut settled = Vec::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        rows += 1;
+        assert_eq!(f[ev], "0", "joint limits violated by the body: {line}");
+        assert_eq!(f[pv], "0", "joint limits violated by a particle: {line}");
+        let t: f64 = f[t_col].parse().unwrap();
+        let hand = f[tg]
+            .split(';')
+            .find_map(|kv| kv.strip_prefix("l_finger_tip="))
+            .unwrap_or_else(|| panic!("no l_finger_tip target in {line}"));
+        // The drag ends at 4 s; 2 s later the hand must have followed.
+        if t >= 6.0 {
+            settled.push(hand.parse::<f64>().unwrap());
+        }
+    }
+    eprintln!("{rows} frames\n{stderr}");
+    assert!(!settled.is_empty(), "no frame after 6 s:\n{text}");
+    let worst = settled.iter().copied().fold(0.0, f64::max);
+    assert!(worst < 0.01, "hand {worst} m from its target after the drag");
+}

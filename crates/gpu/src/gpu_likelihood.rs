@@ -1,0 +1,1579 @@
+//! The wgpu back end of the non-overlap likelihood (RTPF §VI), the GPU twin
+//! of [`crate::CpuLikelihood`].
+//!
+//! For every particle `q` the measurement step needs, per class `c`, the
+//! model area `|B_c(q)|` and the overlap `|A_c ∩ B_c(q)|` with the observed
+//! label image; with `|A_c|` (counted once per [`Observation`]) they give the
+//! non-overlapping ratio
+//!
+//! ```text
+//! F(q) = ∏_{c=1}^{m} ( (|A_c ∪ B_c| − |A_c ∩ B_c|) / |A_c ∪ B_c| )^{1/m}      (RTPF Eq. 1)
+//! p(z | q) ∝ exp(−F(q)² / (2 σ_F²))                                          (RTPF Eq. 2)
+//! ```
+//!
+//! with `|A ∪ B| = |A| + |B| − |A ∩ B|` and classes absent from both images
+//! skipped ([`NonOverlap::ratio`]). RTPF §VI renders every particle's labels
+//! with OpenGL, adds the segmented image into other bit planes and
+//! histograms the result in parallel "on the images associated with the
+//! particles \[and\] on the pixels of each of these images". Here:
+//!
+//! 1. **CPU: poses → capsules.** [`BatchForwardKinematics`] turns the batch
+//!    into joint transforms; [`capsule_instances`] into world-space
+//!    [`CapsuleInstance`]s (K per pose, in joint order); [`capsule_rect`]
+//!    into each capsule's bounding rectangle, exactly as the CPU raster
+//!    bounds it, and their union per particle. These are uploaded (with
+//!    `Queue::write_buffer`, whose staging memory wgpu manages) into GPU
+//!    buffers that are reused from batch to batch and grow only with N.
+//! 2. **Render pass: label atlas.** Each particle owns a `W × H` tile of an
+//!    R8Uint atlas (with a Depth32Float depth buffer). Each capsule is a
+//!    screen-space impostor: a quad over its rectangle whose fragments run
+//!    the f32 ray–capsule test of [`crate::raster`] ported step for step to
+//!    WGSL (`shaders/label_raster.wgsl`), discard on a miss, and write the
+//!    hit's ray parameter `t` (its camera depth) as `@builtin(frag_depth)`
+//!    scaled by 2⁻²⁰ — exact in f32, so the depth test compares the CPU's
+//!    very `t` values. Depth compare `Less` with capsules drawn in index
+//!    order gives ties to the lower index, the CPU rule.
+//! 3. **Compute pass: histograms.** One workgroup per tile visits the
+//!    particle's union rectangle only (no model pixel lies outside it), reads
+//!    the model label `b` and the observed label `a` (uploaded once per
+//!    frame, packed four per word) and counts `|B_c|` and `|A_c ∩ B_c|` in a
+//!    workgroup-shared histogram of atomics, flushed with one `atomicAdd`
+//!    per bin into the global counts (`shaders/class_histogram.wgsl`), laid
+//!    out as the CPU's [`Evaluation::counts`].
+//! 4. **Readback.** The counts are copied into a mappable staging buffer;
+//!    `F` and the log-likelihood are evaluated on the CPU with
+//!    [`NonOverlap::ratio`] and [`NonOverlap::log_likelihood`], the same
+//!    code as the CPU back end.
+//!
+//! **Chunking.** One atlas holds at most `tiles_per_pass` tiles, bounded by
+//! the device's `max_texture_dimension_2d` (and [`GpuSettings`]); a larger
+//! batch runs several render + compute passes that reuse the atlas, all in
+//! one command buffer, each binding its slice of the capsule, rectangle and
+//! count buffers with dynamic offsets (so `tiles_per_pass` is a multiple of
+//! the storage-offset alignment step). 10⁵ tiles of 160 × 120 take 29 passes
+//! of an 8160 × 8160 atlas.
+//!
+//! **Overlap.** [`GpuLikelihood::submit`] records and submits a batch and
+//! starts mapping its staging buffer, returning a [`Ticket`];
+//! [`GpuLikelihood::collect`] waits for that batch and reads it back. There
+//! are [`GpuSettings::in_flight`] staging buffers (two by default), so the
+//! CPU can run forward kinematics and submit batch k+1 — and the GPU execute
+//! it — while batch k is read back:
+//!
+//! ```text
+//! let mut ticket = gpu.submit(&obs, batch(0))?;
+//! for k in 1..frames {
+//!     let next = gpu.submit(&obs, batch(k))?; // GPU: batch k queued behind k−1
+//!     use(gpu.collect(ticket)?);              // CPU: read back k−1
+//!     ticket = next;
+//! }
+//! ```
+//!
+//! [`GpuLikelihood::evaluate`] (and the [`smc::Likelihood`] impl) is
+//! `submit` followed by `collect`.
+//!
+//! **Agreement with the CPU.** The WGSL repeats the CPU's f32 operations in
+//! the same order, and rounds every product on its own: drivers may fuse
+//! `a · b + c` into one FMA (SPIR-V from WGSL carries no NoContraction), and
+//! on lavapipe that alone flipped about 1 covered pixel in 6000 until the
+//! shader kept products apart (`unfused` in `label_raster.wgsl`). On
+//! lavapipe the labels now equal the CPU's pixel for pixel (tests/gpu.rs
+//! checks 200 random human poses). What can still differ on other devices
+//! is their division and `sqrt`, which WGSL allows to be a few ULP off
+//! correctly rounded: a pixel whose ray grazes a silhouette, or two capsules
+//! at nearly equal depth, can then flip.
+//!
+//! **Pixels visited.** The render pass shades each capsule's bounding
+//! rectangle (the CPU also trims it row by row to a stadium, which only
+//! saves work); the compute pass visits each particle's union rectangle,
+//! not the whole tile.
+//!
+//! **Errors.** Bad input (image size, N = 0, a batch of the wrong shape or
+//! with non-finite values) is rejected on the CPU before any GPU work;
+//! observed labels outside `0..=C` cannot reach the GPU, [`Observation`]
+//! rejects them. Building the pipelines and allocating (at construction and
+//! when N grows) run inside wgpu error scopes, so validation, out-of-memory
+//! and internal errors come back as [`GpuError::Wgpu`]; a destroyed or lost
+//! device surfaces as [`GpuError::DeviceLost`] when its batch is collected.
+//! The caller can then fall back to [`crate::CpuLikelihood`].
+
+use std::borrow::Cow;
+use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytemuck::{Pod, Zeroable};
+use rayon::prelude::*;
+use skeleton::{BatchForwardKinematics, Skeleton};
+use smc::{BoxError, Likelihood};
+
+use crate::camera::{Camera, RasterCamera};
+use crate::error::{GpuError, Result};
+use crate::likelihood::{CLASSES, Evaluation, NonOverlap, Observation, check_states};
+use crate::raster::{
+    CapsuleInstance, PixelRect, capsule_instances, capsule_rect, capsules_per_pose,
+};
+
+/// `frag_depth = t · 2⁻²⁰`: a power of two, so the scaling is exact and
+/// keeps every order and tie of the f32 ray parameters (for `t < 2²⁰`).
+pub const DEPTH_SCALE: f32 = 1.0 / 1_048_576.0;
+
+/// Invocations per histogram workgroup (`WORKGROUP_SIZE` in the WGSL), an
+/// 8-wide grid of them strides over a tile's rectangle.
+pub const WORKGROUP_SIZE: u32 = 64;
+const _: () = assert!(WORKGROUP_SIZE.is_multiple_of(8));
+
+const LABEL_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R8Uint;
+const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+/// Bytes of one particle's counts: `2 C` u32.
+const COUNTS_STRIDE: u64 = (2 * CLASSES * 4) as u64;
+
+/// The uniform both shaders read (WGSL `struct RasterUniforms`, 96 bytes):
+/// the [`RasterCamera`] (rotation rows with the translation in `w`),
+/// the tile and atlas geometry and [`DEPTH_SCALE`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct RasterUniforms {
+    /// Row `i`: `[r_i0, r_i1, r_i2, t_i]` of camera-from-world.
+    pub rows: [[f32; 4]; 3],
+    pub fx: f32,
+    pub fy: f32,
+    pub cx: f32,
+    pub cy: f32,
+    /// Tile (image) size in pixels.
+    pub width: u32,
+    pub height: u32,
+    /// Tiles per atlas row.
+    pub tile_columns: u32,
+    /// K, capsules per pose.
+    pub capsules_per_pose: u32,
+    /// Atlas size in pixels.
+    pub atlas_width: u32,
+    pub atlas_height: u32,
+    pub depth_scale: f32,
+    /// Always 0: the WGSL ORs it into every product to keep the driver from
+    /// fusing multiply–adds (`unfused` in `label_raster.wgsl`).
+    pub zero: u32,
+}
+
+impl RasterUniforms {
+    fn new(camera: &RasterCamera, capsules_per_pose: u32, atlas: &AtlasLayout) -> Self {
+        let row = |i: usize| {
+            [
+                camera.rot[i][0],
+                camera.rot[i][1],
+                camera.rot[i][2],
+                camera.trans[i],
+            ]
+        };
+        Self {
+            rows: [row(0), row(1), row(2)],
+            fx: camera.fx,
+            fy: camera.fy,
+            cx: camera.cx,
+            cy: camera.cy,
+            width: camera.width,
+            height: camera.height,
+            tile_columns: atlas.columns,
+            capsules_per_pose,
+            atlas_width: atlas.width,
+            atlas_height: atlas.height,
+            depth_scale: DEPTH_SCALE,
+            zero: 0,
+        }
+    }
+}
+
+/// A [`PixelRect`] as the shaders read it (WGSL `struct Rect`, 16 bytes);
+/// an empty rectangle is all zero.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuRect {
+    pub x0: u32,
+    pub y0: u32,
+    pub x1: u32,
+    pub y1: u32,
+}
+
+impl From<PixelRect> for GpuRect {
+    fn from(r: PixelRect) -> Self {
+        if r.is_empty() {
+            Self::default()
+        } else {
+            Self {
+                x0: r.x0,
+                y0: r.y0,
+                x1: r.x1,
+                y1: r.y1,
+            }
+        }
+    }
+}
+
+/// Limits of the GPU back end that are not the device's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuSettings {
+    /// Largest atlas side in pixels; the device's `max_texture_dimension_2d`
+    /// bounds it too. 8192 keeps an atlas (R8 labels + f32 depth) within
+    /// 320 MiB.
+    pub max_atlas_side: u32,
+    /// At most this many tiles per render pass (`None`: as many as the
+    /// atlas holds). Rounded down to the dynamic-offset step (16 tiles on
+    /// most devices); a small value forces chunking (tests).
+    pub max_tiles_per_pass: Option<usize>,
+    /// Staging buffers, i.e. batches that may be submitted and not yet
+    /// collected (≥ 1).
+    pub in_flight: usize,
+}
+
+impl Default for GpuSettings {
+    fn default() -> Self {
+        Self {
+            max_atlas_side: 8192,
+            max_tiles_per_pass: None,
+            in_flight: 2,
+        }
+    }
+}
+
+/// A batch submitted with [`GpuLikelihood::submit`], to be handed to
+/// [`GpuLikelihood::collect`] once.
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "a submitted batch holds a staging buffer until it is collected"]
+pub struct Ticket {
+    serial: u64,
+    slot: usize,
+    particles: usize,
+}
+
+impl Ticket {
+    /// N, the batch size.
+    pub fn particles(&self) -> usize {
+        self.particles
+    }
+}
+
+/// How tiles sit in the atlas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct AtlasLayout {
+    /// Tiles per pass (a multiple of the offset step).
+    tiles: u32,
+    columns: u32,
+    width: u32,
+    height: u32,
+}
+
+/// GPU objects sized for a capacity; rebuilt only when N outgrows them.
+#[derive(Debug)]
+struct Resources {
+    /// Particles the buffers hold: a whole number of passes.
+    capacity: usize,
+    atlas: AtlasLayout,
+    atlas_texture: wgpu::Texture,
+    atlas_view: wgpu::TextureView,
+    depth_view: wgpu::TextureView,
+    capsules: wgpu::Buffer,
+    capsule_rects: wgpu::Buffer,
+    tile_rects: wgpu::Buffer,
+    counts: wgpu::Buffer,
+    raster_bind: wgpu::BindGroup,
+    histogram_bind: wgpu::BindGroup,
+}
+
+type MapResult = Arc<Mutex<Option<std::result::Result<(), String>>>>;
+
+#[derive(Debug)]
+struct InFlight {
+    serial: u64,
+    particles: usize,
+    submission: wgpu::SubmissionIndex,
+    areas: [u32; CLASSES],
+    mapped: MapResult,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    staging: Option<wgpu::Buffer>,
+    in_flight: Option<InFlight>,
+}
+
+/// Everything a batch mutates, behind the mutex that lets the
+/// [`Likelihood`] impl take `&self`.
+#[derive(Debug, Default)]
+struct State {
+    resources: Option<Resources>,
+    slots: Vec<Slot>,
+    /// The labels last uploaded (`None`: nothing uploaded yet).
+    observed: Option<Vec<u8>>,
+    observed_words: Vec<u32>,
+    fk: BatchForwardKinematics,
+    capsules: Vec<CapsuleInstance>,
+    capsule_rects: Vec<GpuRect>,
+    tile_rects: Vec<GpuRect>,
+    results: Evaluation,
+}
+
+#[derive(Debug)]
+struct Pipelines {
+    raster: wgpu::RenderPipeline,
+    raster_layout: wgpu::BindGroupLayout,
+    histogram: wgpu::ComputePipeline,
+    histogram_layout: wgpu::BindGroupLayout,
+}
+
+/// The batched RTPF measurement step on a wgpu device: label atlas, atomic
+/// histograms, RTPF Eq. 1–2 (module docs). Owns its pipelines and buffers;
+/// shares the caller's device and queue.
+#[derive(Debug)]
+pub struct GpuLikelihood {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    skeleton: Skeleton,
+    camera: Camera,
+    raster_camera: RasterCamera,
+    model: NonOverlap,
+    settings: GpuSettings,
+    capsules_per_pose: usize,
+    /// Most tiles one pass may hold on this device with these settings.
+    max_tiles: u32,
+    /// Tiles per pass are a multiple of this (dynamic-offset alignment).
+    tile_step: u32,
+    /// Largest atlas side: the setting bounded by the device.
+    atlas_side: u32,
+    pipelines: Pipelines,
+    uniforms: wgpu::Buffer,
+    observed: wgpu::Buffer,
+    state: Mutex<State>,
+}
+
+/// Runs `f` inside validation, out-of-memory and internal error scopes and
+/// turns the first captured error into [`GpuError::Wgpu`].
+///
+/// Only pipeline building and allocations (at construction and when N
+/// grows) run in scopes, never the per-batch work: with the wgpu features
+/// Bevy uses (no `std`), a device has one error-scope stack for all threads,
+/// so scopes pushed by two threads at once would be popped out of order
+/// (wgpu panics then). [`SCOPES`] serialises this crate's own scopes; Bevy
+/// pushes one only while it compiles a shader. A lost device needs no scope:
+/// wgpu reports it through the failed readback ([`GpuError::DeviceLost`]).
+fn scoped<T>(
+    device: &wgpu::Device,
+    operation: &'static str,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let _serial = SCOPES.lock().unwrap_or_else(|e| e.into_inner());
+    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
+    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let value = f();
+    // Scopes pop innermost first.
+    let captured = [
+        ("validation", pollster::block_on(validation.pop())),
+        ("internal", pollster::block_on(internal.pop())),
+        ("out-of-memory", pollster::block_on(oom.pop())),
+    ];
+    for (kind, error) in captured {
+        if let Some(e) = error {
+            return Err(GpuError::Wgpu {
+                operation,
+                kind,
+                message: e.to_string(),
+            });
+        }
+    }
+    value
+}
+
+/// Serial numbers of [`Ticket`]s.
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
+
+/// Serialises [`scoped`] across threads (see there).
+static SCOPES: Mutex<()> = Mutex::new(());
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// The smallest tile count `s` such that `s · stride` is a multiple of
+/// `align` for every stride: passes can then start at aligned offsets.
+fn tile_step(align: u64, strides: &[u64]) -> u64 {
+    strides.iter().fold(1, |step, &s| {
+        let need = align / gcd(align, s);
+        step / gcd(step, need) * need
+    })
+}
+
+fn storage_entry(
+    binding: u32,
+    stage: wgpu::ShaderStages,
+    read_only: bool,
+    dynamic: bool,
+    min: u64,
+) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: stage,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: dynamic,
+            min_binding_size: NonZeroU64::new(min),
+        },
+        count: None,
+    }
+}
+
+fn uniform_entry(stage: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: stage,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: NonZeroU64::new(size_of::<RasterUniforms>() as u64),
+        },
+        count: None,
+    }
+}
+
+fn buffer_binding(buffer: &wgpu::Buffer, size: Option<u64>) -> wgpu::BindingResource<'_> {
+    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+        buffer,
+        offset: 0,
+        size: size.and_then(NonZeroU64::new),
+    })
+}
+
+fn shader_source(file: &str) -> String {
+    format!(
+        "const CLASSES: u32 = {CLASSES}u;\nconst WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n{file}"
+    )
+}
+
+impl Pipelines {
+    fn new(device: &wgpu::Device) -> Self {
+        let vf = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
+        let vs = wgpu::ShaderStages::VERTEX;
+        let cs = wgpu::ShaderStages::COMPUTE;
+        let capsule_size = size_of::<CapsuleInstance>() as u64;
+        let rect_size = size_of::<GpuRect>() as u64;
+        let raster_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("label raster"),
+            entries: &[
+                uniform_entry(vf),
+                storage_entry(1, vs, true, true, capsule_size),
+                storage_entry(2, vs, true, true, rect_size),
+            ],
+        });
+        let histogram_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("class histogram"),
+            entries: &[
+                uniform_entry(cs),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: cs,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Uint,
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                storage_entry(2, cs, true, false, 4),
+                storage_entry(3, cs, true, true, rect_size),
+                storage_entry(4, cs, false, true, COUNTS_STRIDE),
+            ],
+        });
+        let raster_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("label_raster.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(include_str!(
+                "../../../shaders/label_raster.wgsl"
+            )))),
+        });
+        let histogram_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("class_histogram.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(include_str!(
+                "../../../shaders/class_histogram.wgsl"
+            )))),
+        });
+        let raster_pipeline_layout =
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("label raster"),
+                bind_group_layouts: &[Some(&raster_layout)],
+                immediate_size: 0,
+            });
+        let histogram_pipeline_layout =
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("class histogram"),
+                bind_group_layouts: &[Some(&histogram_layout)],
+                immediate_size: 0,
+            });
+        let raster = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("label raster"),
+            layout: Some(&raster_pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &raster_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState {
+                topology: wgpu::PrimitiveTopology::TriangleStrip,
+                cull_mode: None,
+                ..Default::default()
+            },
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: DEPTH_FORMAT,
+                depth_write_enabled: Some(true),
+                // Strictly nearer replaces: exact ties keep the lower index.
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &raster_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: LABEL_FORMAT,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let histogram = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("class histogram"),
+            layout: Some(&histogram_pipeline_layout),
+            module: &histogram_module,
+            entry_point: Some("cs_main"),
+            // The shader zeroes its histogram itself.
+            compilation_options: wgpu::PipelineCompilationOptions {
+                zero_initialize_workgroup_memory: false,
+                ..Default::default()
+            },
+            cache: None,
+        });
+        Self {
+            raster,
+            raster_layout,
+            histogram,
+            histogram_layout,
+        }
+    }
+}
+
+impl GpuLikelihood {
+    /// A back end on the caller's device and queue (clones of wgpu handles
+    /// are cheap; an app passes its own) with the default [`GpuSettings`].
+    ///
+    /// # Errors
+    /// As [`Self::with_settings`].
+    pub fn new(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        skeleton: Skeleton,
+        camera: Camera,
+        model: NonOverlap,
+    ) -> Result<Self> {
+        Self::with_settings(
+            device,
+            queue,
+            skeleton,
+            camera,
+            model,
+            GpuSettings::default(),
+        )
+    }
+
+    /// As [`Self::new`] with explicit settings. Compiles the two pipelines.
+    ///
+    /// # Errors
+    /// [`GpuError::InvalidSetting`] for `in_flight = 0` or a skeleton
+    /// without capsules; [`GpuError::CapsuleLabel`] for a body-part label
+    /// outside `1..=C`; [`GpuError::DeviceLimit`] when an atlas of at most
+    /// `max_atlas_side` (and the device's `max_texture_dimension_2d`) cannot
+    /// hold one offset step of tiles (16 on most devices); [`GpuError::Wgpu`]
+    /// when a shader or pipeline fails to build.
+    pub fn with_settings(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        skeleton: Skeleton,
+        camera: Camera,
+        model: NonOverlap,
+        settings: GpuSettings,
+    ) -> Result<Self> {
+        if settings.in_flight == 0 {
+            return Err(GpuError::InvalidSetting {
+                field: "in_flight",
+                value: 0.0,
+                reason: "at least one batch must be able to be in flight",
+            });
+        }
+        let k = capsules_per_pose(&skeleton);
+        if k == 0 {
+            return Err(GpuError::InvalidSetting {
+                field: "skeleton",
+                value: 0.0,
+                reason: "no joint carries a capsule: there is nothing to render",
+            });
+        }
+        let rest = skeleton
+            .forward_kinematics(&skeleton.rest_pose())
+            .map_err(|e| GpuError::Pose(e.to_string()))?;
+        for (capsule, c) in capsule_instances(&skeleton, &rest).enumerate() {
+            if c.label == 0 || c.label as usize > CLASSES {
+                return Err(GpuError::CapsuleLabel {
+                    capsule,
+                    label: c.label,
+                    classes: CLASSES,
+                });
+            }
+        }
+        let limits = device.limits();
+        let (w, h) = (camera.width(), camera.height());
+        let side = settings.max_atlas_side.min(limits.max_texture_dimension_2d);
+        let fit = u64::from(side / w) * u64::from(side / h);
+        let align = u64::from(limits.min_storage_buffer_offset_alignment);
+        let capsule_size = size_of::<CapsuleInstance>() as u64;
+        let rect_size = size_of::<GpuRect>() as u64;
+        let step = tile_step(
+            align,
+            &[
+                k as u64 * capsule_size,
+                k as u64 * rect_size,
+                rect_size,
+                COUNTS_STRIDE,
+            ],
+        );
+        let cap = fit
+            .min(settings.max_tiles_per_pass.map_or(u64::MAX, |t| t as u64))
+            .min(u64::from(limits.max_compute_workgroups_per_dimension));
+        let max_tiles = cap / step * step;
+        if max_tiles == 0 || max_tiles > u64::from(u32::MAX) {
+            return Err(GpuError::DeviceLimit {
+                what: "label atlas (tiles per pass, a multiple of the offset step)",
+                needed: step,
+                limit: cap,
+            });
+        }
+        let raster_camera = camera.raster();
+        let (pipelines, uniforms, observed) = scoped(&device, "building the pipelines", || {
+            let pipelines = Pipelines::new(&device);
+            let uniforms = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("raster uniforms"),
+                size: size_of::<RasterUniforms>() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let observed = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("observed labels"),
+                size: (camera.pixels().div_ceil(4) * 4) as u64,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            Ok((pipelines, uniforms, observed))
+        })?;
+        let slots = (0..settings.in_flight).map(|_| Slot::default()).collect();
+        Ok(Self {
+            device,
+            queue,
+            raster_camera,
+            skeleton,
+            camera,
+            model,
+            settings,
+            capsules_per_pose: k,
+            max_tiles: max_tiles as u32,
+            tile_step: step as u32,
+            atlas_side: side,
+            pipelines,
+            uniforms,
+            observed,
+            state: Mutex::new(State {
+                slots,
+                ..State::default()
+            }),
+        })
+    }
+
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+    pub fn camera(&self) -> &Camera {
+        &self.camera
+    }
+    pub fn model(&self) -> &NonOverlap {
+        &self.model
+    }
+    pub fn settings(&self) -> &GpuSettings {
+        &self.settings
+    }
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+    /// Name, backend and type of the adapter behind the device.
+    pub fn adapter_info(&self) -> wgpu::AdapterInfo {
+        self.device.adapter_info()
+    }
+    /// The most tiles (particles) one render + compute pass handles; larger
+    /// batches run `⌈N / tiles⌉` passes over the same atlas.
+    pub fn max_tiles_per_pass(&self) -> usize {
+        self.max_tiles as usize
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Weighs `states` (row-major `N × D`) against `obs` and waits for the
+    /// result: [`Self::submit`] then [`Self::collect`].
+    ///
+    /// # Errors
+    /// As [`Self::submit`] and [`Self::collect`].
+    pub fn evaluate(&mut self, obs: &Observation, states: &[f64]) -> Result<&Evaluation> {
+        let dof = self.skeleton.dof();
+        let (view, state) = self.split();
+        let ticket = view.submit(state, obs, states, dof)?;
+        view.collect(state, ticket)?;
+        Ok(&state.results)
+    }
+
+    /// Records and submits the batch `states` (row-major `N × D`) against
+    /// `obs` — uploading `obs` only when it differs from the last one — and
+    /// starts mapping its readback buffer; returns at once. Collect the
+    /// result with [`Self::collect`].
+    ///
+    /// # Errors
+    /// [`GpuError::ImageSizeMismatch`] when `obs` is not the camera's size;
+    /// [`GpuError::EmptyBatch`], [`GpuError::StateShape`],
+    /// [`GpuError::NonFinitePose`] for a bad batch;
+    /// [`GpuError::TooManyInFlight`] when every staging buffer holds an
+    /// uncollected batch; [`GpuError::DeviceLimit`] when N needs buffers
+    /// beyond the device's limits; [`GpuError::Wgpu`] for an error wgpu
+    /// reports.
+    pub fn submit(&mut self, obs: &Observation, states: &[f64]) -> Result<Ticket> {
+        let dof = self.skeleton.dof();
+        let (view, state) = self.split();
+        view.submit(state, obs, states, dof)
+    }
+
+    /// Waits for the batch of `ticket` and reads it back: counts, `F` and
+    /// log-likelihoods, valid until the next `collect` or `evaluate`.
+    ///
+    /// # Errors
+    /// [`GpuError::UnknownTicket`] for a ticket not in flight here;
+    /// [`GpuError::DeviceLost`] when the device was lost before the batch
+    /// finished; [`GpuError::BufferMap`] when the readback failed otherwise.
+    pub fn collect(&mut self, ticket: Ticket) -> Result<&Evaluation> {
+        let (view, state) = self.split();
+        view.collect(state, ticket)?;
+        Ok(&state.results)
+    }
+
+    /// As [`Self::collect`] but copies the result into `out` (reusing its
+    /// allocations), for callers that keep several batches' results.
+    ///
+    /// # Errors
+    /// As [`Self::collect`].
+    pub fn collect_into(&mut self, ticket: Ticket, out: &mut Evaluation) -> Result<()> {
+        let r = self.collect(ticket)?;
+        out.counts.clone_from(&r.counts);
+        out.non_overlap.clone_from(&r.non_overlap);
+        out.log_likelihood.clone_from(&r.log_likelihood);
+        Ok(())
+    }
+
+    /// Forgets every batch in flight without reading it back (their
+    /// tickets become unknown) and frees their staging buffers, e.g. after a
+    /// ticket was dropped uncollected.
+    pub fn discard_in_flight(&mut self) {
+        let (_, state) = self.split();
+        for slot in &mut state.slots {
+            if slot.in_flight.take().is_some() {
+                // A buffer with a map pending is dropped, not reused.
+                slot.staging = None;
+            }
+        }
+    }
+
+    /// Batches submitted and not yet collected.
+    pub fn in_flight(&self) -> usize {
+        self.lock()
+            .slots
+            .iter()
+            .filter(|s| s.in_flight.is_some())
+            .count()
+    }
+
+    /// The label tiles of a batch as the GPU renders them, `N × H × W` (tile
+    /// `i` at `i · W · H`), the layout of
+    /// [`crate::CpuLikelihood::render_tiles`]. A diagnostic: it reads the
+    /// whole atlas back through a buffer allocated for the call.
+    ///
+    /// # Errors
+    /// As [`Self::evaluate`] without the observation checks.
+    pub fn render_tiles(&mut self, states: &[f64]) -> Result<Vec<u8>> {
+        let dof = self.skeleton.dof();
+        let (w, h) = (self.camera.width(), self.camera.height());
+        let (view, state) = self.split();
+        let (device, queue) = (view.device, view.queue);
+        let n = check_states(view.skeleton, states, dof)?;
+        view.ensure_resources(state, n)?;
+        let per_pass = state
+            .resources
+            .as_ref()
+            .map_or(1, |r| r.atlas.tiles as usize);
+        let px = w as usize * h as usize;
+        let mut tiles = vec![0u8; n * px];
+        for c in 0..n.div_ceil(per_pass) {
+            let range = c * per_pass..((c + 1) * per_pass).min(n);
+            view.prepare_chunk(state, &states[range.start * dof..range.end * dof])?;
+            let res = state.resources.as_ref().expect("resources were ensured");
+            // Every pass of this call uploads into pass slot 0 and is
+            // submitted (and read back) before the next.
+            view.upload_chunk(res, state, 0);
+            let mut encoder = device.create_command_encoder(&Default::default());
+            view.encode_raster(&mut encoder, res, 0, range.len());
+            let atlas = res.atlas;
+            let row_bytes = atlas.width.div_ceil(256) * 256;
+            let readback = scoped(device, "allocating the atlas readback", || {
+                Ok(device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("atlas readback"),
+                    size: u64::from(row_bytes) * u64::from(atlas.height),
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                }))
+            })?;
+            encoder.copy_texture_to_buffer(
+                wgpu::TexelCopyTextureInfo {
+                    texture: &res.atlas_texture,
+                    mip_level: 0,
+                    origin: wgpu::Origin3d::ZERO,
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::TexelCopyBufferInfo {
+                    buffer: &readback,
+                    layout: wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(row_bytes),
+                        rows_per_image: Some(atlas.height),
+                    },
+                },
+                wgpu::Extent3d {
+                    width: atlas.width,
+                    height: atlas.height,
+                    depth_or_array_layers: 1,
+                },
+            );
+            let submission = queue.submit([encoder.finish()]);
+            let mapped = map_for_reading(&readback, u64::MAX);
+            wait_mapped(device, submission, &mapped, "atlas", "rendering tiles")?;
+            let data = readback.slice(..).get_mapped_range();
+            for t in 0..range.len() {
+                let tx = (t as u32 % atlas.columns) * w;
+                let ty = (t as u32 / atlas.columns) * h;
+                let tile = &mut tiles[(range.start + t) * px..(range.start + t + 1) * px];
+                for (y, row) in tile.chunks_exact_mut(w as usize).enumerate() {
+                    let src = ((ty + y as u32) * row_bytes + tx) as usize;
+                    row.copy_from_slice(&data[src..src + w as usize]);
+                }
+            }
+            drop(data);
+            readback.unmap();
+        }
+        Ok(tiles)
+    }
+
+    /// The immutable part of `self` the batch stages need.
+    fn view(&self) -> View<'_> {
+        View {
+            device: &self.device,
+            queue: &self.queue,
+            model: &self.model,
+            skeleton: &self.skeleton,
+            camera: &self.raster_camera,
+            pipelines: &self.pipelines,
+            uniforms: &self.uniforms,
+            observed: &self.observed,
+            capsules_per_pose: self.capsules_per_pose,
+            max_tiles: self.max_tiles,
+            tile_step: self.tile_step,
+            atlas_side: self.atlas_side,
+        }
+    }
+
+    /// [`Self::view`] and the state, borrowed apart.
+    fn split(&mut self) -> (View<'_>, &mut State) {
+        let Self {
+            device,
+            queue,
+            skeleton,
+            raster_camera,
+            model,
+            capsules_per_pose,
+            max_tiles,
+            tile_step,
+            atlas_side,
+            pipelines,
+            uniforms,
+            observed,
+            state,
+            ..
+        } = self;
+        let view = View {
+            device,
+            queue,
+            model,
+            skeleton,
+            camera: raster_camera,
+            pipelines,
+            uniforms,
+            observed,
+            capsules_per_pose: *capsules_per_pose,
+            max_tiles: *max_tiles,
+            tile_step: *tile_step,
+            atlas_side: *atlas_side,
+        };
+        (view, state.get_mut().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Starts mapping `buffer[..bytes]` (`u64::MAX`: all of it) for reading;
+/// the callback records the outcome in the returned cell.
+fn map_for_reading(buffer: &wgpu::Buffer, bytes: u64) -> MapResult {
+    let mapped: MapResult = Arc::default();
+    let flag = mapped.clone();
+    let on_mapped = move |r: std::result::Result<(), wgpu::BufferAsyncError>| {
+        *flag.lock().unwrap_or_else(|e| e.into_inner()) = Some(r.map_err(|e| e.to_string()));
+    };
+    if bytes == u64::MAX {
+        buffer.slice(..).map_async(wgpu::MapMode::Read, on_mapped);
+    } else {
+        buffer
+            .slice(..bytes)
+            .map_async(wgpu::MapMode::Read, on_mapped);
+    }
+    mapped
+}
+
+/// Waits for `submission` and for the map callback of its readback buffer.
+fn wait_mapped(
+    device: &wgpu::Device,
+    submission: wgpu::SubmissionIndex,
+    mapped: &MapResult,
+    what: &'static str,
+    operation: &'static str,
+) -> Result<()> {
+    let poll = device.poll(wgpu::PollType::Wait {
+        submission_index: Some(submission),
+        timeout: None,
+    });
+    let status = mapped.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    match (poll, status) {
+        (_, Some(Ok(()))) => Ok(()),
+        (Err(e), _) => Err(GpuError::DeviceLost {
+            operation,
+            message: e.to_string(),
+        }),
+        (Ok(_), Some(Err(message))) => Err(GpuError::BufferMap { what, message }),
+        (Ok(_), None) => Err(GpuError::DeviceLost {
+            operation,
+            message: "the batch finished but its readback was never mapped".into(),
+        }),
+    }
+}
+
+/// The immutable inputs of the batch stages.
+struct View<'a> {
+    device: &'a wgpu::Device,
+    queue: &'a wgpu::Queue,
+    model: &'a NonOverlap,
+    skeleton: &'a Skeleton,
+    camera: &'a RasterCamera,
+    pipelines: &'a Pipelines,
+    uniforms: &'a wgpu::Buffer,
+    observed: &'a wgpu::Buffer,
+    capsules_per_pose: usize,
+    max_tiles: u32,
+    tile_step: u32,
+    atlas_side: u32,
+}
+
+impl View<'_> {
+    fn submit(
+        &self,
+        state: &mut State,
+        obs: &Observation,
+        states: &[f64],
+        dim: usize,
+    ) -> Result<Ticket> {
+        let (device, queue, view) = (self.device, self.queue, self);
+        let (w, h) = (view.camera.width, view.camera.height);
+        if (obs.width(), obs.height()) != (w, h) {
+            return Err(GpuError::ImageSizeMismatch {
+                what: "observation vs camera",
+                expected_width: w,
+                expected_height: h,
+                found_width: obs.width(),
+                found_height: obs.height(),
+            });
+        }
+        let n = check_states(view.skeleton, states, dim)?;
+        let slot = state
+            .slots
+            .iter()
+            .position(|s| s.in_flight.is_none())
+            .ok_or(GpuError::TooManyInFlight {
+                in_flight: state.slots.len(),
+            })?;
+        let bytes = n as u64 * COUNTS_STRIDE;
+        view.ensure_resources(state, n)?;
+        let staging = &mut state.slots[slot].staging;
+        if staging.as_ref().is_none_or(|b| b.size() < bytes) {
+            *staging = None;
+            *staging = Some(scoped(device, "allocating a readback buffer", || {
+                Ok(device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("counts readback"),
+                    size: bytes,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                }))
+            })?);
+        }
+        view.upload_observation(state, obs);
+        let tiles = state
+            .resources
+            .as_ref()
+            .map_or(1, |r| r.atlas.tiles as usize);
+        let chunks = n.div_ceil(tiles);
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("non-overlap batch"),
+        });
+        {
+            let res = state.resources.as_ref().expect("resources were ensured");
+            encoder.clear_buffer(
+                &res.counts,
+                0,
+                Some(chunks as u64 * tiles as u64 * COUNTS_STRIDE),
+            );
+        }
+        for c in 0..chunks {
+            let range = c * tiles..((c + 1) * tiles).min(n);
+            view.prepare_chunk(state, &states[range.start * dim..range.end * dim])?;
+            let res = state.resources.as_ref().expect("resources were ensured");
+            view.upload_chunk(res, state, c);
+            view.encode_raster(&mut encoder, res, c, range.len());
+            view.encode_histogram(&mut encoder, res, c, range.len());
+        }
+        let res = state.resources.as_ref().expect("resources were ensured");
+        let staging = state.slots[slot]
+            .staging
+            .as_ref()
+            .expect("staging was sized");
+        encoder.copy_buffer_to_buffer(&res.counts, 0, staging, 0, bytes);
+        let submission = queue.submit([encoder.finish()]);
+        let mapped = map_for_reading(staging, bytes);
+        // Unique across instances, so a ticket cannot be collected by a
+        // back end that did not issue it.
+        let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+        state.slots[slot].in_flight = Some(InFlight {
+            serial,
+            particles: n,
+            submission,
+            areas: *obs.areas(),
+            mapped,
+        });
+        Ok(Ticket {
+            serial,
+            slot,
+            particles: n,
+        })
+    }
+
+    fn collect(&self, state: &mut State, ticket: Ticket) -> Result<()> {
+        let (device, model) = (self.device, self.model);
+        let unknown = GpuError::UnknownTicket {
+            serial: ticket.serial,
+        };
+        let slot = state.slots.get_mut(ticket.slot).ok_or(unknown.clone())?;
+        if slot
+            .in_flight
+            .as_ref()
+            .is_none_or(|f| f.serial != ticket.serial)
+        {
+            return Err(unknown);
+        }
+        let flight = slot.in_flight.take().expect("checked above");
+        let Some(staging) = slot.staging.as_ref() else {
+            return Err(unknown);
+        };
+        let bytes = flight.particles as u64 * COUNTS_STRIDE;
+        if let Err(e) = wait_mapped(
+            device,
+            flight.submission,
+            &flight.mapped,
+            "counts",
+            "collecting a batch",
+        ) {
+            slot.staging = None;
+            return Err(e);
+        }
+        let ev = &mut state.results;
+        {
+            let data = staging.slice(..bytes).get_mapped_range();
+            ev.counts.clear();
+            ev.counts.extend_from_slice(bytemuck::cast_slice(&data));
+        }
+        staging.unmap();
+        let n = flight.particles;
+        ev.non_overlap.resize(n, 0.0);
+        ev.log_likelihood.resize(n, 0.0);
+        let areas = &flight.areas;
+        ev.counts
+            .par_chunks(2 * CLASSES)
+            .zip(ev.non_overlap.par_iter_mut())
+            .zip(ev.log_likelihood.par_iter_mut())
+            .with_min_len(1024)
+            .for_each(|((counts, f), ll)| {
+                *f = NonOverlap::ratio(areas, counts);
+                *ll = model.log_likelihood(*f);
+            });
+        Ok(())
+    }
+
+    /// Makes sure the atlas and buffers hold `n` particles; grows them (and
+    /// rewrites the uniforms) only when they do not.
+    fn ensure_resources(&self, state: &mut State, n: usize) -> Result<()> {
+        if state.resources.as_ref().is_some_and(|r| r.capacity >= n) {
+            return Ok(());
+        }
+        // Drop the old atlas and buffers first (batches in flight keep
+        // theirs alive until they finish).
+        state.resources = None;
+        let resources = scoped(self.device, "allocating the atlas and buffers", || {
+            self.create_resources(n)
+        })?;
+        let uniforms =
+            RasterUniforms::new(self.camera, self.capsules_per_pose as u32, &resources.atlas);
+        self.queue
+            .write_buffer(self.uniforms, 0, bytemuck::bytes_of(&uniforms));
+        state.resources = Some(resources);
+        Ok(())
+    }
+
+    /// The atlas, buffers and bind groups for `n` particles.
+    fn create_resources(&self, n: usize) -> Result<Resources> {
+        let device = self.device;
+        let limits = device.limits();
+        let step = self.tile_step as usize;
+        let tiles = (n.div_ceil(step) * step).min(self.max_tiles as usize) as u32;
+        let capacity = n.div_ceil(tiles as usize) * tiles as usize;
+        let (w, h) = (self.camera.width, self.camera.height);
+        let columns = tiles.min(self.atlas_side / w);
+        let rows = tiles.div_ceil(columns);
+        let atlas = AtlasLayout {
+            tiles,
+            columns,
+            width: columns * w,
+            height: rows * h,
+        };
+        let k = self.capsules_per_pose as u64;
+        let capsule_bytes = size_of::<CapsuleInstance>() as u64 * k;
+        let rect_bytes = size_of::<GpuRect>() as u64;
+        let cap = capacity as u64;
+        for (what, total, binding) in [
+            (
+                "capsule buffer",
+                cap * capsule_bytes,
+                u64::from(tiles) * capsule_bytes,
+            ),
+            (
+                "capsule rectangle buffer",
+                cap * k * rect_bytes,
+                u64::from(tiles) * k * rect_bytes,
+            ),
+            (
+                "count buffer",
+                cap * COUNTS_STRIDE,
+                u64::from(tiles) * COUNTS_STRIDE,
+            ),
+        ] {
+            if total > limits.max_buffer_size {
+                return Err(GpuError::DeviceLimit {
+                    what,
+                    needed: total,
+                    limit: limits.max_buffer_size,
+                });
+            }
+            if binding > limits.max_storage_buffer_binding_size {
+                return Err(GpuError::DeviceLimit {
+                    what,
+                    needed: binding,
+                    limit: limits.max_storage_buffer_binding_size,
+                });
+            }
+        }
+        let storage = |label: &'static str, size: u64, extra: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::STORAGE | extra,
+                mapped_at_creation: false,
+            })
+        };
+        let capsules = storage(
+            "capsules",
+            cap * capsule_bytes,
+            wgpu::BufferUsages::COPY_DST,
+        );
+        let capsule_rects = storage(
+            "capsule rectangles",
+            cap * k * rect_bytes,
+            wgpu::BufferUsages::COPY_DST,
+        );
+        let tile_rects = storage(
+            "tile rectangles",
+            cap * rect_bytes,
+            wgpu::BufferUsages::COPY_DST,
+        );
+        let counts = storage(
+            "class counts",
+            cap * COUNTS_STRIDE,
+            wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        );
+        let extent = wgpu::Extent3d {
+            width: atlas.width,
+            height: atlas.height,
+            depth_or_array_layers: 1,
+        };
+        let atlas_texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("label atlas"),
+            size: extent,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: LABEL_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let depth = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("label atlas depth"),
+            size: extent,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: DEPTH_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            view_formats: &[],
+        });
+        let atlas_view = atlas_texture.create_view(&Default::default());
+        let depth_view = depth.create_view(&Default::default());
+        let raster_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("label raster"),
+            layout: &self.pipelines.raster_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: buffer_binding(self.uniforms, None),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: buffer_binding(&capsules, Some(u64::from(tiles) * capsule_bytes)),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: buffer_binding(
+                        &capsule_rects,
+                        Some(u64::from(tiles) * k * rect_bytes),
+                    ),
+                },
+            ],
+        });
+        let histogram_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("class histogram"),
+            layout: &self.pipelines.histogram_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: buffer_binding(self.uniforms, None),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(&atlas_view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: buffer_binding(self.observed, None),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: buffer_binding(&tile_rects, Some(u64::from(tiles) * rect_bytes)),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: buffer_binding(&counts, Some(u64::from(tiles) * COUNTS_STRIDE)),
+                },
+            ],
+        });
+        Ok(Resources {
+            capacity,
+            atlas,
+            atlas_texture,
+            atlas_view,
+            depth_view,
+            capsules,
+            capsule_rects,
+            tile_rects,
+            counts,
+            raster_bind,
+            histogram_bind,
+        })
+    }
+
+    /// Uploads the observed labels, packed four per word, unless they are
+    /// the ones already on the GPU.
+    fn upload_observation(&self, state: &mut State, obs: &Observation) {
+        if state.observed.as_deref() == Some(obs.labels()) {
+            return;
+        }
+        let words = &mut state.observed_words;
+        words.clear();
+        words.extend(obs.labels().chunks(4).map(|q| {
+            q.iter()
+                .enumerate()
+                .fold(0u32, |word, (i, &l)| word | u32::from(l) << (8 * i))
+        }));
+        self.queue
+            .write_buffer(self.observed, 0, bytemuck::cast_slice(words));
+        let cached = state.observed.get_or_insert_with(Vec::new);
+        cached.clear();
+        cached.extend_from_slice(obs.labels());
+    }
+
+    /// Forward kinematics, capsules and rectangles of one pass's poses into
+    /// the state's CPU buffers.
+    fn prepare_chunk(&self, state: &mut State, states: &[f64]) -> Result<()> {
+        let k = self.capsules_per_pose;
+        let n = states.len() / self.skeleton.dof();
+        state
+            .fk
+            .compute_states(self.skeleton, states)
+            .map_err(|e| GpuError::Pose(e.to_string()))?;
+        state.capsules.resize(n * k, CapsuleInstance::default());
+        state.capsule_rects.resize(n * k, GpuRect::default());
+        state.tile_rects.resize(n, GpuRect::default());
+        let (fk, skeleton, camera) = (&state.fk, self.skeleton, self.camera);
+        state
+            .capsules
+            .par_chunks_mut(k)
+            .zip(state.capsule_rects.par_chunks_mut(k))
+            .zip(state.tile_rects.par_iter_mut())
+            .enumerate()
+            .with_min_len(64)
+            .for_each(|(i, ((capsules, rects), tile))| {
+                let mut union = PixelRect::default();
+                let pose = capsule_instances(skeleton, fk.world(i));
+                for ((dst, rect), capsule) in capsules.iter_mut().zip(rects).zip(pose) {
+                    let r = capsule_rect(camera, &capsule);
+                    *dst = capsule;
+                    *rect = GpuRect::from(r);
+                    union = union.union(r);
+                }
+                *tile = GpuRect::from(union);
+            });
+        Ok(())
+    }
+
+    /// Writes the prepared pass into the GPU buffers at pass slot `slot`
+    /// (each pass of one submission has its own slot: all the uploads of a
+    /// submission land before its first pass runs).
+    fn upload_chunk(&self, res: &Resources, state: &State, slot: usize) {
+        let queue = self.queue;
+        let tiles = u64::from(res.atlas.tiles);
+        let k = self.capsules_per_pose as u64;
+        let first = slot as u64 * tiles;
+        queue.write_buffer(
+            &res.capsules,
+            first * k * size_of::<CapsuleInstance>() as u64,
+            bytemuck::cast_slice(&state.capsules),
+        );
+        queue.write_buffer(
+            &res.capsule_rects,
+            first * k * size_of::<GpuRect>() as u64,
+            bytemuck::cast_slice(&state.capsule_rects),
+        );
+        queue.write_buffer(
+            &res.tile_rects,
+            first * size_of::<GpuRect>() as u64,
+            bytemuck::cast_slice(&state.tile_rects),
+        );
+    }
+
+    /// The render pass of pass slot `slot` with `count` particles.
+    fn encode_raster(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        res: &Resources,
+        slot: usize,
+        count: usize,
+    ) {
+        let tiles = u64::from(res.atlas.tiles);
+        let k = self.capsules_per_pose as u64;
+        let first = slot as u64 * tiles;
+        let offsets = [
+            (first * k * size_of::<CapsuleInstance>() as u64) as u32,
+            (first * k * size_of::<GpuRect>() as u64) as u32,
+        ];
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("label raster"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &res.atlas_view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &res.depth_view,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Discard,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&self.pipelines.raster);
+        pass.set_bind_group(0, &res.raster_bind, &offsets);
+        // Instance i = tile i / K, capsule i % K: capsules in index order.
+        pass.draw(0..4, 0..(count as u64 * k) as u32);
+    }
+
+    /// The histogram pass of pass slot `slot` with `count` particles.
+    fn encode_histogram(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        res: &Resources,
+        slot: usize,
+        count: usize,
+    ) {
+        let first = slot as u64 * u64::from(res.atlas.tiles);
+        let offsets = [
+            (first * size_of::<GpuRect>() as u64) as u32,
+            (first * COUNTS_STRIDE) as u32,
+        ];
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("class histogram"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&self.pipelines.histogram);
+        pass.set_bind_group(0, &res.histogram_bind, &offsets);
+        pass.dispatch_workgroups(count as u32, 1, 1);
+    }
+}
+
+impl Likelihood<Observation> for GpuLikelihood {
+    /// RTPF Eq. 2 for every particle, computed on the GPU; the counts and
+    /// `F` of the batch stay in `self`'s result buffers.
+    fn log_likelihood(
+        &self,
+        obs: &Observation,
+        states: &[f64],
+        dim: usize,
+        out: &mut [f64],
+    ) -> std::result::Result<(), BoxError> {
+        let view = self.view();
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        let ticket = view.submit(state, obs, states, dim)?;
+        view.collect(state, ticket)?;
+        let ll = &state.results.log_likelihood;
+        if out.len() != ll.len() {
+            return Err(GpuError::OutputLength {
+                particles: ll.len(),
+                found: out.len(),
+            }
+            .into());
+        }
+        out.copy_from_slice(ll);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uniform_and_storage_mirrors_have_the_wgsl_sizes() {
+        // WGSL: three vec4<f32> (48) + 4 f32 + 4 u32 + 2 u32 + f32 + u32.
+        assert_eq!(size_of::<RasterUniforms>(), 96);
+        assert_eq!(align_of::<RasterUniforms>(), 4);
+        assert_eq!(std::mem::offset_of!(RasterUniforms, fx), 48);
+        assert_eq!(std::mem::offset_of!(RasterUniforms, width), 64);
+        assert_eq!(std::mem::offset_of!(RasterUniforms, atlas_width), 80);
+        assert_eq!(std::mem::offset_of!(RasterUniforms, depth_scale), 88);
+        assert_eq!(size_of::<GpuRect>(), 16);
+        assert_eq!(size_of::<CapsuleInstance>(), 32);
+        assert_eq!(COUNTS_STRIDE as usize, 2 * CLASSES * size_of::<u32>());
+    }
+
+    #[test]
+    fn depth_scale_is_an_exact_power_of_two() {
+        assert_eq!(DEPTH_SCALE, 2f32.powi(-20));
+        for t in [1e-3f32, 0.7, 3.5, 1000.0, 1_048_575.9] {
+            let depth = t * DEPTH_SCALE;
+            assert_eq!(depth / DEPTH_SCALE, t);
+            assert!(depth < 1.0);
+            // Neighbouring f32 depths stay distinct and ordered.
+            assert!(t.next_up() * DEPTH_SCALE > depth);
+            assert!(t.next_down() * DEPTH_SCALE < depth);
+        }
+    }
+
+    #[test]
+    fn tile_step_aligns_every_stride() {
+        // Human: K = 15 capsules (480 B, 240 B), rect 16 B, counts 96 B.
+        let s = tile_step(256, &[480, 240, 16, 96]);
+        assert_eq!(s, 16);
+        for stride in [480u64, 240, 16, 96] {
+            assert_eq!(s * stride % 256, 0);
+        }
+        assert_eq!(tile_step(4, &[480, 16]), 1);
+        assert_eq!(tile_step(256, &[32 * 7, 16 * 7]), 16);
+    }
+
+    #[test]
+    fn empty_rects_become_zero() {
+        let e = PixelRect {
+            x0: 5,
+            y0: 3,
+            x1: 2,
+            y1: 9,
+        };
+        assert_eq!(GpuRect::from(e), GpuRect::default());
+        let r = PixelRect {
+            x0: 1,
+            y0: 2,
+            x1: 3,
+            y1: 4,
+        };
+        assert_eq!(
+            GpuRect::from(r),
+            GpuRect {
+                x0: 1,
+                y0: 2,
+                x1: 3,
+                y1: 4
+            }
+        );
+    }
+}

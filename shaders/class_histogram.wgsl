@@ -1,0 +1,97 @@
+// Per-particle class histograms of the label atlas against the observation
+// (RTPF §VI: "we derive the non-overlapping ratio from the histogram of the
+// image thus formed"; RTPF Eq. 1 needs, per class c, |B_c| and |A_c ∩ B_c|).
+//
+// One workgroup per tile (particle) of the pass. Its invocations stride over
+// the pixels of the particle's bounding rectangle (the union of its capsules'
+// rectangles, computed on the CPU as `LabelRaster::draw` returns it: no model
+// pixel lies outside it), read the model label b from the atlas and the
+// observed label a from the packed observation, and count into a histogram
+// in workgroup memory with atomics. After a barrier the first 2·C
+// invocations flush the non-zero bins into the global counts with one
+// atomicAdd each, laid out as the CPU's:
+// counts[(i·C + c − 1)·2 + 0] = |B_c|, counts[(i·C + c − 1)·2 + 1] = |A_c ∩ B_c|.
+// |A_c| is counted once per observation on the CPU (`Observation::areas`).
+//
+// `const CLASSES: u32` and `const WORKGROUP_SIZE: u32` are prepended by the
+// Rust side.
+
+struct RasterUniforms {
+    row0: vec4<f32>,
+    row1: vec4<f32>,
+    row2: vec4<f32>,
+    fx: f32,
+    fy: f32,
+    cx: f32,
+    cy: f32,
+    width: u32,
+    height: u32,
+    tile_columns: u32,
+    capsules_per_pose: u32,
+    atlas_width: u32,
+    atlas_height: u32,
+    depth_scale: f32,
+    zero: u32,
+}
+
+struct Rect {
+    x0: u32,
+    y0: u32,
+    x1: u32,
+    y1: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: RasterUniforms;
+@group(0) @binding(1) var atlas: texture_2d<u32>;
+// The observed labels, four per word, little-endian (pixel i in byte i % 4
+// of word i / 4), row-major.
+@group(0) @binding(2) var<storage, read> observed: array<u32>;
+@group(0) @binding(3) var<storage, read> tile_rects: array<Rect>;
+@group(0) @binding(4) var<storage, read_write> counts: array<atomic<u32>>;
+
+var<workgroup> histogram: array<atomic<u32>, 2u * CLASSES>;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn cs_main(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let tile = group.x;
+    for (var k = lid; k < 2u * CLASSES; k += WORKGROUP_SIZE) {
+        atomicStore(&histogram[k], 0u);
+    }
+    workgroupBarrier();
+
+    let rect = tile_rects[tile];
+    let origin = vec2<u32>(
+        (tile % params.tile_columns) * params.width,
+        (tile / params.tile_columns) * params.height,
+    );
+    // The invocations form an 8 × (WORKGROUP_SIZE / 8) grid that strides
+    // over the rectangle (an empty one has x0 = x1 = 0: no iteration).
+    let lx = lid % 8u;
+    let ly = lid / 8u;
+    for (var y = rect.y0 + ly; y < rect.y1; y += WORKGROUP_SIZE / 8u) {
+        let row = y * params.width;
+        for (var x = rect.x0 + lx; x < rect.x1; x += 8u) {
+            let b = textureLoad(atlas, origin + vec2<u32>(x, y), 0).r;
+            if b != 0u && b <= CLASSES {
+                let bin = 2u * (b - 1u);
+                atomicAdd(&histogram[bin], 1u);
+                let i = row + x;
+                let a = (observed[i / 4u] >> ((i % 4u) * 8u)) & 0xffu;
+                if a == b {
+                    atomicAdd(&histogram[bin + 1u], 1u);
+                }
+            }
+        }
+    }
+    workgroupBarrier();
+
+    for (var k = lid; k < 2u * CLASSES; k += WORKGROUP_SIZE) {
+        let v = atomicLoad(&histogram[k]);
+        if v != 0u {
+            atomicAdd(&counts[tile * 2u * CLASSES + k], v);
+        }
+    }
+}
