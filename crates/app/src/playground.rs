@@ -281,7 +281,10 @@ impl Playground {
 
     pub fn remove_target(&mut self, index: usize) -> Result<()> {
         if index >= self.targets.len() {
-            bail!("target {index} out of range ({} targets)", self.targets.len());
+            bail!(
+                "target {index} out of range ({} targets)",
+                self.targets.len()
+            );
         }
         self.targets.remove(index);
         self.rebuild_constraints()
@@ -307,7 +310,8 @@ impl Playground {
             .set_position_target(fixed + index, position);
         // A dragged target needs a walk that can keep up: scale 1 moves a
         // joint ~σ·(lever arm) per iteration, ~2.5 cm for the defaults.
-        self.smc.raise_noise_scale((step / DRAG_STEP_AT_SCALE_1).min(1.0));
+        self.smc
+            .raise_noise_scale((step / DRAG_STEP_AT_SCALE_1).min(1.0));
         Ok(())
     }
 
@@ -430,7 +434,9 @@ impl Playground {
     pub fn target_distances(&self) -> Vec<f64> {
         self.targets
             .iter()
-            .map(|t| (Point3::from(self.estimate_world[t.joint].translation.vector) - t.position).norm())
+            .map(|t| {
+                (Point3::from(self.estimate_world[t.joint].translation.vector) - t.position).norm()
+            })
             .collect()
     }
 
@@ -458,7 +464,11 @@ impl Playground {
 
 /// The constraint set: the scene's constraints, then one position
 /// constraint per target (so target `i` is constraint `fixed + i`).
-fn build_constraints(scene: &Scene, settings: &Settings, targets: &[Target]) -> Result<ConstraintSet> {
+fn build_constraints(
+    scene: &Scene,
+    settings: &Settings,
+    targets: &[Target],
+) -> Result<ConstraintSet> {
     let skel = &scene.skeleton;
     let mut set = ConstraintSet::new();
     for c in &scene.fixed {
@@ -546,8 +556,12 @@ pub fn region_of(skel: &Skeleton, joint: usize) -> String {
     } else {
         None
     };
-    let arm = ["clavicle", "shoulder", "elbow", "forearm", "wrist", "finger", "thumb", "hand", "arm"];
-    let leg = ["hip", "knee", "ankle", "toe", "heel", "leg", "foot", "thigh", "up_leg"];
+    let arm = [
+        "clavicle", "shoulder", "elbow", "forearm", "wrist", "finger", "thumb", "hand", "arm",
+    ];
+    let leg = [
+        "hip", "knee", "ankle", "toe", "heel", "leg", "foot", "thigh", "up_leg",
+    ];
     if let Some(side) = side {
         if arm.iter().any(|a| name.contains(a)) {
             return format!("{side} arm");
@@ -571,9 +585,11 @@ pub fn region_of(skel: &Skeleton, joint: usize) -> String {
     if ["elbow", "wrist"].contains(&name.as_str()) {
         return "wrist & forearm".into();
     }
-    if ["pelvis", "lumbar", "thorax", "chest", "neck", "head", "spine", "hips"]
-        .iter()
-        .any(|a| name.contains(a))
+    if [
+        "pelvis", "lumbar", "thorax", "chest", "neck", "head", "spine", "hips",
+    ]
+    .iter()
+    .any(|a| name.contains(a))
     {
         return "trunk & head".into();
     }

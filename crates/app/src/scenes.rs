@@ -11,6 +11,8 @@ use ik::{Constraint, ConstraintKind, FloorMode, Noise};
 use nalgebra::{Point3, Unit, UnitQuaternion, Vector3};
 use skeleton::{Bvh, JointKind, Skeleton, presets};
 
+use crate::settings::SolverKind;
+
 /// Which scene to build (`--scene NAME`, `--urdf FILE`, `--bvh FILE --frame N`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum SceneSource {
@@ -156,6 +158,8 @@ pub struct Scene {
     pub particles: usize,
     /// Free-root translation σ at noise scale 1 (m).
     pub root_sigma: f64,
+    /// The solver the scene starts with.
+    pub solver: SolverKind,
 }
 
 impl Scene {
@@ -227,6 +231,7 @@ fn human() -> Result<Scene> {
         distance: 3.6,
         particles: 200,
         root_sigma: 0.003,
+        solver: SolverKind::SmcIkMoves,
         skeleton,
     })
 }
@@ -247,11 +252,16 @@ fn chain_scene(source: SceneSource, skeleton: Skeleton, extras: bool) -> Scene {
     let tip = skeleton.find("tip").expect("chain presets have a tip");
     let mut fixed = Vec::new();
     if extras {
+        // The vertical line through the starting centre of mass.
+        let world = skeleton
+            .forward_kinematics(&initial)
+            .expect("the chain's initial pose is valid");
+        let com = skeleton.centre_of_mass(&world);
         fixed.push(FixedConstraint {
             group: ConstraintGroup::CentreOfMass,
-            label: "centre of mass on x = 1, z = 0".into(),
+            label: format!("centre of mass on x = {:.2}, z = {:.2}", com.x, com.z),
             kind: ConstraintKind::CentreOfMass {
-                target: Point3::new(1.0, 0.0, 0.0),
+                target: com,
                 axes: [true, false, true],
             },
         });
@@ -278,6 +288,14 @@ fn chain_scene(source: SceneSource, skeleton: Skeleton, extras: bool) -> Scene {
         distance: 5.5,
         particles: if extras { 100 } else { 50 },
         root_sigma: 0.0,
+        // The chain's smoothness term has no analytic Jacobian: per-particle
+        // DLS moves would difference 90 parameters. The paper's filter is
+        // cheap here (SMC-IK §6.2 runs it in real time).
+        solver: if extras {
+            SolverKind::SmcIk
+        } else {
+            SolverKind::SmcIkMoves
+        },
         skeleton,
     }
 }
@@ -319,6 +337,7 @@ fn hand() -> Result<Scene> {
         distance: 1.1,
         particles: 100,
         root_sigma: 0.0,
+        solver: SolverKind::SmcIkMoves,
         skeleton,
     })
 }
@@ -352,6 +371,7 @@ fn urdf(path: &Path) -> Result<Scene> {
         distance,
         particles: 100,
         root_sigma: 0.0,
+        solver: SolverKind::SmcIkMoves,
         skeleton,
     })
 }
@@ -388,6 +408,7 @@ fn bvh(path: &Path, frame: usize) -> Result<Scene> {
         distance,
         particles: 200,
         root_sigma: 0.003,
+        solver: SolverKind::SmcIkMoves,
         skeleton,
     })
 }

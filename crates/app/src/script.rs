@@ -38,11 +38,21 @@ pub enum Action {
         duration: f64,
     },
     /// Put the target on `joint` at `position` (skeleton frame).
-    Target { joint: String, position: Point3<f64> },
+    Target {
+        joint: String,
+        position: Point3<f64>,
+    },
     /// Change a setting (the same names as the panels).
-    Set { key: String, value: String },
-    AddTarget { joint: String },
-    RemoveTarget { joint: String },
+    Set {
+        key: String,
+        value: String,
+    },
+    AddTarget {
+        joint: String,
+    },
+    RemoveTarget {
+        joint: String,
+    },
     /// `space` (pause), `s` (single step), `r` (reset).
     Key(char),
     Screenshot(PathBuf),
@@ -103,7 +113,8 @@ impl Player {
                 continue;
             }
             let words = split_words(code).with_context(|| format!("{file}:{line}"))?;
-            let event = parse_event(&words, line).with_context(|| format!("{file}:{line}: {code}"))?;
+            let event =
+                parse_event(&words, line).with_context(|| format!("{file}:{line}: {code}"))?;
             if event.time < last {
                 bail!(
                     "{file}:{line}: time {} is before the previous command's {last}",
@@ -153,9 +164,9 @@ impl Player {
             };
             // The offset is in display axes; targets live in the skeleton frame.
             let offset = display.rotation.inverse() * d.offset;
-            let i = p
-                .target_on(d.joint)
-                .with_context(|| format!("{}:{}: the dragged target was removed", self.file, d.line))?;
+            let i = p.target_on(d.joint).with_context(|| {
+                format!("{}:{}: the dragged target was removed", self.file, d.line)
+            })?;
             p.move_target(i, d.start + offset * s)?;
             if s >= 1.0 {
                 done.push(k);
@@ -167,7 +178,13 @@ impl Player {
         Ok(effects)
     }
 
-    fn apply(&mut self, e: &Event, time: f64, p: &mut Playground, effects: &mut Vec<Effect>) -> Result<()> {
+    fn apply(
+        &mut self,
+        e: &Event,
+        time: f64,
+        p: &mut Playground,
+        effects: &mut Vec<Effect>,
+    ) -> Result<()> {
         match &e.action {
             Action::Drag {
                 joint,
@@ -333,7 +350,9 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
         }
     };
     let num = |s: &String| -> Result<f64> {
-        let v: f64 = s.parse().with_context(|| format!("'{s}' is not a number"))?;
+        let v: f64 = s
+            .parse()
+            .with_context(|| format!("'{s}' is not a number"))?;
         if v.is_finite() {
             Ok(v)
         } else {
@@ -367,7 +386,10 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
                     value: args[2].clone(),
                 }
             } else {
-                want(2, "KEY VALUE (or: set group NAME VALUE, set constraint GROUP VALUE)")?;
+                want(
+                    2,
+                    "KEY VALUE (or: set group NAME VALUE, set constraint GROUP VALUE)",
+                )?;
                 Action::Set {
                     key: args[0].clone(),
                     value: args[1].clone(),
@@ -472,7 +494,10 @@ mod tests {
         let i = p.target_on(tip).unwrap();
         assert!((p.targets()[i].position.y - (start.y + 0.3)).abs() < 1e-12);
         let e = format!("{:#}", player.advance(0.7, &mut p).unwrap_err());
-        assert!(e.contains("t.txt:5") && e.contains("unknown setting 'bogus'"), "{e}");
+        assert!(
+            e.contains("t.txt:5") && e.contains("unknown setting 'bogus'"),
+            "{e}"
+        );
         player.advance(2.0, &mut p).unwrap();
         assert!((p.targets()[i].position.y - (start.y + 0.5)).abs() < 1e-12);
         assert!(player.finished());

@@ -250,10 +250,10 @@ impl Settings {
     }
 
     pub fn load(path: &Path) -> Result<Self> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+        let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
         let s: Settings = toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
-        s.validate().with_context(|| format!("{}", path.display()))?;
+        s.validate()
+            .with_context(|| format!("{}", path.display()))?;
         Ok(s)
     }
 
@@ -311,7 +311,10 @@ mod tests {
             ("[filter]\nsolver = \"newton\"\n", "solver"),
             ("[filter]\nparticle = 5\n", "particle"),
             ("[noise]\nsigma = -1.0\n", "noise.sigma"),
-            ("[noise.groups]\n\"left arm\" = nan\n", "noise.groups.\"left arm\""),
+            (
+                "[noise.groups]\n\"left arm\" = nan\n",
+                "noise.groups.\"left arm\"",
+            ),
             ("[constraints]\nfloor = 0.0\n", "constraints.floor"),
             ("[constraints]\ngravity = 1.0\n", "constraints.gravity"),
             ("[filter\n", "line 1"),

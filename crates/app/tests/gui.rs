@@ -185,7 +185,10 @@ fn bad_scene_files_are_reported_not_panics() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("/nonexistent/robot.urdf"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let out = Command::new(BIN).args(["--scene", "robot"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["--scene", "robot"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scene 'robot'"));
 }
@@ -236,5 +239,8 @@ fn scripted_drag_moves_the_hand_within_a_centimetre_inside_the_limits() {
     eprintln!("{rows} frames\n{stderr}");
     assert!(!settled.is_empty(), "no frame after 6 s:\n{text}");
     let worst = settled.iter().copied().fold(0.0, f64::max);
-    assert!(worst < 0.01, "hand {worst} m from its target after the drag");
+    assert!(
+        worst < 0.01,
+        "hand {worst} m from its target after the drag"
+    );
 }

@@ -203,7 +203,10 @@ fn finish(
         {
             eprintln!(
                 "posecloud: writing {}: {e}",
-                auto.report_path.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+                auto.report_path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
             );
         }
         summary(&auto.frame_times, &ui);

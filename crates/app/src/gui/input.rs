@@ -164,9 +164,10 @@ fn orbit_camera(
     let over_ui = egui.wants_any_pointer_input();
     let shift = keys.pressed(KeyCode::ShiftLeft) || keys.pressed(KeyCode::ShiftRight);
     let delta = motion.delta;
-    let pan = buttons.pressed(MouseButton::Middle) || (shift && buttons.pressed(MouseButton::Right));
-    let rotate = !pan
-        && (buttons.pressed(MouseButton::Right) || (drag.orbiting && drag.active.is_none()));
+    let pan =
+        buttons.pressed(MouseButton::Middle) || (shift && buttons.pressed(MouseButton::Right));
+    let rotate =
+        !pan && (buttons.pressed(MouseButton::Right) || (drag.orbiting && drag.active.is_none()));
     let mut changed = false;
     if rotate && !over_ui && delta != Vec2::ZERO {
         orbit.yaw -= delta.x * 0.008;

@@ -118,13 +118,18 @@ impl UiState {
 }
 
 /// The settings a scene starts with.
-pub fn initial_settings(scene: &Scene, base: Option<&Settings>, particles: Option<usize>) -> Settings {
+pub fn initial_settings(
+    scene: &Scene,
+    base: Option<&Settings>,
+    particles: Option<usize>,
+) -> Settings {
     let mut s = match base {
         Some(s) => s.clone(),
         None => {
             let mut s = Settings::default();
             s.filter.particles = scene.particles;
             s.noise.root_translation = scene.root_sigma;
+            s.filter.solver = scene.solver;
             s
         }
     };

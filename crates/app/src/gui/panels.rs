@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use bevy::camera::Viewport;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
@@ -34,7 +33,7 @@ fn panels(
     mut contexts: EguiContexts,
     mut pg: ResMut<PlaygroundRes>,
     mut ui_state: ResMut<UiState>,
-    mut camera: Query<&mut Camera, With<OrbitCamera>>,
+    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
     window: Single<&Window, With<PrimaryWindow>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
@@ -74,17 +73,15 @@ fn panels(
     {
         ui_state.fail("settings", &e);
     }
-    // The 3D view fills what the panels leave.
-    let scale = window.scale_factor();
-    let (w, h) = (window.physical_width(), window.physical_height());
-    let x = ((left * scale) as u32).min(w.saturating_sub(1));
-    let y_size = h.saturating_sub((bottom * scale) as u32).max(1);
-    if let Ok(mut cam) = camera.single_mut() {
-        cam.viewport = Some(Viewport {
-            physical_position: UVec2::new(x, 0),
-            physical_size: UVec2::new((w - x).max(1), y_size),
-            ..default()
-        });
+    // Centre the body in what the panels leave (logical pixels).
+    let (w, h) = (window.width().max(1.0), window.height().max(1.0));
+    let offset = Vec2::new(left / w, bottom / h);
+    if let Ok((mut orbit, mut t)) = camera.single_mut()
+        && (orbit.screen_offset != offset || orbit.aspect != w / h)
+    {
+        orbit.screen_offset = offset;
+        orbit.aspect = w / h;
+        *t = orbit.transform();
     }
     Ok(())
 }
@@ -187,7 +184,11 @@ fn status_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut Playground) {
                 ui.end_row();
             });
             ui.horizontal(|ui| {
-                let label = if p.paused { "▶ run (space)" } else { "⏸ pause (space)" };
+                let label = if p.paused {
+                    "▶ run (space)"
+                } else {
+                    "⏸ pause (space)"
+                };
                 if ui.button(label).clicked() {
                     p.paused = !p.paused;
                 }
@@ -241,8 +242,16 @@ fn filter_section(ui: &mut egui::Ui, state: &mut UiState, s: &mut Settings) {
                     SamplerName::Truncated => "truncated Gaussian",
                 })
                 .show_ui(ui, |ui| {
-                    ui.selectable_value(&mut f.sampler, SamplerName::Reject, "accept/reject (paper)");
-                    ui.selectable_value(&mut f.sampler, SamplerName::Truncated, "truncated Gaussian");
+                    ui.selectable_value(
+                        &mut f.sampler,
+                        SamplerName::Reject,
+                        "accept/reject (paper)",
+                    );
+                    ui.selectable_value(
+                        &mut f.sampler,
+                        SamplerName::Truncated,
+                        "truncated Gaussian",
+                    );
                 });
             ui.checkbox(&mut f.adaptive, "adaptive noise (success rule)");
             ui.separator();
@@ -264,7 +273,10 @@ fn noise_section(ui: &mut egui::Ui, p: &Playground, s: &mut Settings) {
                     .logarithmic(true)
                     .text("σ (rad)"),
             );
-            ui.checkbox(&mut s.noise.lever_arm, "scale σ by lever arm to the targets");
+            ui.checkbox(
+                &mut s.noise.lever_arm,
+                "scale σ by lever arm to the targets",
+            );
             ui.add(
                 egui::Slider::new(&mut s.noise.root_translation, 0.0..=0.05)
                     .text("root translation σ (m)"),
@@ -313,7 +325,12 @@ fn noise_section(ui: &mut egui::Ui, p: &Playground, s: &mut Settings) {
         });
 }
 
-fn constraint_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut Playground, s: &mut Settings) {
+fn constraint_section(
+    ui: &mut egui::Ui,
+    state: &mut UiState,
+    p: &mut Playground,
+    s: &mut Settings,
+) {
     egui::CollapsingHeader::new("Constraints (Σ = σ² I)")
         .default_open(true)
         .show(ui, |ui| {
@@ -372,8 +389,10 @@ fn legend_section(ui: &mut egui::Ui) {
     egui::CollapsingHeader::new("Cloud colours")
         .default_open(true)
         .show(ui, |ui| {
-            let (rect, _) =
-                ui.allocate_exact_size(egui::vec2(ui.available_width().min(300.0), 16.0), egui::Sense::hover());
+            let (rect, _) = ui.allocate_exact_size(
+                egui::vec2(ui.available_width().min(300.0), 16.0),
+                egui::Sense::hover(),
+            );
             let steps = 64;
             for k in 0..steps {
                 let t = k as f64 / (steps - 1) as f64;
@@ -381,9 +400,16 @@ fn legend_section(ui: &mut egui::Ui) {
                 let x0 = rect.left() + rect.width() * k as f32 / steps as f32;
                 let x1 = rect.left() + rect.width() * (k + 1) as f32 / steps as f32;
                 ui.painter().rect_filled(
-                    egui::Rect::from_min_max(egui::pos2(x0, rect.top()), egui::pos2(x1 + 0.5, rect.bottom())),
+                    egui::Rect::from_min_max(
+                        egui::pos2(x0, rect.top()),
+                        egui::pos2(x1 + 0.5, rect.bottom()),
+                    ),
                     egui::CornerRadius::ZERO,
-                    egui::Color32::from_rgb((r * 255.0) as u8, (g * 255.0) as u8, (b * 255.0) as u8),
+                    egui::Color32::from_rgb(
+                        (r * 255.0) as u8,
+                        (g * 255.0) as u8,
+                        (b * 255.0) as u8,
+                    ),
                 );
             }
             ui.horizontal(|ui| {

@@ -2,13 +2,10 @@
 //! (MAP + Eq. 15 smoothing) as solid capsules, one entity per body segment;
 //! target markers; and the per-frame solver run.
 
-use bevy::camera::CameraOutputMode;
-use bevy::camera::visibility::RenderLayers;
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::light::GlobalAmbientLight;
 use bevy::prelude::*;
-use bevy::render::render_resource::BlendState;
-use bevy_egui::{EguiGlobalSettings, PrimaryEguiContext};
+use bevy::render::renderer::RenderAdapterInfo;
 use nalgebra::{Isometry3, Point3, Vector3};
 
 use super::{PlaygroundRes, UiState, initial_settings};
@@ -34,7 +31,12 @@ impl Plugin for IkScenePlugin {
     fn build(&self, app: &mut App) {
         app.configure_sets(
             Update,
-            (PlaygroundSet::Input, PlaygroundSet::Solve, PlaygroundSet::Draw).chain(),
+            (
+                PlaygroundSet::Input,
+                PlaygroundSet::Solve,
+                PlaygroundSet::Draw,
+            )
+                .chain(),
         )
         .insert_resource(GlobalAmbientLight {
             color: Color::WHITE,
@@ -61,6 +63,14 @@ pub struct OrbitCamera {
     /// Radians about +y, and above the horizon.
     pub yaw: f32,
     pub pitch: f32,
+    /// Where the focus appears, in half-window units from the centre (+x
+    /// right, +y up): the panels cover the left and bottom of the window,
+    /// so the view is panned to centre the body in the rest. (One camera
+    /// over the whole window: a second camera for egui would cost a
+    /// full-window pass, which software renderers feel.)
+    pub screen_offset: Vec2,
+    /// Window width / height.
+    pub aspect: f32,
 }
 
 impl OrbitCamera {
@@ -70,7 +80,14 @@ impl OrbitCamera {
             self.pitch.sin(),
             self.pitch.cos() * self.yaw.cos(),
         );
-        Transform::from_translation(self.focus + dir * self.distance).looking_at(self.focus, Vec3::Y)
+        let t = Transform::from_translation(self.focus + dir * self.distance)
+            .looking_at(self.focus, Vec3::Y);
+        // Pan so the focus projects at `screen_offset` (vertical field of
+        // view π/4, Bevy's default; the aspect ratio from the window).
+        let half_h = self.distance * (std::f32::consts::FRAC_PI_8).tan();
+        let shift = t.right() * (self.screen_offset.x * half_h * self.aspect)
+            + t.up() * (self.screen_offset.y * half_h);
+        t.with_translation(t.translation - shift)
     }
 
     fn framing(scene: &Scene) -> Self {
@@ -79,6 +96,8 @@ impl OrbitCamera {
             distance: scene.distance as f32,
             yaw: 0.35,
             pitch: 0.22,
+            screen_offset: Vec2::ZERO,
+            aspect: 1.6,
         }
     }
 }
@@ -138,32 +157,22 @@ fn setup_world(
     mut commands: Commands,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
-    mut egui_settings: ResMut<EguiGlobalSettings>,
+    adapter: Option<Res<RenderAdapterInfo>>,
     pg: Res<PlaygroundRes>,
 ) {
-    // egui draws with its own camera over the whole window, so the 3D
-    // camera's viewport can be the area the panels leave.
-    egui_settings.auto_create_primary_context = false;
-    commands.spawn((
-        PrimaryEguiContext,
-        Camera2d,
-        RenderLayers::none(),
-        Camera {
-            order: 1,
-            output_mode: CameraOutputMode::Write {
-                blend_state: Some(BlendState::ALPHA_BLENDING),
-                clear_color: ClearColorConfig::None,
-            },
-            clear_color: ClearColorConfig::Custom(Color::NONE),
-            ..default()
-        },
-    ));
     let orbit = OrbitCamera::framing(&pg.0.scene);
+    // A software rasteriser (lavapipe/llvmpipe) shades every MSAA sample on
+    // the CPU: without multisampling the frame costs a quarter.
+    let software = adapter
+        .as_ref()
+        .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
+    let msaa = if software { Msaa::Off } else { Msaa::Sample4 };
     commands.spawn((
         Camera3d::default(),
         // Unlit colours reach the screen unchanged (the screenshot test
         // looks for them).
         Tonemapping::None,
+        msaa,
         orbit.transform(),
         orbit,
     ));
@@ -222,9 +231,19 @@ fn skeleton_size(p: &Playground) -> f32 {
     ((hi - lo).norm() as f32).max(0.2)
 }
 
-/// Radius of the target markers for this scene.
-pub fn marker_radius(p: &Playground) -> f32 {
-    (0.018 * skeleton_size(p)).clamp(0.008, 0.05)
+/// Radius of the marker of a target on `joint`: a fixed fraction of the
+/// body's size, and never hidden inside the capsules that meet at the joint.
+pub fn marker_radius(p: &Playground, joint: usize) -> f32 {
+    let skel = p.skeleton();
+    let mut r = (0.018 * skeleton_size(p)).clamp(0.008, 0.05);
+    let own = skel.joint(joint);
+    let parent = own.parent.map(|q| skel.joint(q));
+    for j in [Some(own), parent].into_iter().flatten() {
+        if let Some(b) = &j.body {
+            r = r.max(1.25 * b.capsule.radius as f32);
+        }
+    }
+    r
 }
 
 /// Spawns the body segments of the first scene.
@@ -318,7 +337,12 @@ fn switch_scene(
             ui.max_estimate_violations = 0;
             ui.max_particle_violations = 0;
             if let Ok((mut orbit, mut t)) = camera.single_mut() {
-                *orbit = OrbitCamera::framing(&pg.0.scene);
+                let framing = OrbitCamera::framing(&pg.0.scene);
+                *orbit = OrbitCamera {
+                    screen_offset: orbit.screen_offset,
+                    aspect: orbit.aspect,
+                    ..framing
+                };
                 *t = orbit.transform();
             }
             spawn_segments(&mut commands, &mut meshes, &mut materials, &pg.0);
@@ -341,7 +365,11 @@ fn solve(mut pg: ResMut<PlaygroundRes>, mut ui: ResMut<UiState>, time: Res<Time<
     }
     if dt > 0.0 {
         let a = (dt / 0.5).min(1.0);
-        ui.fps = if ui.fps == 0.0 { 1.0 / dt } else { ui.fps + a * (1.0 / dt - ui.fps) };
+        ui.fps = if ui.fps == 0.0 {
+            1.0 / dt
+        } else {
+            ui.fps + a * (1.0 / dt - ui.fps)
+        };
     }
     let step = std::mem::take(&mut ui.single_step);
     let result = if step {
@@ -385,11 +413,15 @@ fn sync_targets(
     pg: Res<PlaygroundRes>,
     ui: Res<UiState>,
     assets: Res<TargetAssets>,
-    mut markers: Query<(Entity, &TargetMarker, &mut Transform, &mut MeshMaterial3d<StandardMaterial>)>,
+    mut markers: Query<(
+        Entity,
+        &TargetMarker,
+        &mut Transform,
+        &mut MeshMaterial3d<StandardMaterial>,
+    )>,
 ) {
     let p = &pg.0;
     let targets = p.targets();
-    let radius = marker_radius(p);
     if markers.iter().count() != targets.len() {
         for (e, ..) in &markers {
             commands.entity(e).despawn();
@@ -398,7 +430,8 @@ fn sync_targets(
             commands.spawn((
                 Mesh3d(assets.mesh.clone()),
                 MeshMaterial3d(assets.material.clone()),
-                Transform::from_translation(display_point(p, &t.position)).with_scale(Vec3::splat(radius)),
+                Transform::from_translation(display_point(p, &t.position))
+                    .with_scale(Vec3::splat(marker_radius(p, t.joint))),
                 TargetMarker { index },
                 SceneEntity,
             ));
@@ -408,7 +441,7 @@ fn sync_targets(
     for (_, m, mut tr, mut mat) in &mut markers {
         if let Some(t) = targets.get(m.index) {
             tr.translation = display_point(p, &t.position);
-            tr.scale = Vec3::splat(radius);
+            tr.scale = Vec3::splat(marker_radius(p, t.joint));
             let want = if ui.selected_target == Some(m.index) {
                 &assets.selected
             } else {
