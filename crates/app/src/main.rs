@@ -66,6 +66,11 @@ struct GuiArgs {
     width: u32,
     #[arg(long, default_value_t = 800)]
     height: u32,
+    /// Advance the clock of scripts, plots, --after-secs and --quit-after by
+    /// this many seconds per frame instead of wall time (deterministic
+    /// replays, e.g. 0.0333 for 30 Hz).
+    #[arg(long)]
+    fixed_dt: Option<f64>,
 }
 
 #[derive(Subcommand)]
@@ -138,6 +143,11 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     {
         bail!("--quit-after: must be finite and >= 0, got {q}");
     }
+    if let Some(dt) = a.fixed_dt
+        && !(dt.is_finite() && dt > 0.0)
+    {
+        bail!("--fixed-dt: must be finite and > 0, got {dt}");
+    }
     let settings = a.settings.as_deref().map(Settings::load).transpose()?;
     run(
         GuiOptions {
@@ -151,6 +161,7 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
             quit_after: a.quit_after,
             width: a.width,
             height: a.height,
+            fixed_dt: a.fixed_dt,
         },
         launched,
     )

@@ -7,6 +7,8 @@
 //! - `--report FILE.csv`: one row per frame (time, fps, solver time, ESS,
 //!   limit violations, each target's distance).
 //! - `--quit-after S`: exit after S seconds.
+//! - `--fixed-dt DT`: the clock all of these read advances DT per frame
+//!   instead of with wall time, so a replay does the same on any machine.
 //!
 //! At exit the app prints its frame-time summary to stderr.
 
@@ -110,9 +112,8 @@ fn run_script(
     mut auto: ResMut<Automation>,
     mut pg: ResMut<PlaygroundRes>,
     mut ui: ResMut<UiState>,
-    time: Res<Time<Real>>,
 ) {
-    let t = time.elapsed_secs_f64();
+    let t = ui.clock;
     let Some(player) = auto.player.as_mut() else {
         return;
     };
@@ -165,7 +166,7 @@ fn record(
     let _ = writeln!(
         w,
         "{:.4},{frame},{:.2},{},{:.3},{:.2},{},{},{},{}",
-        time.elapsed_secs_f64(),
+        ui.clock,
         ui.fps,
         r.iterations,
         r.step_ms,
@@ -181,10 +182,9 @@ fn finish(
     mut commands: Commands,
     mut auto: ResMut<Automation>,
     ui: Res<UiState>,
-    time: Res<Time<Real>>,
     mut exit: MessageWriter<AppExit>,
 ) {
-    let t = time.elapsed_secs_f64();
+    let t = ui.clock;
     if let Some(path) = auto.screenshot.clone()
         && !auto.screenshot_taken
         && t >= auto.after_secs

@@ -45,6 +45,10 @@ pub struct GuiOptions {
     pub quit_after: Option<f64>,
     pub width: u32,
     pub height: u32,
+    /// Advance the playground's clock by this many seconds per frame
+    /// instead of wall time (`--fixed-dt`): scripts, plots, screenshots and
+    /// quitting then happen after the same frames on any machine.
+    pub fixed_dt: Option<f64>,
 }
 
 /// The playground, shared by every plugin.
@@ -83,6 +87,12 @@ pub struct UiState {
     pub first_interactive: Option<f64>,
     /// One pending single step (S key).
     pub single_step: bool,
+    /// The playground's clock (s): wall time since start-up, or frames ×
+    /// `fixed_dt`; scripts, plots and the automation read it.
+    pub clock: f64,
+    pub fixed_dt: Option<f64>,
+    /// Frames run so far.
+    pub frames: u64,
 }
 
 impl UiState {
@@ -106,6 +116,9 @@ impl UiState {
             first_frame: None,
             first_interactive: None,
             single_step: false,
+            clock: 0.0,
+            fixed_dt: None,
+            frames: 0,
         }
     }
 
@@ -160,7 +173,10 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
         .add_plugins(MeshPickingPlugin)
         .add_plugins(EguiPlugin::default())
         .insert_resource(PlaygroundRes(playground))
-        .insert_resource(UiState::new(launched))
+        .insert_resource(UiState {
+            fixed_dt: options.fixed_dt,
+            ..UiState::new(launched)
+        })
         .insert_resource(automation)
         .add_plugins((
             view::IkScenePlugin,

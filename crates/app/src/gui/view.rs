@@ -47,7 +47,9 @@ impl Plugin for IkScenePlugin {
         .add_systems(
             Update,
             (
-                switch_scene.before(PlaygroundSet::Input),
+                (tick_clock, switch_scene)
+                    .chain()
+                    .before(PlaygroundSet::Input),
                 solve.in_set(PlaygroundSet::Solve),
                 (sync_body, sync_targets).in_set(PlaygroundSet::Draw),
             ),
@@ -351,9 +353,18 @@ fn switch_scene(
     }
 }
 
+/// Advances the playground's clock: wall time, or a fixed step per frame.
+fn tick_clock(mut ui: ResMut<UiState>, time: Res<Time<Real>>) {
+    ui.clock = match ui.fixed_dt {
+        Some(dt) => ui.frames as f64 * dt,
+        None => time.elapsed_secs_f64(),
+    };
+    ui.frames += 1;
+}
+
 /// Runs this frame's solver iterations.
 fn solve(mut pg: ResMut<PlaygroundRes>, mut ui: ResMut<UiState>, time: Res<Time<Real>>) {
-    let t = time.elapsed_secs_f64();
+    let t = ui.clock;
     let dt = time.delta_secs_f64();
     let now = ui.launched.elapsed().as_secs_f64();
     if ui.first_frame.is_none() {
