@@ -71,6 +71,10 @@ struct GuiArgs {
     /// replays, e.g. 0.0333 for 30 Hz).
     #[arg(long)]
     fixed_dt: Option<f64>,
+    /// Present frames without waiting for vertical sync (to measure frame
+    /// times).
+    #[arg(long)]
+    no_vsync: bool,
 }
 
 #[derive(Subcommand)]
@@ -162,6 +166,7 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
             width: a.width,
             height: a.height,
             fixed_dt: a.fixed_dt,
+            no_vsync: a.no_vsync,
         },
         launched,
     )

@@ -49,6 +49,9 @@ pub struct GuiOptions {
     /// instead of wall time (`--fixed-dt`): scripts, plots, screenshots and
     /// quitting then happen after the same frames on any machine.
     pub fixed_dt: Option<f64>,
+    /// Present frames without waiting for vertical sync (frame-time
+    /// measurements).
+    pub no_vsync: bool,
 }
 
 /// The playground, shared by every plugin.
@@ -166,6 +169,11 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
             primary_window: Some(Window {
                 title,
                 resolution: WindowResolution::new(options.width, options.height),
+                present_mode: if options.no_vsync {
+                    bevy::window::PresentMode::AutoNoVsync
+                } else {
+                    bevy::window::PresentMode::AutoVsync
+                },
                 ..default()
             }),
             ..default()
