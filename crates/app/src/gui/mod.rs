@@ -155,10 +155,34 @@ pub fn initial_settings(
     s
 }
 
+/// Bevy panics when it finds no display or no GPU adapter; say so clearly
+/// instead, before opening anything.
+fn check_display_and_adapter() -> Result<()> {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+        if !set("DISPLAY") && !set("WAYLAND_DISPLAY") {
+            anyhow::bail!(
+                "no display: DISPLAY is not set (run under a desktop session, or `xvfb-run -a posecloud …` without one)"
+            );
+        }
+    }
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    let adapter =
+        pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()));
+    if let Err(e) = adapter {
+        anyhow::bail!(
+            "no GPU adapter ({e}); without a GPU install a software driver, e.g. Mesa's lavapipe (apt-get install mesa-vulkan-drivers)"
+        );
+    }
+    Ok(())
+}
+
 /// Opens the window and runs until it is closed (or a screenshot/script
 /// says to quit).
 pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
     let scene = Scene::build(&options.scene)?;
+    check_display_and_adapter()?;
     let settings = initial_settings(&scene, options.settings.as_ref(), options.particles);
     let title = format!("posecloud — {}", scene.source.label());
     let playground = Playground::new(scene, settings)?;
