@@ -266,22 +266,7 @@ fn trial(args: &Args, hand: &Hand, sets: &[[Point3<f64>; 5]; 2], seed: u64) -> R
         "truncated" => LimitSampler::Truncated,
         other => bail!("--sampler: unknown '{other}' (reject, truncated)"),
     };
-    let adaptation = match Adaptation::success_rule() {
-        Adaptation::SuccessRule {
-            grow,
-            min_scale,
-            max_scale,
-            spread,
-            ..
-        } => Adaptation::SuccessRule {
-            grow,
-            shrink: args.shrink,
-            min_scale,
-            max_scale,
-            spread,
-        },
-        other => other,
-    };
+    let adaptation = Adaptation::success_rule_with_shrink(args.shrink);
     let config = SmcIkConfig {
         particles: args.particles,
         seed,

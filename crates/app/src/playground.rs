@@ -503,22 +503,7 @@ fn smc_config(settings: &Settings) -> SmcIkConfig {
         },
         noise: JointNoise::isotropic(settings.noise.sigma, settings.noise.root_translation),
         adaptation: if f.adaptive {
-            match Adaptation::success_rule() {
-                Adaptation::SuccessRule {
-                    grow,
-                    min_scale,
-                    max_scale,
-                    spread,
-                    ..
-                } => Adaptation::SuccessRule {
-                    grow,
-                    shrink: 0.85,
-                    min_scale,
-                    max_scale,
-                    spread,
-                },
-                other => other,
-            }
+            Adaptation::success_rule_with_shrink(0.85)
         } else {
             Adaptation::None
         },

@@ -88,6 +88,27 @@ impl Adaptation {
             spread: 0.0,
         }
     }
+
+    /// [`Self::success_rule`] with another shrink factor (the human and hand
+    /// experiments and the app use 0.85).
+    pub fn success_rule_with_shrink(shrink: f64) -> Self {
+        match Self::success_rule() {
+            Self::SuccessRule {
+                grow,
+                min_scale,
+                max_scale,
+                spread,
+                ..
+            } => Self::SuccessRule {
+                grow,
+                shrink,
+                min_scale,
+                max_scale,
+                spread,
+            },
+            other => other,
+        }
+    }
 }
 
 /// Optimisation moves (beyond the paper, after RTPF §IV-C1, which moves

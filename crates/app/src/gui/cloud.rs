@@ -32,10 +32,13 @@ impl Plugin for ParticleCloudPlugin {
     }
 }
 
-/// Reused per frame: particle order by weight.
+/// Reused per frame: particle order by weight, and the skeleton's bones
+/// (parent, child), rebuilt only when the skeleton changes.
 #[derive(Resource, Default)]
 struct CloudScratch {
     order: Vec<usize>,
+    bones: Vec<(usize, usize)>,
+    bones_of: Option<std::sync::Weak<skeleton::Skeleton>>,
 }
 
 fn configure(mut store: ResMut<GizmoConfigStore>) {
@@ -62,22 +65,31 @@ fn draw_cloud(
     };
     let skel = p.skeleton();
     let display = p.display();
-    let order = &mut scratch.order;
+    let scratch = &mut *scratch;
+    let current = std::sync::Arc::downgrade(&p.scene.skeleton);
+    if !scratch
+        .bones_of
+        .as_ref()
+        .is_some_and(|w| w.ptr_eq(&current))
+    {
+        scratch.bones = (0..skel.len())
+            .filter_map(|j| skel.joint(j).parent.map(|p| (p, j)))
+            .filter(|&(_, j)| skel.joint(j).offset.norm() > 1e-9)
+            .collect();
+        scratch.bones_of = Some(current);
+    }
+    let (order, bones) = (&mut scratch.order, &scratch.bones);
     order.clear();
     order.extend(0..weights.len());
     order.sort_unstable_by(|&a, &b| weights[a].total_cmp(&weights[b]));
     let w_max = weights.iter().copied().fold(0.0, f64::max);
     let skip = order.len().saturating_sub(ui.cloud_limit);
-    let bones: Vec<(usize, usize)> = (0..skel.len())
-        .filter_map(|j| skel.joint(j).parent.map(|p| (p, j)))
-        .filter(|&(_, j)| skel.joint(j).offset.norm() > 1e-9)
-        .collect();
     for &i in &order[skip..] {
         let t = weight_position(weights[i], w_max);
         let [r, g, b] = viridis(t);
         let colour = Color::srgba(r, g, b, weight_alpha(t));
         let world = fk.world(i);
-        for &(a, c) in &bones {
+        for &(a, c) in bones {
             let pa = to_vec3(&(display * world[a]).translation.vector);
             let pc = to_vec3(&(display * world[c]).translation.vector);
             gizmos.line(pa, pc, colour);
