@@ -1,0 +1,1 @@
+//! Sparse-sensor tracking (SPARSE). Work in progress (issue 13).

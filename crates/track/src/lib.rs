@@ -1,0 +1,1 @@
+//! Monocular tracking (RTPF). Work in progress (issue 15).

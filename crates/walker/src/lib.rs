@@ -1,0 +1,1 @@
+//! Physics-based walking priors (PHYSPRIOR). Work in progress (issue 12).
