@@ -2,8 +2,11 @@
 //! log-likelihoods on hand-built scenes and random human poses, RTPF Eq. 1
 //! around the observed pose, chunking, overlapped submit/collect, errors.
 //!
-//! Without an adapter these tests print why and pass, unless
-//! `POSECLOUD_REQUIRE_GPU=1` (CI, which runs them on Mesa's lavapipe).
+//! Every test here needs a GPU adapter, so each is `#[ignore]`d: a plain
+//! `cargo test` reports them as ignored rather than passing them silently.
+//! Run them with `cargo test -p gpu -- --include-ignored`; a missing adapter
+//! is then a failure (always: there is no early return). CI runs them on
+//! Mesa's lavapipe with `POSECLOUD_REQUIRE_GPU=1`.
 
 use std::sync::OnceLock;
 
@@ -20,9 +23,9 @@ use smc::Likelihood;
 const W: usize = 160;
 const H: usize = 120;
 
-/// The shared headless device, or `None` (after saying why) when there is
-/// no adapter and the environment does not require one.
-fn gpu() -> Option<HeadlessGpu> {
+/// The shared headless device. Panics (failing the test) when there is no
+/// adapter: these tests only run when asked for with `--include-ignored`.
+fn gpu() -> HeadlessGpu {
     static GPU: OnceLock<Result<HeadlessGpu, GpuError>> = OnceLock::new();
     let shared = GPU.get_or_init(|| {
         let g = HeadlessGpu::new();
@@ -35,21 +38,31 @@ fn gpu() -> Option<HeadlessGpu> {
 }
 
 /// A device of its own (for the test that destroys it).
-fn fresh_gpu() -> Option<HeadlessGpu> {
+fn fresh_gpu() -> HeadlessGpu {
     usable(HeadlessGpu::new())
 }
 
-fn usable(gpu: Result<HeadlessGpu, GpuError>) -> Option<HeadlessGpu> {
+fn usable(gpu: Result<HeadlessGpu, GpuError>) -> HeadlessGpu {
+    let required = std::env::var("POSECLOUD_REQUIRE_GPU").is_ok_and(|v| v == "1");
     match gpu {
-        Ok(g) => Some(g),
-        Err(e) if std::env::var("POSECLOUD_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
-            panic!("POSECLOUD_REQUIRE_GPU=1 but there is no GPU back end: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping the GPU test (set POSECLOUD_REQUIRE_GPU=1 to fail instead): {e}");
-            None
-        }
+        Ok(g) => g,
+        Err(e) => panic!(
+            "no GPU adapter{}: {e}",
+            if required {
+                " (POSECLOUD_REQUIRE_GPU=1)"
+            } else {
+                " (run without --include-ignored to skip the GPU tests)"
+            }
+        ),
     }
+}
+
+/// Whether the adapter is Mesa's software rasteriser (lavapipe, whose
+/// adapter name is "llvmpipe (LLVM …)"), the adapter CI uses and on which
+/// the WGSL raster reproduces the CPU's f32 arithmetic bit for bit.
+fn is_lavapipe(g: &HeadlessGpu) -> bool {
+    let name = g.info.name.to_ascii_lowercase();
+    name.contains("llvmpipe") || name.contains("lavapipe")
 }
 
 fn gpu_likelihood(
@@ -154,8 +167,9 @@ fn overlaps_ties_behind_tiny() -> Skeleton {
 }
 
 #[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn hand_built_scenes_match_the_cpu_exactly() {
-    let Some(g) = gpu() else { return };
+    let g = gpu();
     let camera = Camera::default();
     // The wall filling the view against a half-torso, half-head image.
     let skel = wall(false);
@@ -246,8 +260,9 @@ fn perturbed_poses(skel: &Skeleton, reference: &[f64], n: usize, seed: u64) -> V
 }
 
 #[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn random_human_poses_match_the_cpu() {
-    let Some(g) = gpu() else { return };
+    let g = gpu();
     let skel = presets::human();
     let camera = Camera::default();
     let reference = arm_pose(&skel, 0.5);
@@ -270,13 +285,23 @@ fn random_human_poses_match_the_cpu() {
         .filter(|(a, b)| a != b)
         .count();
     let covered = cpu_tiles.iter().filter(|&&l| l != 0).count();
-    eprintln!("{differing} of {covered} covered pixels differ over {n} poses");
-    // Every count within 0.5% of the class's covered pixels. The WGSL runs
-    // the CPU's f32 operations in the same order; a pixel can still flip
-    // where the device rounds differently (WGSL lets division and sqrt be
-    // a few ULP off and lets the driver fuse a·b + c into an FMA) and the
-    // ray grazes a silhouette. On lavapipe no pixel differed when this was
-    // written; the tile comparison above reports it if one does.
+    eprintln!(
+        "{differing} of {covered} covered pixels differ over {n} poses on {}",
+        g.describe()
+    );
+    if is_lavapipe(&g) {
+        // CI's adapter: the WGSL runs the CPU's f32 operations in the same
+        // order and lavapipe rounds them the same way, so every pixel, count,
+        // F and log-likelihood is identical.
+        assert_eq!(differing, 0, "label pixels differ between WGSL and Rust");
+        assert_eq!(got, expected);
+        return;
+    }
+    // Any other adapter: WGSL lets division and sqrt be a few ULP off and
+    // lets the driver fuse a·b + c into an FMA, so a pixel where the ray
+    // grazes a silhouette may flip. The documented tolerance: every count
+    // within 0.5 % of the CPU's count for that class (floor), and F within
+    // 1e-3 where some count of the particle differs.
     for i in 0..n {
         for c in 0..CLASSES {
             let k = (i * CLASSES + c) * 2;
@@ -301,15 +326,17 @@ fn random_human_poses_match_the_cpu() {
             assert!((got.non_overlap[i] - expected.non_overlap[i]).abs() < 1e-3);
         }
     }
-    assert_eq!(
-        differing, 0,
-        "label pixels differ between WGSL and Rust (see the comment above)"
+    // Flipped pixels are rare: at most 0.5 % of the covered pixels.
+    assert!(
+        differing as f64 <= 0.005 * covered as f64,
+        "{differing} of {covered} label pixels differ"
     );
 }
 
 #[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn reproduction_gives_zero_and_f_grows_over_a_shoulder_sweep() {
-    let Some(g) = gpu() else { return };
+    let g = gpu();
     let skel = presets::human();
     let camera = Camera::default();
     let reference = arm_pose(&skel, 0.4);
@@ -347,8 +374,9 @@ fn reproduction_gives_zero_and_f_grows_over_a_shoulder_sweep() {
 }
 
 #[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn batches_larger_than_the_atlas_run_in_several_passes() {
-    let Some(g) = gpu() else { return };
+    let g = gpu();
     let skel = presets::human();
     let camera = Camera::default();
     let reference = arm_pose(&skel, 0.3);
@@ -393,8 +421,9 @@ fn batches_larger_than_the_atlas_run_in_several_passes() {
 }
 
 #[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn overlapped_submit_and_collect_match_the_synchronous_path() {
-    let Some(g) = gpu() else { return };
+    let g = gpu();
     let skel = presets::human();
     let camera = Camera::default();
     let reference = arm_pose(&skel, 0.45);
@@ -472,8 +501,9 @@ fn overlapped_submit_and_collect_match_the_synchronous_path() {
 }
 
 #[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn bad_input_is_a_clear_error() {
-    let Some(g) = gpu() else { return };
+    let g = gpu();
     let skel = presets::human();
     let camera = Camera::default();
     let d = skel.dof();
@@ -567,8 +597,9 @@ fn bad_input_is_a_clear_error() {
 }
 
 #[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn a_lost_device_is_an_error_not_a_panic() {
-    let Some(g) = fresh_gpu() else { return };
+    let g = fresh_gpu();
     let skel = presets::human();
     let camera = Camera::default();
     let obs = render_observation(&skel, &camera, &skel.rest_pose(), &Noise::default(), 0).unwrap();
@@ -587,10 +618,11 @@ fn a_lost_device_is_an_error_not_a_panic() {
 }
 
 #[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn the_camera_pose_does_not_matter_to_agreement() {
     // A camera off to the side and tilted: rotation rows with every entry
     // non-zero exercise the full f32 camera transform in WGSL.
-    let Some(g) = gpu() else { return };
+    let g = gpu();
     let skel = presets::human();
     let camera = Camera::looking_at(
         Point3::new(2.1, 1.9, 2.6),
