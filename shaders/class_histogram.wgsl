@@ -7,7 +7,8 @@
 // rectangles, computed on the CPU as `LabelRaster::draw` returns it: no model
 // pixel lies outside it), read the model label b from the atlas and the
 // observed label a from the packed observation, and count into a histogram
-// in workgroup memory with atomics. After a barrier the first 2·C
+// in workgroup memory with atomics. The rendered label goes through the
+// label map first (`likelihood.rs`, "Label map"): b is its class, 0 for none. After a barrier the first 2·C
 // invocations flush the non-zero bins into the global counts with one
 // atomicAdd each, laid out as the CPU's:
 // counts[(i·C + c − 1)·2 + 0] = |B_c|, counts[(i·C + c − 1)·2 + 1] = |A_c ∩ B_c|.
@@ -32,6 +33,8 @@ struct RasterUniforms {
     atlas_height: u32,
     depth_scale: f32,
     zero: u32,
+    // Class of rendered label l: byte (l − 1) % 4 of word (l − 1) / 4.
+    label_map: vec4<u32>,
 }
 
 struct Rect {
@@ -74,7 +77,13 @@ fn cs_main(
     for (var y = rect.y0 + ly; y < rect.y1; y += WORKGROUP_SIZE / 8u) {
         let row = y * params.width;
         for (var x = rect.x0 + lx; x < rect.x1; x += 8u) {
-            let b = textureLoad(atlas, origin + vec2<u32>(x, y), 0).r;
+            let label = textureLoad(atlas, origin + vec2<u32>(x, y), 0).r;
+            // The rendered body-part label's class (label map; 0: none).
+            var b = 0u;
+            if label != 0u && label <= CLASSES {
+                let k = label - 1u;
+                b = (params.label_map[k / 4u] >> ((k % 4u) * 8u)) & 0xffu;
+            }
             if b != 0u && b <= CLASSES {
                 let bin = 2u * (b - 1u);
                 atomicAdd(&histogram[bin], 1u);

@@ -39,6 +39,8 @@ struct RasterUniforms {
     depth_scale: f32,
     // Always 0 (see `unfused`).
     zero: u32,
+    // Class of rendered label l: byte (l − 1) % 4 of word (l − 1) / 4.
+    label_map: vec4<u32>,
 }
 
 // `CapsuleInstance` (32 bytes).

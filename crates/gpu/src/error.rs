@@ -113,6 +113,13 @@ pub enum GpuError {
         label: u32,
         classes: usize,
     },
+    /// A label map sends a rendered label to a class outside `0..=classes`.
+    #[error("label map: rendered label {label} maps to class {class}, outside 0..={classes}")]
+    LabelMap {
+        label: u32,
+        class: u8,
+        classes: usize,
+    },
 }
 
 pub type Result<T, E = GpuError> = std::result::Result<T, E>;

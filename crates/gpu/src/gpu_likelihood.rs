@@ -109,7 +109,10 @@ use smc::{BoxError, Likelihood};
 
 use crate::camera::{Camera, RasterCamera};
 use crate::error::{GpuError, Result};
-use crate::likelihood::{CLASSES, Evaluation, NonOverlap, Observation, check_states};
+use crate::likelihood::{
+    CLASSES, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation, check_label_map,
+    check_states,
+};
 use crate::raster::{
     CapsuleInstance, PixelRect, capsule_instances, capsule_rect, capsules_per_pose,
 };
@@ -154,10 +157,30 @@ pub struct RasterUniforms {
     /// Always 0: the WGSL ORs it into every product to keep the driver from
     /// fusing multiply–adds (`unfused` in `label_raster.wgsl`).
     pub zero: u32,
+    /// The [`LabelMap`], four classes per word, little-endian: the class of
+    /// rendered label `l` is byte `(l − 1) % 4` of word `(l − 1) / 4`
+    /// (WGSL `label_map: vec4<u32>`, so `C ≤ 16`).
+    pub label_map: [u32; 4],
+}
+
+const _: () = assert!(CLASSES <= 16, "the label map is packed into one vec4<u32>");
+
+/// [`RasterUniforms::label_map`] of a [`LabelMap`].
+fn pack_label_map(map: &LabelMap) -> [u32; 4] {
+    let mut words = [0u32; 4];
+    for (i, &c) in map.iter().enumerate() {
+        words[i / 4] |= u32::from(c) << (8 * (i % 4));
+    }
+    words
 }
 
 impl RasterUniforms {
-    fn new(camera: &RasterCamera, capsules_per_pose: u32, atlas: &AtlasLayout) -> Self {
+    fn new(
+        camera: &RasterCamera,
+        capsules_per_pose: u32,
+        atlas: &AtlasLayout,
+        label_map: &LabelMap,
+    ) -> Self {
         let row = |i: usize| {
             [
                 camera.rot[i][0],
@@ -180,6 +203,7 @@ impl RasterUniforms {
             atlas_height: atlas.height,
             depth_scale: DEPTH_SCALE,
             zero: 0,
+            label_map: pack_label_map(label_map),
         }
     }
 }
@@ -311,6 +335,8 @@ struct State {
     capsule_rects: Vec<GpuRect>,
     tile_rects: Vec<GpuRect>,
     results: Evaluation,
+    /// The uniforms on the GPU predate a label-map change.
+    uniforms_stale: bool,
 }
 
 #[derive(Debug)]
@@ -332,6 +358,7 @@ pub struct GpuLikelihood {
     camera: Camera,
     raster_camera: RasterCamera,
     model: NonOverlap,
+    label_map: LabelMap,
     settings: GpuSettings,
     capsules_per_pose: usize,
     /// Most tiles one pass may hold on this device with these settings.
@@ -683,6 +710,7 @@ impl GpuLikelihood {
             skeleton,
             camera,
             model,
+            label_map: IDENTITY_LABEL_MAP,
             settings,
             capsules_per_pose: k,
             max_tiles: max_tiles as u32,
@@ -709,6 +737,30 @@ impl GpuLikelihood {
     }
     pub fn settings(&self) -> &GpuSettings {
         &self.settings
+    }
+    /// Sets `σ_F` (RTPF Eq. 2) for later batches.
+    pub fn set_model(&mut self, model: NonOverlap) {
+        self.model = model;
+    }
+    /// The map from rendered body-part labels to observed classes.
+    pub fn label_map(&self) -> &LabelMap {
+        &self.label_map
+    }
+    /// Sets the [`LabelMap`] applied to rendered labels before the
+    /// histograms (identity by default), as [`crate::CpuLikelihood`] does.
+    ///
+    /// # Errors
+    /// [`GpuError::LabelMap`] for an entry outside `0..=C`.
+    pub fn set_label_map(&mut self, map: LabelMap) -> Result<()> {
+        check_label_map(&map)?;
+        if map != self.label_map {
+            self.label_map = map;
+            self.state
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .uniforms_stale = true;
+        }
+        Ok(())
     }
     pub fn device(&self) -> &wgpu::Device {
         &self.device
@@ -892,6 +944,7 @@ impl GpuLikelihood {
             device: &self.device,
             queue: &self.queue,
             model: &self.model,
+            label_map: &self.label_map,
             skeleton: &self.skeleton,
             camera: &self.raster_camera,
             pipelines: &self.pipelines,
@@ -912,6 +965,7 @@ impl GpuLikelihood {
             skeleton,
             raster_camera,
             model,
+            label_map,
             capsules_per_pose,
             max_tiles,
             tile_step,
@@ -926,6 +980,7 @@ impl GpuLikelihood {
             device,
             queue,
             model,
+            label_map,
             skeleton,
             camera: raster_camera,
             pipelines,
@@ -990,6 +1045,7 @@ struct View<'a> {
     device: &'a wgpu::Device,
     queue: &'a wgpu::Queue,
     model: &'a NonOverlap,
+    label_map: &'a LabelMap,
     skeleton: &'a Skeleton,
     camera: &'a RasterCamera,
     pipelines: &'a Pipelines,
@@ -1146,7 +1202,11 @@ impl View<'_> {
     /// Makes sure the atlas and buffers hold `n` particles; grows them (and
     /// rewrites the uniforms) only when they do not.
     fn ensure_resources(&self, state: &mut State, n: usize) -> Result<()> {
-        if state.resources.as_ref().is_some_and(|r| r.capacity >= n) {
+        if let Some(res) = state.resources.as_ref().filter(|r| r.capacity >= n) {
+            if state.uniforms_stale {
+                self.write_uniforms(&res.atlas);
+                state.uniforms_stale = false;
+            }
             return Ok(());
         }
         // Drop the old atlas and buffers first (batches in flight keep
@@ -1155,12 +1215,21 @@ impl View<'_> {
         let resources = scoped(self.device, "allocating the atlas and buffers", || {
             self.create_resources(n)
         })?;
-        let uniforms =
-            RasterUniforms::new(self.camera, self.capsules_per_pose as u32, &resources.atlas);
-        self.queue
-            .write_buffer(self.uniforms, 0, bytemuck::bytes_of(&uniforms));
+        self.write_uniforms(&resources.atlas);
+        state.uniforms_stale = false;
         state.resources = Some(resources);
         Ok(())
+    }
+
+    fn write_uniforms(&self, atlas: &AtlasLayout) {
+        let uniforms = RasterUniforms::new(
+            self.camera,
+            self.capsules_per_pose as u32,
+            atlas,
+            self.label_map,
+        );
+        self.queue
+            .write_buffer(self.uniforms, 0, bytemuck::bytes_of(&uniforms));
     }
 
     /// The atlas, buffers and bind groups for `n` particles.
@@ -1514,8 +1583,10 @@ mod tests {
 
     #[test]
     fn uniform_and_storage_mirrors_have_the_wgsl_sizes() {
-        // WGSL: three vec4<f32> (48) + 4 f32 + 4 u32 + 2 u32 + f32 + u32.
-        assert_eq!(size_of::<RasterUniforms>(), 96);
+        // WGSL: three vec4<f32> (48) + 4 f32 + 4 u32 + 2 u32 + f32 + u32
+        // + vec4<u32> (at 96, 16-aligned).
+        assert_eq!(size_of::<RasterUniforms>(), 112);
+        assert_eq!(std::mem::offset_of!(RasterUniforms, label_map), 96);
         assert_eq!(align_of::<RasterUniforms>(), 4);
         assert_eq!(std::mem::offset_of!(RasterUniforms, fx), 48);
         assert_eq!(std::mem::offset_of!(RasterUniforms, width), 64);
@@ -1524,6 +1595,20 @@ mod tests {
         assert_eq!(size_of::<GpuRect>(), 16);
         assert_eq!(size_of::<CapsuleInstance>(), 32);
         assert_eq!(COUNTS_STRIDE as usize, 2 * CLASSES * size_of::<u32>());
+    }
+
+    #[test]
+    fn label_maps_pack_four_classes_per_word() {
+        let words = pack_label_map(&IDENTITY_LABEL_MAP);
+        for l in 1..=CLASSES as u32 {
+            let i = (l - 1) as usize;
+            assert_eq!((words[i / 4] >> (8 * (i % 4))) & 0xff, l);
+        }
+        let mut map = [0u8; CLASSES];
+        map[CLASSES - 1] = 3;
+        let words = pack_label_map(&map);
+        let i = CLASSES - 1;
+        assert_eq!(words[i / 4], 3 << (8 * (i % 4)));
     }
 
     #[test]

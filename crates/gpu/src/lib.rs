@@ -37,7 +37,10 @@ pub use camera::{Camera, DEFAULT_HEIGHT, DEFAULT_WIDTH, RasterCamera};
 pub use context::{HeadlessGpu, describe_adapter};
 pub use error::{GpuError, Result};
 pub use gpu_likelihood::{GpuLikelihood, GpuSettings, Ticket};
-pub use likelihood::{CLASSES, CpuLikelihood, Evaluation, NonOverlap, Observation, count_classes};
+pub use likelihood::{
+    CLASSES, CpuLikelihood, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation,
+    check_label_map, count_classes,
+};
 pub use raster::{
     CapsuleInstance, LabelRaster, PixelRect, capsule_instances, capsule_rect, capsules_of_pose,
     capsules_per_pose, render_labels,

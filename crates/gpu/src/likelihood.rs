@@ -29,6 +29,15 @@
 //! `|A_c|` is the same for every particle and is computed once per
 //! [`Observation`]. Only pixels a capsule's bounding rectangle covers can be
 //! model pixels, so only those are visited.
+//!
+//! **Label map.** The model renders body-part labels ([`BodyPart::label`],
+//! `1..=C`) while a segmentation produces its own classes (RTPF §IV-D: face,
+//! arms, clothes). A [`LabelMap`] `m` (`m[l − 1]` = the class of rendered
+//! label `l`, `0..=C`, 0 meaning "not segmented": counted as background)
+//! is applied to every rendered pixel *after* the depth test and before the
+//! histograms, so `B_c(q)` is the set of pixels whose nearest body part maps
+//! to class `c`. The identity map ([`IDENTITY_LABEL_MAP`]) compares body
+//! parts directly.
 
 use std::sync::Mutex;
 
@@ -43,6 +52,36 @@ use crate::raster::{CapsuleInstance, LabelRaster, PixelRect, capsules_of_pose};
 
 /// Number of label classes `C` (labels `1..=C`; 0 is background).
 pub const CLASSES: usize = BodyPart::ALL.len();
+
+/// `m[l − 1]`: the observed class (`0..=C`, 0 = background) of the
+/// rendered body-part label `l ∈ 1..=C` (module docs, "Label map").
+pub type LabelMap = [u8; CLASSES];
+
+/// Every body-part label is its own class.
+pub const IDENTITY_LABEL_MAP: LabelMap = {
+    let mut m = [0u8; CLASSES];
+    let mut i = 0;
+    while i < CLASSES {
+        m[i] = (i + 1) as u8;
+        i += 1;
+    }
+    m
+};
+
+/// Checks that every entry of `map` is a class `0..=C`.
+///
+/// # Errors
+/// [`GpuError::LabelMap`] naming the first entry out of range.
+pub fn check_label_map(map: &LabelMap) -> Result<()> {
+    match map.iter().position(|&c| usize::from(c) > CLASSES) {
+        None => Ok(()),
+        Some(i) => Err(GpuError::LabelMap {
+            label: i as u32 + 1,
+            class: map[i],
+            classes: CLASSES,
+        }),
+    }
+}
 
 /// Particles per rayon task.
 const PARTICLES_PER_TASK: usize = 4;
@@ -182,13 +221,15 @@ impl NonOverlap {
 
 /// Adds, over the pixels of `rect`, the model counts of `tile` against the
 /// observed labels: `counts[2 (c − 1)] += |B_c|`, `counts[2 (c − 1) + 1] +=
-/// |A_c ∩ B_c|`. With `clear`, the visited tile pixels are reset to 0 (so
-/// the tile is ready for the next draw).
+/// |A_c ∩ B_c|`, where a rendered label `l` counts as class `map[l − 1]`
+/// (none when that is 0). With `clear`, the visited tile pixels are reset
+/// to 0 (so the tile is ready for the next draw).
 pub fn count_classes(
     observed: &[u8],
     tile: &mut [u8],
     width: u32,
     rect: PixelRect,
+    map: &LabelMap,
     counts: &mut [u32],
     clear: bool,
 ) {
@@ -204,9 +245,12 @@ pub fn count_classes(
         for (b, &a) in model.iter_mut().zip(obs) {
             let l = *b;
             if l != 0 {
-                let k = 2 * (usize::from(l) - 1);
-                counts[k] += 1;
-                counts[k + 1] += u32::from(a == l);
+                let c = map[usize::from(l) - 1];
+                if c != 0 {
+                    let k = 2 * (usize::from(c) - 1);
+                    counts[k] += 1;
+                    counts[k + 1] += u32::from(a == c);
+                }
                 if clear {
                     *b = 0;
                 }
@@ -276,6 +320,7 @@ pub struct CpuLikelihood {
     camera: Camera,
     raster_camera: RasterCamera,
     model: NonOverlap,
+    label_map: LabelMap,
     scratch: Vec<Mutex<Scratch>>,
     results: Mutex<Evaluation>,
     tiles: Vec<u8>,
@@ -300,6 +345,7 @@ impl CpuLikelihood {
             skeleton,
             camera,
             model,
+            label_map: IDENTITY_LABEL_MAP,
             scratch,
             results: Mutex::new(Evaluation::default()),
             tiles: Vec::new(),
@@ -314,6 +360,24 @@ impl CpuLikelihood {
     }
     pub fn model(&self) -> &NonOverlap {
         &self.model
+    }
+    /// Sets `σ_F` (RTPF Eq. 2) for later batches.
+    pub fn set_model(&mut self, model: NonOverlap) {
+        self.model = model;
+    }
+    /// The map from rendered body-part labels to observed classes.
+    pub fn label_map(&self) -> &LabelMap {
+        &self.label_map
+    }
+    /// Sets the [`LabelMap`] applied to rendered labels before counting
+    /// (identity by default).
+    ///
+    /// # Errors
+    /// [`GpuError::LabelMap`] for an entry outside `0..=C`.
+    pub fn set_label_map(&mut self, map: LabelMap) -> Result<()> {
+        check_label_map(&map)?;
+        self.label_map = map;
+        Ok(())
     }
 
     /// Weighs the batch `states` (row-major `N × D`, D = the skeleton's
@@ -406,7 +470,15 @@ impl CpuLikelihood {
                     self.skeleton.forward_kinematics_into(pose, &mut s.world);
                     capsules_of_pose(&self.skeleton, &s.world, &mut s.capsules);
                     let rect = s.raster.draw(&self.raster_camera, &s.capsules, &mut s.tile);
-                    count_classes(obs.labels(), &mut s.tile, w, rect, counts, true);
+                    count_classes(
+                        obs.labels(),
+                        &mut s.tile,
+                        w,
+                        rect,
+                        &self.label_map,
+                        counts,
+                        true,
+                    );
                     *f = NonOverlap::ratio(obs.areas(), counts);
                     *ll = self.model.log_likelihood(*f);
                 }

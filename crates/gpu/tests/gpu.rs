@@ -648,3 +648,66 @@ fn the_camera_pose_does_not_matter_to_agreement() {
     let states = perturbed_poses(&skel, &reference, 24, 99);
     assert_same_as_cpu(&g, &skel, &camera, &obs, &states, "tilted camera");
 }
+
+#[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
+fn label_maps_give_the_same_counts_as_the_cpu() {
+    let g = gpu();
+    let skel = presets::human();
+    let camera = Camera::default();
+    let reference = arm_pose(&skel, 0.35);
+    // Segmentation-like classes: head/neck 1, arms 2, torso/pelvis 3,
+    // legs 4, fingers and feet unsegmented (0).
+    let mut map = [0u8; CLASSES];
+    for part in BodyPart::ALL {
+        map[usize::from(part.label()) - 1] = match part {
+            BodyPart::Head | BodyPart::Neck => 1,
+            BodyPart::UpperArm | BodyPart::Forearm | BodyPart::Hand => 2,
+            BodyPart::Torso | BodyPart::Pelvis => 3,
+            BodyPart::Thigh | BodyPart::Shank => 4,
+            _ => 0,
+        };
+    }
+    let rendered = render_label_image(&skel, &camera, &reference).unwrap();
+    let mut segmented: Vec<u8> = rendered
+        .iter()
+        .map(|&l| if l == 0 { 0 } else { map[usize::from(l) - 1] })
+        .collect();
+    Noise {
+        flip_probability: 0.03,
+        ..Noise::default()
+    }
+    .apply(&mut segmented, W as u32, H as u32, 4)
+    .unwrap();
+    let obs = Observation::new(W as u32, H as u32, segmented).unwrap();
+    let states = perturbed_poses(&skel, &reference, 40, 23);
+    let mut cpu = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
+    let mut gpu = gpu_likelihood(&g, &skel, &camera, GpuSettings::default());
+    let identity = gpu.evaluate(&obs, &states).unwrap().clone();
+    cpu.set_label_map(map).unwrap();
+    gpu.set_label_map(map).unwrap();
+    let expected = cpu.evaluate(&obs, &states).unwrap().clone();
+    let got = gpu.evaluate(&obs, &states).unwrap().clone();
+    assert_ne!(got, identity, "the map reached the shader");
+    if is_lavapipe(&g) {
+        assert_eq!(got, expected);
+    } else {
+        for (i, (a, b)) in got
+            .non_overlap
+            .iter()
+            .zip(&expected.non_overlap)
+            .enumerate()
+        {
+            assert!((a - b).abs() < 1e-3, "particle {i}: gpu {a}, cpu {b}");
+        }
+    }
+    // Back to the identity: the uniforms follow.
+    gpu.set_label_map(gpu::IDENTITY_LABEL_MAP).unwrap();
+    assert_eq!(gpu.evaluate(&obs, &states).unwrap(), &identity);
+    let mut bad = map;
+    bad[0] = 200;
+    assert!(matches!(
+        gpu.set_label_map(bad),
+        Err(GpuError::LabelMap { label: 1, .. })
+    ));
+}

@@ -337,3 +337,82 @@ fn bad_input_is_a_clear_error() {
         .is_err()
     );
 }
+
+/// A segmentation-like map: head and neck → class 1, arms and hands → 2,
+/// torso and pelvis → 3, legs → 4, fingers and feet not segmented (0).
+fn coarse_map() -> gpu::LabelMap {
+    let mut map = [0u8; CLASSES];
+    for part in BodyPart::ALL {
+        let class = match part {
+            BodyPart::Head | BodyPart::Neck => 1,
+            BodyPart::UpperArm | BodyPart::Forearm | BodyPart::Hand => 2,
+            BodyPart::Torso | BodyPart::Pelvis => 3,
+            BodyPart::Thigh | BodyPart::Shank => 4,
+            _ => 0,
+        };
+        map[usize::from(part.label()) - 1] = class;
+    }
+    map
+}
+
+#[test]
+fn label_map_merges_rendered_parts_into_observed_classes() {
+    let skel = presets::human();
+    let camera = Camera::default();
+    let pose = arm_pose(&skel, 0.4);
+    let map = coarse_map();
+    let rendered = render_label_image(&skel, &camera, &pose).unwrap();
+    // The segmentation of the rendering: every pixel through the map.
+    let segmented: Vec<u8> = rendered
+        .iter()
+        .map(|&l| if l == 0 { 0 } else { map[usize::from(l) - 1] })
+        .collect();
+    let obs = Observation::new(W as u32, H as u32, segmented).unwrap();
+    let mut lik = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
+    assert_eq!(lik.label_map(), &gpu::IDENTITY_LABEL_MAP);
+    let states: Vec<f64> = [0.4, 0.7]
+        .iter()
+        .flat_map(|&a| arm_pose(&skel, a))
+        .collect();
+    let identity = lik.evaluate(&obs, &states).unwrap().clone();
+    lik.set_label_map(map).unwrap();
+    let mapped = lik.evaluate(&obs, &states).unwrap().clone();
+    // At the observed pose the mapped rendering is the observation.
+    for c in 0..CLASSES {
+        let a = obs.areas()[c];
+        assert_eq!((mapped.counts[2 * c], mapped.counts[2 * c + 1]), (a, a));
+    }
+    assert_eq!(mapped.non_overlap[0], 0.0);
+    assert!(
+        identity.non_overlap[0] > 0.3,
+        "body parts vs classes disagree"
+    );
+    // The raised arm (class 2) no longer overlaps its observation fully.
+    let arms = (CLASSES + 1) * 2;
+    assert!(mapped.counts[arms + 1] < mapped.counts[arms]);
+    // |B_c| under the map is the sum of the merged parts' identity areas.
+    for i in 0..2 {
+        let mut merged = [0u32; CLASSES];
+        for l in 0..CLASSES {
+            let c = map[l];
+            if c != 0 {
+                merged[usize::from(c) - 1] += identity.counts[(i * CLASSES + l) * 2];
+            }
+        }
+        for c in 0..CLASSES {
+            assert_eq!(mapped.counts[(i * CLASSES + c) * 2], merged[c]);
+        }
+    }
+    // Out-of-range classes are refused and leave the map unchanged.
+    let mut bad = map;
+    bad[4] = CLASSES as u8 + 1;
+    assert_eq!(
+        lik.set_label_map(bad).unwrap_err(),
+        GpuError::LabelMap {
+            label: 5,
+            class: CLASSES as u8 + 1,
+            classes: CLASSES
+        }
+    );
+    assert_eq!(lik.label_map(), &map);
+}
