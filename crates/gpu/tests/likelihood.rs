@@ -393,14 +393,13 @@ fn label_map_merges_rendered_parts_into_observed_classes() {
     // |B_c| under the map is the sum of the merged parts' identity areas.
     for i in 0..2 {
         let mut merged = [0u32; CLASSES];
-        for l in 0..CLASSES {
-            let c = map[l];
+        for (l, &c) in map.iter().enumerate() {
             if c != 0 {
                 merged[usize::from(c) - 1] += identity.counts[(i * CLASSES + l) * 2];
             }
         }
-        for c in 0..CLASSES {
-            assert_eq!(mapped.counts[(i * CLASSES + c) * 2], merged[c]);
+        for (c, &m) in merged.iter().enumerate() {
+            assert_eq!(mapped.counts[(i * CLASSES + c) * 2], m);
         }
     }
     // Out-of-range classes are refused and leave the map unchanged.
