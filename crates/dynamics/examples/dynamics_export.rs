@@ -1,0 +1,36 @@
+//! Writes the JSON descriptions (see `dynamics::export`) of the models whose
+//! dynamics `tools/dynamics_fixtures.py` checks against Pinocchio:
+//! `human.json` (the 59-parameter preset) and `cmu.json` (the 96-DOF CMU BVH
+//! skeleton with Dempster masses and a 10⁻³ armature).
+//!
+//! `cargo run -p dynamics --example dynamics_export -- OUT_DIR`
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use dynamics::{MassSource, Model, ModelOptions};
+
+fn main() -> anyhow::Result<()> {
+    let out = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .context("usage: dynamics_export OUT_DIR")?,
+    );
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let human = Model::from_skeleton(&skeleton::presets::human(), MassSource::Skeleton)?;
+    let cmu = skeleton::Bvh::load(format!("{root}/assets/motions/cmu_131_01_walk.bvh"))?;
+    let cmu = Model::from_skeleton_with(&cmu.skeleton, &ModelOptions::bvh_human(70.0))?;
+    for (name, model) in [("human", &human), ("cmu", &cmu)] {
+        let path = out.join(format!("{name}.json"));
+        std::fs::write(&path, dynamics::export::model_to_json(model))
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!(
+            "{}: nv = {}, {} bodies",
+            path.display(),
+            model.nv(),
+            model.bodies().len()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,757 @@
+//! The dynamics algorithms on a [`Model`], with their scratch in [`Data`].
+//!
+//! The equations of motion (SPARSE Eq. 1, without the constraint term):
+//!
+//! ```text
+//! M(q) v̇ + C(q, v) = τ
+//! ```
+//!
+//! - [`Model::mass_matrix`]: the composite-rigid-body algorithm (CRBA, RBDA
+//!   Table 6.2), run in the world frame as Pinocchio does: composite
+//!   inertias `Iᶜ` summed from the leaves, `M[λ, i] = S_λᵀ Iᶜ_i S_i` for every
+//!   ancestor `λ` of `i`.
+//! - [`Model::inverse_dynamics`]: the recursive Newton–Euler algorithm (RNEA,
+//!   RBDA Table 5.1) in body frames, gravity entered as a base acceleration
+//!   `−g`; `C(q, v) =` RNEA with `v̇ = 0` ([`Model::bias_forces`]).
+//! - [`Model::forward_dynamics`]: `v̇ = M⁻¹ (τ − C)` by the sparse `LᵀL`
+//!   factorisation of RBDA §6.5, which follows the tree and has no fill-in.
+//! - Jacobians of points and of orientations ([`Model::point_jacobian`],
+//!   [`Model::orientation_jacobian`]) in the world frame.
+//! - [`Model::integrate`] on the configuration manifold.
+//!
+//! Nothing allocates after [`Data::new`].
+
+use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
+
+use crate::error::{DynamicsError, Result};
+use crate::model::{JointModel, Model};
+use crate::spatial::{Force, Inertia, Motion, Se3};
+
+/// Scratch and results of the algorithms for one [`Model`]. One per thread.
+#[derive(Clone, Debug)]
+pub struct Data {
+    /// Body poses in their parent body's frame.
+    li_m_i: Vec<Se3>,
+    /// Body poses in the world.
+    o_m_i: Vec<Se3>,
+    /// Motion subspace columns in body frames (one per velocity index).
+    s_local: Vec<Motion>,
+    /// The same columns in the world frame.
+    s_world: Vec<Motion>,
+    vel: Vec<Motion>,
+    acc: Vec<Motion>,
+    force: Vec<Force>,
+    composite: Vec<Inertia>,
+    /// `M(q)` from the last [`Model::mass_matrix`] call (both triangles).
+    pub(crate) mass_matrix: DMatrix<f64>,
+    /// The `LᵀL` factor of the last factorised mass matrix.
+    pub(crate) factor: DMatrix<f64>,
+    tau: DVector<f64>,
+    rhs: DVector<f64>,
+}
+
+impl Data {
+    pub fn new(model: &Model) -> Self {
+        let (nb, nv) = (model.bodies.len(), model.nv());
+        Self {
+            li_m_i: vec![Se3::identity(); nb],
+            o_m_i: vec![Se3::identity(); nb],
+            s_local: vec![Motion::zero(); nv],
+            s_world: vec![Motion::zero(); nv],
+            vel: vec![Motion::zero(); nb],
+            acc: vec![Motion::zero(); nb],
+            force: vec![Force::zero(); nb],
+            composite: vec![Inertia::zero(); nb],
+            mass_matrix: DMatrix::zeros(nv, nv),
+            factor: DMatrix::zeros(nv, nv),
+            tau: DVector::zeros(nv),
+            rhs: DVector::zeros(nv),
+        }
+    }
+
+    /// The mass matrix of the last [`Model::mass_matrix`] call.
+    pub fn mass_matrix(&self) -> &DMatrix<f64> {
+        &self.mass_matrix
+    }
+
+    /// The joint-space force of the last RNEA call
+    /// ([`Model::inverse_dynamics`], [`Model::bias_forces`]).
+    pub fn tau(&self) -> &DVector<f64> {
+        &self.tau
+    }
+
+    /// World pose of a body after any call that took a configuration.
+    pub fn body_pose(&self, body: usize) -> &Se3 {
+        &self.o_m_i[body]
+    }
+}
+
+/// `α(θ) = (1 − cos θ)/θ²`, `β(θ) = (θ − sin θ)/θ³` and their derivatives
+/// divided by θ, `α'/θ`, `β'/θ`, by Taylor series below θ = 0.25 (through
+/// θ⁸; the first dropped term is below 10⁻¹⁶ relative).
+fn so3_coefficients(theta: f64) -> (f64, f64, f64, f64) {
+    if theta < 0.25 {
+        let t2 = theta * theta;
+        let alpha = 0.5
+            + t2 * (-1.0 / 24.0 + t2 * (1.0 / 720.0 + t2 * (-1.0 / 40_320.0 + t2 / 3_628_800.0)));
+        let beta = 1.0 / 6.0
+            + t2 * (-1.0 / 120.0
+                + t2 * (1.0 / 5040.0 + t2 * (-1.0 / 362_880.0 + t2 / 39_916_800.0)));
+        let dalpha = -2.0 / 24.0
+            + t2 * (4.0 / 720.0
+                + t2 * (-6.0 / 40_320.0 + t2 * (8.0 / 3_628_800.0 - t2 * 10.0 / 479_001_600.0)));
+        let dbeta = -2.0 / 120.0
+            + t2 * (4.0 / 5040.0
+                + t2 * (-6.0 / 362_880.0
+                    + t2 * (8.0 / 39_916_800.0 - t2 * 10.0 / 6_227_020_800.0)));
+        (alpha, beta, dalpha, dbeta)
+    } else {
+        let (s, c) = theta.sin_cos();
+        let t2 = theta * theta;
+        let alpha = (1.0 - c) / t2;
+        let beta = (theta - s) / (t2 * theta);
+        let dalpha = (theta * s - 2.0 * (1.0 - c)) / (t2 * t2);
+        let dbeta = ((1.0 - c) * theta - 3.0 * (theta - s)) / (t2 * t2 * theta);
+        (alpha, beta, dalpha, dbeta)
+    }
+}
+
+/// The right Jacobian of SO(3), `J_r(φ) = I − α[φ]× + β[φ]×²` (body angular
+/// velocity of `exp(φ)` per unit `φ̇`), applied to `x`.
+fn right_jacobian_mul(phi: &Vector3<f64>, x: &Vector3<f64>) -> Vector3<f64> {
+    let (alpha, beta, _, _) = so3_coefficients(phi.norm());
+    let px = phi.cross(x);
+    x - px * alpha + phi.cross(&px) * beta
+}
+
+/// The left Jacobian of SO(3), `J_l(φ) = I + α[φ]× + β[φ]×²`, applied to `x`.
+fn left_jacobian_mul(phi: &Vector3<f64>, x: &Vector3<f64>) -> Vector3<f64> {
+    let (alpha, beta, _, _) = so3_coefficients(phi.norm());
+    let px = phi.cross(x);
+    x + px * alpha + phi.cross(&px) * beta
+}
+
+/// `(d/dt J_r(s)) ṡ = −α̇ (s × ṡ) + β̇ s × (s × ṡ) + β ṡ × (s × ṡ)` with
+/// `α̇ = (α'/θ)(s·ṡ)`, `β̇ = (β'/θ)(s·ṡ)`: the swing joint's bias
+/// acceleration `c_J` (RBDA Eq. 4.36, `c_J = S̊ q̇`).
+fn right_jacobian_rate_mul(s: &Vector3<f64>, sdot: &Vector3<f64>) -> Vector3<f64> {
+    let (_, beta, dalpha, dbeta) = so3_coefficients(s.norm());
+    let sd = s.dot(sdot);
+    let sxd = s.cross(sdot);
+    -sxd * (dalpha * sd) + s.cross(&sxd) * (dbeta * sd) + sdot.cross(&sxd) * beta
+}
+
+/// In-place sparse `LᵀL` factorisation of `M` following the DOF tree `λ`
+/// (RBDA Table 6.3): `factor ← L` lower-triangular with `M = LᵀL`, zero fill-in
+/// because `M[i][j] ≠ 0` only for `i` an ancestor of `j` or the converse.
+/// Returns the index of a non-positive pivot.
+pub(crate) fn ltl_factor(
+    factor: &mut DMatrix<f64>,
+    m: &DMatrix<f64>,
+    parent: &[Option<usize>],
+) -> std::result::Result<(), usize> {
+    factor.copy_from(m);
+    let n = m.nrows();
+    let scale = (0..n).map(|i| m[(i, i)].abs()).fold(0.0, f64::max);
+    for k in (0..n).rev() {
+        let d = factor[(k, k)];
+        if d.is_nan() || d <= 1e-14 * scale.max(f64::MIN_POSITIVE) {
+            return Err(k);
+        }
+        let d = d.sqrt();
+        factor[(k, k)] = d;
+        let mut i = parent[k];
+        while let Some(ii) = i {
+            factor[(k, ii)] /= d;
+            i = parent[ii];
+        }
+        let mut i = parent[k];
+        while let Some(ii) = i {
+            let lki = factor[(k, ii)];
+            let mut j = Some(ii);
+            while let Some(jj) = j {
+                factor[(ii, jj)] -= lki * factor[(k, jj)];
+                j = parent[jj];
+            }
+            i = parent[ii];
+        }
+    }
+    Ok(())
+}
+
+/// Solves `LᵀL x = b` in place (`b ← x`) with the factor of [`ltl_factor`]
+/// (RBDA Table 6.4).
+pub(crate) fn ltl_solve(l: &DMatrix<f64>, parent: &[Option<usize>], b: &mut DVector<f64>) {
+    let n = b.len();
+    // Lᵀ y = b, from the leaves up.
+    for k in (0..n).rev() {
+        b[k] /= l[(k, k)];
+        let yk = b[k];
+        let mut i = parent[k];
+        while let Some(ii) = i {
+            b[ii] -= l[(k, ii)] * yk;
+            i = parent[ii];
+        }
+    }
+    // L x = y, from the root down.
+    for k in 0..n {
+        let mut i = parent[k];
+        let mut acc = b[k];
+        while let Some(ii) = i {
+            acc -= l[(k, ii)] * b[ii];
+            i = parent[ii];
+        }
+        b[k] = acc / l[(k, k)];
+    }
+}
+
+impl Model {
+    /// Fresh scratch for this model (the only allocation).
+    pub fn data(&self) -> Data {
+        Data::new(self)
+    }
+
+    fn check_vector(&self, argument: &'static str, x: &[f64]) -> Result<()> {
+        if x.len() != self.nv() {
+            return Err(DynamicsError::Dimension {
+                argument,
+                expected: self.nv(),
+                got: x.len(),
+            });
+        }
+        if let Some(index) = x.iter().position(|v| !v.is_finite()) {
+            let joint = self
+                .skeleton()
+                .joint(self.joint_of_velocity(index))
+                .name
+                .clone();
+            return Err(DynamicsError::NonFinite {
+                argument,
+                index,
+                value: x[index],
+                joint,
+            });
+        }
+        Ok(())
+    }
+
+    /// Forward kinematics of the bodies and their motion subspaces (local and
+    /// world) at `q`.
+    pub(crate) fn kinematics(&self, data: &mut Data, q: &[f64]) {
+        let skeleton = self.skeleton();
+        for (b, body) in self.bodies.iter().enumerate() {
+            let joint = skeleton.joint(body.joint);
+            let nv = body.joint_model.nv();
+            let p = &q[body.idx_v..body.idx_v + nv];
+            let motion = Se3::from_isometry(&joint.kind.motion(p));
+            let li = body.placement.compose(&motion);
+            data.li_m_i[b] = li;
+            data.o_m_i[b] = match body.parent {
+                Some(parent) => data.o_m_i[parent].compose(&li),
+                None => li,
+            };
+            let s = &mut data.s_local[body.idx_v..body.idx_v + nv];
+            let z = Vector3::zeros();
+            match &body.joint_model {
+                JointModel::Revolute { axis } => s[0] = Motion::new(*axis, z),
+                JointModel::Prismatic { axis } => s[0] = Motion::new(z, *axis),
+                JointModel::Swing { u, w } => {
+                    let sv = u * p[0] + w * p[1];
+                    s[0] = Motion::new(right_jacobian_mul(&sv, u), z);
+                    s[1] = Motion::new(right_jacobian_mul(&sv, w), z);
+                }
+                JointModel::Spherical => {
+                    for (k, c) in s.iter_mut().enumerate() {
+                        *c = Motion::new(Vector3::ith(k, 1.0), z);
+                    }
+                }
+                JointModel::FreeFlyer => {
+                    for k in 0..3 {
+                        s[k] = Motion::new(z, Vector3::ith(k, 1.0));
+                        s[k + 3] = Motion::new(Vector3::ith(k, 1.0), z);
+                    }
+                }
+            }
+            let o = data.o_m_i[b];
+            for i in body.idx_v..body.idx_v + nv {
+                data.s_world[i] = o.act_motion(&data.s_local[i]);
+            }
+        }
+    }
+
+    /// `c_J`, the joint's own bias acceleration in the body frame: non-zero
+    /// only for the swing joint, whose `S` depends on `q`.
+    fn joint_bias(&self, b: usize, q: &[f64], v: &[f64]) -> Motion {
+        let body = &self.bodies[b];
+        match &body.joint_model {
+            JointModel::Swing { u, w } => {
+                let i = body.idx_v;
+                let s = u * q[i] + w * q[i + 1];
+                let sdot = u * v[i] + w * v[i + 1];
+                Motion::new(right_jacobian_rate_mul(&s, &sdot), Vector3::zeros())
+            }
+            _ => Motion::zero(),
+        }
+    }
+
+    pub(crate) fn crba_unchecked(&self, data: &mut Data, q: &[f64]) {
+        self.kinematics(data, q);
+        for (b, body) in self.bodies.iter().enumerate() {
+            data.composite[b] = body.inertia.transformed(&data.o_m_i[b]);
+        }
+        data.mass_matrix.fill(0.0);
+        for b in (0..self.bodies.len()).rev() {
+            let body = &self.bodies[b];
+            let yc = data.composite[b];
+            for i in body.idx_v..body.idx_v + body.joint_model.nv() {
+                let f = yc.mul_motion(&data.s_world[i]);
+                // Row entries for i's own earlier DOFs and every ancestor DOF.
+                let mut j = Some(i);
+                while let Some(jj) = j {
+                    let mji = data.s_world[jj].dot(&f);
+                    data.mass_matrix[(jj, i)] = mji;
+                    data.mass_matrix[(i, jj)] = mji;
+                    j = self.dof_parent[jj];
+                }
+            }
+            if let Some(p) = body.parent {
+                let c = data.composite[b];
+                data.composite[p] += c;
+            }
+        }
+        for (i, a) in self.armature.iter().enumerate() {
+            data.mass_matrix[(i, i)] += a;
+        }
+    }
+
+    /// The joint-space mass matrix `M(q)` by the composite-rigid-body
+    /// algorithm (RBDA Table 6.2; SPARSE Eq. 1's `M`), both triangles filled.
+    pub fn mass_matrix<'d>(&self, data: &'d mut Data, q: &[f64]) -> Result<&'d DMatrix<f64>> {
+        self.check_vector("q", q)?;
+        self.crba_unchecked(data, q);
+        Ok(&data.mass_matrix)
+    }
+
+    pub(crate) fn rnea_unchecked(
+        &self,
+        data: &mut Data,
+        q: &[f64],
+        v: Option<&[f64]>,
+        a: Option<&[f64]>,
+        gravity: bool,
+    ) {
+        self.kinematics(data, q);
+        let base_acc = if gravity {
+            Motion::new(Vector3::zeros(), -self.gravity)
+        } else {
+            Motion::zero()
+        };
+        for (b, body) in self.bodies.iter().enumerate() {
+            let li = &data.li_m_i[b];
+            let (v_parent, a_parent) = match body.parent {
+                Some(p) => (
+                    li.act_inv_motion(&data.vel[p]),
+                    li.act_inv_motion(&data.acc[p]),
+                ),
+                None => (Motion::zero(), li.act_inv_motion(&base_acc)),
+            };
+            let mut v_j = Motion::zero();
+            let mut a_j = Motion::zero();
+            if let Some(v) = v {
+                a_j = self.joint_bias(b, q, v);
+            }
+            for i in body.idx_v..body.idx_v + body.joint_model.nv() {
+                if let Some(v) = v {
+                    v_j += data.s_local[i] * v[i];
+                }
+                if let Some(a) = a {
+                    a_j += data.s_local[i] * a[i];
+                }
+            }
+            let vel = v_parent + v_j;
+            let acc = a_parent + a_j + vel.cross(&v_j);
+            let inertia = &body.inertia;
+            data.vel[b] = vel;
+            data.acc[b] = acc;
+            data.force[b] = inertia.mul_motion(&acc) + vel.cross_force(&inertia.mul_motion(&vel));
+        }
+        for b in (0..self.bodies.len()).rev() {
+            let body = &self.bodies[b];
+            let f = data.force[b];
+            for i in body.idx_v..body.idx_v + body.joint_model.nv() {
+                data.tau[i] = data.s_local[i].dot(&f);
+                if let Some(a) = a {
+                    data.tau[i] += self.armature[i] * a[i];
+                }
+            }
+            if let Some(p) = body.parent {
+                let fp = data.li_m_i[b].act_force(&f);
+                data.force[p] += fp;
+            }
+        }
+    }
+
+    /// Inverse dynamics `τ = M(q) a + C(q, v)` by the recursive Newton–Euler
+    /// algorithm (RBDA Table 5.1; SPARSE Eq. 1 without constraint forces).
+    pub fn inverse_dynamics<'d>(
+        &self,
+        data: &'d mut Data,
+        q: &[f64],
+        v: &[f64],
+        a: &[f64],
+    ) -> Result<&'d DVector<f64>> {
+        self.check_vector("q", q)?;
+        self.check_vector("v", v)?;
+        self.check_vector("a", a)?;
+        self.rnea_unchecked(data, q, Some(v), Some(a), true);
+        Ok(&data.tau)
+    }
+
+    /// The bias forces `C(q, v)`: gravity, Coriolis and centrifugal terms
+    /// (SPARSE Eq. 1's `C`), i.e. RNEA with zero acceleration.
+    pub fn bias_forces<'d>(
+        &self,
+        data: &'d mut Data,
+        q: &[f64],
+        v: &[f64],
+    ) -> Result<&'d DVector<f64>> {
+        self.check_vector("q", q)?;
+        self.check_vector("v", v)?;
+        self.rnea_unchecked(data, q, Some(v), None, true);
+        Ok(&data.tau)
+    }
+
+    /// Gravity alone, `G(q) = C(q, 0)`.
+    pub fn gravity_forces<'d>(&self, data: &'d mut Data, q: &[f64]) -> Result<&'d DVector<f64>> {
+        self.check_vector("q", q)?;
+        self.rnea_unchecked(data, q, None, None, true);
+        Ok(&data.tau)
+    }
+
+    /// `M(q)` and `C(q, v)` in one call (the pair SPARSE's solver needs every
+    /// frame): the mass matrix in `data.mass_matrix()`, `C` in `data.tau()`.
+    pub fn mass_matrix_and_bias(&self, data: &mut Data, q: &[f64], v: &[f64]) -> Result<()> {
+        self.check_vector("q", q)?;
+        self.check_vector("v", v)?;
+        self.crba_unchecked(data, q);
+        self.rnea_unchecked(data, q, Some(v), None, true);
+        Ok(())
+    }
+
+    /// Forward dynamics `a = M⁻¹ (τ − C(q, v))`: CRBA, RNEA and the sparse
+    /// `LᵀL` factorisation of RBDA §6.5. The factor stays in `data` for
+    /// [`Model::solve_mass`].
+    pub fn forward_dynamics<'d>(
+        &self,
+        data: &'d mut Data,
+        q: &[f64],
+        v: &[f64],
+        tau: &[f64],
+    ) -> Result<&'d DVector<f64>> {
+        self.check_vector("tau", tau)?;
+        self.mass_matrix_and_bias(data, q, v)?;
+        self.factorize(data)?;
+        for ((r, t), c) in data.rhs.iter_mut().zip(tau).zip(data.tau.iter()) {
+            *r = t - c;
+        }
+        ltl_solve(&data.factor, &self.dof_parent, &mut data.rhs);
+        Ok(&data.rhs)
+    }
+
+    /// Factorises the mass matrix currently in `data` (from
+    /// [`Model::mass_matrix`] or [`Model::mass_matrix_and_bias`]).
+    pub fn factorize(&self, data: &mut Data) -> Result<()> {
+        ltl_factor(&mut data.factor, &data.mass_matrix, &self.dof_parent).map_err(|index| {
+            DynamicsError::Degenerate {
+                joint: self
+                    .skeleton()
+                    .joint(self.joint_of_velocity(index))
+                    .name
+                    .clone(),
+                index,
+            }
+        })
+    }
+
+    /// Solves `M x = b` in place with the factor of the last
+    /// [`Model::factorize`] or [`Model::forward_dynamics`].
+    pub fn solve_mass(&self, data: &Data, b: &mut DVector<f64>) -> Result<()> {
+        if b.len() != self.nv() {
+            return Err(DynamicsError::Dimension {
+                argument: "b",
+                expected: self.nv(),
+                got: b.len(),
+            });
+        }
+        ltl_solve(&data.factor, &self.dof_parent, b);
+        Ok(())
+    }
+
+    fn check_frame(&self, joint: usize) -> Result<()> {
+        if joint >= self.frames.len() {
+            return Err(DynamicsError::UnknownJoint {
+                index: joint,
+                len: self.frames.len(),
+            });
+        }
+        Ok(())
+    }
+
+    fn check_jacobian_out(&self, out: &DMatrix<f64>) -> Result<()> {
+        if out.nrows() != 3 || out.ncols() != self.nv() {
+            return Err(DynamicsError::Dimension {
+                argument: "jacobian (3 × nv)",
+                expected: 3 * self.nv(),
+                got: out.nrows() * out.ncols(),
+            });
+        }
+        Ok(())
+    }
+
+    /// World pose of skeleton joint `joint`'s frame at `q` (equal to
+    /// [`skeleton::Skeleton::forward_kinematics`]'s).
+    pub fn frame_pose(&self, data: &mut Data, q: &[f64], joint: usize) -> Result<Se3> {
+        self.check_vector("q", q)?;
+        self.check_frame(joint)?;
+        self.kinematics(data, q);
+        Ok(self.frame_pose_cached(data, joint))
+    }
+
+    fn frame_pose_cached(&self, data: &Data, joint: usize) -> Se3 {
+        let frame = &self.frames[joint];
+        match frame.body {
+            Some(b) => data.o_m_i[b].compose(&frame.in_body),
+            None => frame.in_body,
+        }
+    }
+
+    /// The Jacobian `J_x` (3 × nv) of the world position of `point` (in
+    /// joint `joint`'s frame): `ẋ = J_x v` (SPARSE Eq. 3's marker Jacobian).
+    pub fn point_jacobian(
+        &self,
+        data: &mut Data,
+        q: &[f64],
+        joint: usize,
+        point: &Vector3<f64>,
+        out: &mut DMatrix<f64>,
+    ) -> Result<()> {
+        self.check_vector("q", q)?;
+        self.check_frame(joint)?;
+        self.check_jacobian_out(out)?;
+        self.kinematics(data, q);
+        let x = self.frame_pose_cached(data, joint).transform_point(point);
+        out.fill(0.0);
+        self.for_each_ancestor_dof(joint, |i| {
+            let s = &data.s_world[i];
+            out.set_column(i, &s.point_velocity(&x));
+        });
+        Ok(())
+    }
+
+    /// The Jacobian `J_θ` (3 × nv) of joint `joint`'s world orientation:
+    /// `ω_world = J_θ v`, the world angular velocity of its frame (SPARSE
+    /// Eq. 2's IMU Jacobian; a log-map residual `log(R_target Rᵀ)` changes at
+    /// `J_l(r)⁻¹ ω` to first order).
+    pub fn orientation_jacobian(
+        &self,
+        data: &mut Data,
+        q: &[f64],
+        joint: usize,
+        out: &mut DMatrix<f64>,
+    ) -> Result<()> {
+        self.check_vector("q", q)?;
+        self.check_frame(joint)?;
+        self.check_jacobian_out(out)?;
+        self.kinematics(data, q);
+        out.fill(0.0);
+        self.for_each_ancestor_dof(joint, |i| out.set_column(i, &data.s_world[i].w));
+        Ok(())
+    }
+
+    fn for_each_ancestor_dof(&self, joint: usize, mut f: impl FnMut(usize)) {
+        if let Some(b) = self.frames[joint].body {
+            let body = &self.bodies[b];
+            let mut i = Some(body.idx_v + body.joint_model.nv() - 1);
+            while let Some(ii) = i {
+                f(ii);
+                i = self.dof_parent[ii];
+            }
+        }
+    }
+
+    /// `q_out = q ⊕ v dt` on the configuration manifold: hinge, prismatic
+    /// and swing parameters move by `v dt`; balls by `R ← R exp(ω dt)`; free
+    /// joints by the SE(3) exponential `M ← M exp((ν, ω) dt)` (as
+    /// `pinocchio.integrate`). Rotation parameters are then the ones nearest
+    /// `q` (EXPMAP §4.2).
+    pub fn integrate(&self, q: &[f64], v: &[f64], dt: f64, q_out: &mut [f64]) -> Result<()> {
+        self.check_vector("q", q)?;
+        self.check_vector("v", v)?;
+        if q_out.len() != self.nv() {
+            return Err(DynamicsError::Dimension {
+                argument: "q_out",
+                expected: self.nv(),
+                got: q_out.len(),
+            });
+        }
+        if !dt.is_finite() {
+            return Err(DynamicsError::InvalidOption {
+                name: "dt",
+                requirement: "finite",
+                value: dt,
+            });
+        }
+        q_out.copy_from_slice(q);
+        let skeleton = self.skeleton();
+        for body in &self.bodies {
+            let kind = &skeleton.joint(body.joint).kind;
+            let i = body.idx_v;
+            match body.joint_model {
+                JointModel::Revolute { .. } | JointModel::Prismatic { .. } => q_out[i] += v[i] * dt,
+                JointModel::Swing { .. } => {
+                    q_out[i] += v[i] * dt;
+                    q_out[i + 1] += v[i + 1] * dt;
+                }
+                JointModel::Spherical => {
+                    let p = &q[i..i + 3];
+                    let r = kind.motion(p).rotation;
+                    let w = Vector3::new(v[i], v[i + 1], v[i + 2]) * dt;
+                    kind.set_rotation(&(r * rotation::exp(&w)), &mut q_out[i..i + 3]);
+                }
+                JointModel::FreeFlyer => {
+                    let m = kind.motion(&q[i..i + 6]);
+                    let nu = Vector3::new(v[i], v[i + 1], v[i + 2]) * dt;
+                    let w = Vector3::new(v[i + 3], v[i + 4], v[i + 5]) * dt;
+                    let x = m.translation.vector + m.rotation * left_jacobian_mul(&w, &nu);
+                    q_out[i..i + 3].copy_from_slice(x.as_slice());
+                    kind.set_rotation(&(m.rotation * rotation::exp(&w)), &mut q_out[i..i + 6]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The block-diagonal map `E(q)` with `v = E(q) q̇` from parameter rates to
+    /// generalised velocities (module docs of [`crate::model`]), into `out`
+    /// (nv × nv).
+    pub fn param_velocity_map(&self, q: &[f64], out: &mut DMatrix<f64>) -> Result<()> {
+        self.check_vector("q", q)?;
+        if out.nrows() != self.nv() || out.ncols() != self.nv() {
+            return Err(DynamicsError::Dimension {
+                argument: "out (nv × nv)",
+                expected: self.nv() * self.nv(),
+                got: out.nrows() * out.ncols(),
+            });
+        }
+        out.fill(0.0);
+        for body in &self.bodies {
+            let i = body.idx_v;
+            let (rot, w) = self.rotation_block(body.joint, q);
+            match body.joint_model {
+                JointModel::Revolute { .. } | JointModel::Prismatic { .. } => out[(i, i)] = 1.0,
+                JointModel::Swing { .. } => {
+                    out[(i, i)] = 1.0;
+                    out[(i + 1, i + 1)] = 1.0;
+                }
+                JointModel::Spherical => {
+                    out.fixed_view_mut::<3, 3>(i, i)
+                        .copy_from(&(rot.transpose() * w));
+                }
+                JointModel::FreeFlyer => {
+                    out.fixed_view_mut::<3, 3>(i, i).copy_from(&rot.transpose());
+                    out.fixed_view_mut::<3, 3>(i + 3, i + 3)
+                        .copy_from(&(rot.transpose() * w));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `(R, W)` of a ball or free joint: its rotation and the matrix of its
+    /// parameters' spatial angular velocities.
+    fn rotation_block(&self, joint: usize, q: &[f64]) -> (Matrix3<f64>, Matrix3<f64>) {
+        let kind = &self.skeleton().joint(joint).kind;
+        let range = self.skeleton().param_range(joint);
+        let p = &q[range];
+        let (rot_params, ball) = match kind {
+            skeleton::JointKind::Ball(b) => (p, b),
+            skeleton::JointKind::Free { rotation, .. } => (&p[3..6], rotation),
+            _ => return (Matrix3::identity(), Matrix3::identity()),
+        };
+        let r = ball.rotation(rot_params).to_rotation_matrix().into_inner();
+        let cols = ball.angular_velocities(rot_params);
+        (r, Matrix3::from_columns(&cols))
+    }
+
+    /// Generalised velocity from parameter rates: `v = E(q) q̇`.
+    pub fn velocity_from_param_rates(&self, q: &[f64], qdot: &[f64], v: &mut [f64]) -> Result<()> {
+        self.check_vector("q", q)?;
+        self.check_vector("qdot", qdot)?;
+        self.check_out(v)?;
+        v.copy_from_slice(qdot);
+        for body in &self.bodies {
+            let i = body.idx_v;
+            let (rot, w) = self.rotation_block(body.joint, q);
+            let rt = rot.transpose();
+            let seg = |k: usize| Vector3::new(qdot[k], qdot[k + 1], qdot[k + 2]);
+            match body.joint_model {
+                JointModel::Spherical => {
+                    v[i..i + 3].copy_from_slice((rt * w * seg(i)).as_slice());
+                }
+                JointModel::FreeFlyer => {
+                    v[i..i + 3].copy_from_slice((rt * seg(i)).as_slice());
+                    v[i + 3..i + 6].copy_from_slice((rt * w * seg(i + 3)).as_slice());
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Parameter rates from a generalised velocity: `q̇ = E(q)⁻¹ v`. Fails
+    /// where the parameterisation is singular (Euler gimbal lock, the exp
+    /// map's 2π shell).
+    pub fn param_rates_from_velocity(&self, q: &[f64], v: &[f64], qdot: &mut [f64]) -> Result<()> {
+        self.check_vector("q", q)?;
+        self.check_vector("v", v)?;
+        self.check_out(qdot)?;
+        qdot.copy_from_slice(v);
+        for body in &self.bodies {
+            let i = body.idx_v;
+            let (rot, w) = self.rotation_block(body.joint, q);
+            let seg = |k: usize| Vector3::new(v[k], v[k + 1], v[k + 2]);
+            let singular = || DynamicsError::SingularParameterisation {
+                joint: self.skeleton().joint(body.joint).name.clone(),
+            };
+            match body.joint_model {
+                JointModel::Spherical => {
+                    let x = w.lu().solve(&(rot * seg(i))).ok_or_else(singular)?;
+                    qdot[i..i + 3].copy_from_slice(x.as_slice());
+                }
+                JointModel::FreeFlyer => {
+                    qdot[i..i + 3].copy_from_slice((rot * seg(i)).as_slice());
+                    let x = w.lu().solve(&(rot * seg(i + 3))).ok_or_else(singular)?;
+                    qdot[i + 3..i + 6].copy_from_slice(x.as_slice());
+                }
+                _ => {}
+            }
+        }
+        if qdot.iter().any(|x| !x.is_finite()) {
+            return Err(DynamicsError::SingularParameterisation {
+                joint: self.skeleton().joint(0).name.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    fn check_out(&self, out: &[f64]) -> Result<()> {
+        if out.len() != self.nv() {
+            return Err(DynamicsError::Dimension {
+                argument: "out",
+                expected: self.nv(),
+                got: out.len(),
+            });
+        }
+        Ok(())
+    }
+}

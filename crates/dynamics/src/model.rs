@@ -1,0 +1,497 @@
+//! The multi-body model: one rigid body per moving joint of a [`Skeleton`].
+//!
+//! Joints without parameters (`Fixed`: end sites, rigid attachments) weld
+//! their body to the nearest moving ancestor, whose inertia absorbs theirs;
+//! bodies welded to a fixed root (a robot's base) do not move and are left
+//! out. Body `b`'s frame is its joint's frame after the joint's motion, i.e.
+//! exactly the skeleton's world transform `W_j` of that joint.
+//!
+//! # Generalised velocities
+//!
+//! The configuration is the skeleton's pose vector `q` (one slice per joint,
+//! see [`skeleton::JointKind`]). The generalised velocity `v` has the same
+//! length and layout, with these meanings (Pinocchio's conventions, so that
+//! the mass matrix is defined for every pose and parameterisation):
+//!
+//! | joint kind                  | `v` slice                                          |
+//! |-----------------------------|----------------------------------------------------|
+//! | `Hinge`, `Prismatic`        | `q̇` (rad/s, m/s)                                    |
+//! | `Swing`                     | `q̇`, the swing coordinates' rates                   |
+//! | `Ball` (any parameterisation) | `ω`: angular velocity in the joint's own (moving) frame |
+//! | `Free`                      | `(Rᵀẋ, ω)`: origin velocity and angular velocity, both in the body's own frame |
+//!
+//! The map to parameter rates is block-diagonal, `v = E(q) q̇`, with
+//! `E = Rᵀ W(q)` for a ball (`W`'s columns the spatial angular velocities of
+//! [`skeleton::BallRotation::angular_velocities`], `R` the joint rotation),
+//! `diag(Rᵀ, Rᵀ W)` for a free joint, identity otherwise
+//! ([`crate::Model::param_velocity_map`]). Integration never goes through
+//! `q̇`: [`crate::Model::integrate`] moves balls by `R ← R exp(ω dt)` and free
+//! joints by the SE(3) exponential, then writes the parameters nearest the
+//! old ones (EXPMAP §4.2).
+
+use nalgebra::{Matrix3, UnitQuaternion, Vector3};
+use skeleton::{JointKind, Skeleton};
+
+use crate::error::{DynamicsError, Result};
+use crate::inertia::{MassSource, segment_inertias};
+use crate::spatial::{Inertia, Se3};
+
+/// Standard gravity, m/s².
+pub const STANDARD_GRAVITY: f64 = 9.80665;
+
+/// How a body moves relative to its parent: the motion subspace `S` in the
+/// body's own frame (RBDA §4.4).
+#[derive(Clone, Debug, PartialEq)]
+pub enum JointModel {
+    /// `S = (a, 0)`; `v` is the angle rate.
+    Revolute { axis: Vector3<f64> },
+    /// `S = (0, a)`; `v` is the displacement rate.
+    Prismatic { axis: Vector3<f64> },
+    /// Exp-map swing `s = p₁u + p₂w` without twist: `S = (J_r(s) [u w], 0)`,
+    /// configuration dependent, with the bias `c_J = (d/dt J_r(s)) ṡ`.
+    Swing { u: Vector3<f64>, w: Vector3<f64> },
+    /// `S = (I, 0)`; `v` is the body-frame angular velocity.
+    Spherical,
+    /// `S = I₆`; `v = (linear, angular)` in the body frame.
+    FreeFlyer,
+}
+
+impl JointModel {
+    pub fn nv(&self) -> usize {
+        match self {
+            Self::Revolute { .. } | Self::Prismatic { .. } => 1,
+            Self::Swing { .. } => 2,
+            Self::Spherical => 3,
+            Self::FreeFlyer => 6,
+        }
+    }
+
+    fn from_kind(kind: &JointKind) -> Option<Self> {
+        Some(match kind {
+            JointKind::Fixed => return None,
+            JointKind::Hinge { axis, .. } => Self::Revolute {
+                axis: axis.into_inner(),
+            },
+            JointKind::Prismatic { axis, .. } => Self::Prismatic {
+                axis: axis.into_inner(),
+            },
+            JointKind::Swing { frame, .. } => {
+                let (u, w) = frame.swing_axes();
+                Self::Swing {
+                    u: u.into_inner(),
+                    w: w.into_inner(),
+                }
+            }
+            JointKind::Ball(_) => Self::Spherical,
+            JointKind::Free { .. } => Self::FreeFlyer,
+        })
+    }
+}
+
+/// One moving body.
+#[derive(Clone, Debug)]
+pub struct Body {
+    /// The skeleton joint that moves it.
+    pub joint: usize,
+    /// The parent body (`None`: attached to the world or a fixed root).
+    pub parent: Option<usize>,
+    /// The joint's placement frame in the parent body's frame (in the world
+    /// frame when `parent` is `None`), fixed joints in between folded in.
+    pub placement: Se3,
+    pub joint_model: JointModel,
+    /// First index of the joint's slice of `q` and `v`.
+    pub idx_v: usize,
+    /// Inertia in the body frame, welded bodies included.
+    pub inertia: Inertia,
+}
+
+/// Where a skeleton joint's frame sits: on which body, and its pose there.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    pub body: Option<usize>,
+    /// Pose of the joint's frame in the body frame (in the world frame when
+    /// `body` is `None`).
+    pub in_body: Se3,
+}
+
+/// The articulated rigid-body model of a skeleton (module docs).
+#[derive(Clone, Debug)]
+pub struct Model {
+    skeleton: Skeleton,
+    pub(crate) bodies: Vec<Body>,
+    pub(crate) frames: Vec<Frame>,
+    /// Parent of each velocity index in the tree of DOFs (RBDA §6.5's λ):
+    /// the previous index of the same joint, else the last of the parent body.
+    pub(crate) dof_parent: Vec<Option<usize>>,
+    /// Body of each velocity index.
+    pub(crate) dof_body: Vec<usize>,
+    pub(crate) gravity: Vector3<f64>,
+    /// Added to `M`'s diagonal and `armature · a` to RNEA's `τ`.
+    pub(crate) armature: Vec<f64>,
+    nv: usize,
+}
+
+/// Options of [`Model::from_skeleton_with`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelOptions {
+    pub masses: MassSource,
+    /// World-frame gravity, m/s².
+    pub gravity: Vector3<f64>,
+    /// Rotor-like inertia added to the diagonal of `M` for every joint
+    /// velocity except a floating base's (Pinocchio's `model.armature`,
+    /// MuJoCo's `armature`). Zero is the rigid-body model; a small value
+    /// (10⁻³ kg·m²) makes `M` invertible for skeletons with redundant joints,
+    /// such as a BVH wrist without a bone whose child hand pivots about the
+    /// same point.
+    pub armature: f64,
+}
+
+impl ModelOptions {
+    /// For a human read from a BVH file: Dempster masses for `total_mass`
+    /// kg, y-up gravity and a 10⁻³ kg·m² armature (BVH skeletons such as
+    /// CMU's have bone-less wrists that pivot about the same point as the
+    /// hand, which leaves `M` singular without it).
+    pub fn bvh_human(total_mass: f64) -> Self {
+        Self {
+            masses: MassSource::Dempster { total_mass },
+            armature: 1e-3,
+            ..Self::default()
+        }
+    }
+}
+
+impl Default for ModelOptions {
+    fn default() -> Self {
+        Self {
+            masses: MassSource::Skeleton,
+            gravity: Vector3::new(0.0, -STANDARD_GRAVITY, 0.0),
+            armature: 0.0,
+        }
+    }
+}
+
+impl Model {
+    /// Builds the model of `skeleton` with capsule inertias at uniform
+    /// density and masses from `masses`, under the default options
+    /// ([`ModelOptions`]: gravity `−9.80665 m/s²` along `y`, posecloud's
+    /// presets and BVH files being y-up; no armature).
+    pub fn from_skeleton(skeleton: &Skeleton, masses: MassSource) -> Result<Self> {
+        Self::from_skeleton_with(
+            skeleton,
+            &ModelOptions {
+                masses,
+                ..ModelOptions::default()
+            },
+        )
+    }
+
+    /// Builds the model of `skeleton` under `options`.
+    pub fn from_skeleton_with(skeleton: &Skeleton, options: &ModelOptions) -> Result<Self> {
+        if let MassSource::Dempster { total_mass } = options.masses
+            && !(total_mass.is_finite() && total_mass > 0.0)
+        {
+            return Err(DynamicsError::InvalidOption {
+                name: "total_mass",
+                requirement: "positive and finite",
+                value: total_mass,
+            });
+        }
+        let inertias = segment_inertias(skeleton, options.masses);
+        Self::with_inertias(skeleton, &inertias, options.gravity, options.armature)
+    }
+
+    /// Builds the model with one inertia per skeleton joint (in that joint's
+    /// frame; `None` for none), the gravity vector `gravity` (world frame)
+    /// and an `armature` (kg·m² or kg) added to the diagonal of `M` for
+    /// every velocity except a floating base's six (see [`ModelOptions`]).
+    pub fn with_inertias(
+        skeleton: &Skeleton,
+        inertias: &[Option<Inertia>],
+        gravity: Vector3<f64>,
+        armature: f64,
+    ) -> Result<Self> {
+        if inertias.len() != skeleton.len() {
+            return Err(DynamicsError::Dimension {
+                argument: "inertias",
+                expected: skeleton.len(),
+                got: inertias.len(),
+            });
+        }
+        check_gravity(&gravity)?;
+        if !(armature.is_finite() && armature >= 0.0) {
+            return Err(DynamicsError::InvalidOption {
+                name: "armature",
+                requirement: "finite and >= 0",
+                value: armature,
+            });
+        }
+        let mut bodies: Vec<Body> = Vec::new();
+        let mut frames: Vec<Frame> = Vec::with_capacity(skeleton.len());
+        for (j, joint) in skeleton.joints().iter().enumerate() {
+            if let Some(i) = &inertias[j] {
+                check_inertia(&joint.name, i)?;
+            }
+            let placement = Se3::from_isometry(&joint.placement());
+            // The frame this joint is placed in: its parent's body frame.
+            let (parent_body, in_parent) = match joint.parent {
+                Some(p) => (frames[p].body, frames[p].in_body.compose(&placement)),
+                None => (None, placement),
+            };
+            match JointModel::from_kind(&joint.kind) {
+                Some(joint_model) => {
+                    bodies.push(Body {
+                        joint: j,
+                        parent: parent_body,
+                        placement: in_parent,
+                        joint_model,
+                        idx_v: skeleton.param_range(j).start,
+                        inertia: Inertia::zero(),
+                    });
+                    frames.push(Frame {
+                        body: Some(bodies.len() - 1),
+                        in_body: Se3::identity(),
+                    });
+                }
+                None => frames.push(Frame {
+                    body: parent_body,
+                    in_body: in_parent,
+                }),
+            }
+        }
+        for (frame, inertia) in frames.iter().zip(inertias) {
+            if let (Some(b), Some(i)) = (frame.body, inertia) {
+                bodies[b].inertia += i.transformed(&frame.in_body);
+            }
+        }
+        let nv = skeleton.dof();
+        let mut dof_parent = vec![None; nv];
+        let mut dof_body = vec![0; nv];
+        for (b, body) in bodies.iter().enumerate() {
+            for k in 0..body.joint_model.nv() {
+                let i = body.idx_v + k;
+                dof_body[i] = b;
+                dof_parent[i] = if k > 0 {
+                    Some(i - 1)
+                } else {
+                    body.parent
+                        .map(|p| bodies[p].idx_v + bodies[p].joint_model.nv() - 1)
+                };
+            }
+        }
+        let armature = (0..nv)
+            .map(|i| {
+                let b = &bodies[dof_body[i]];
+                let floating = b.parent.is_none() && b.joint_model == JointModel::FreeFlyer;
+                if floating { 0.0 } else { armature }
+            })
+            .collect();
+        let model = Self {
+            skeleton: skeleton.clone(),
+            bodies,
+            frames,
+            dof_parent,
+            dof_body,
+            gravity,
+            armature,
+            nv,
+        };
+        model.check_nondegenerate()?;
+        Ok(model)
+    }
+
+    /// Reads a URDF file: the skeleton of [`skeleton::load_urdf`] with each
+    /// link's `<inertial>` (origin `xyz`/`rpy`, mass, inertia tensor about
+    /// the centre of mass) as its body's inertia, and gravity `−9.80665 m/s²`
+    /// along `z` (ROS convention).
+    pub fn from_urdf(path: impl AsRef<std::path::Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| DynamicsError::Urdf {
+            file: path.display().to_string(),
+            element: "robot".into(),
+            message: e.to_string(),
+        })?;
+        Self::from_urdf_str(&text, &path.display().to_string())
+    }
+
+    /// As [`Model::from_urdf`] for URDF text; `file` names it in errors.
+    pub fn from_urdf_str(text: &str, file: &str) -> Result<Self> {
+        let skeleton = skeleton::parse_urdf(text, file)?;
+        let err = |element: String, message: String| DynamicsError::Urdf {
+            file: file.to_string(),
+            element,
+            message,
+        };
+        let robot =
+            urdf_rs::read_from_string(text).map_err(|e| err("robot".into(), e.to_string()))?;
+        let child_link: std::collections::HashMap<&str, &str> = robot
+            .joints
+            .iter()
+            .map(|j| (j.name.as_str(), j.child.link.as_str()))
+            .collect();
+        let mut inertias = Vec::with_capacity(skeleton.len());
+        for (j, joint) in skeleton.joints().iter().enumerate() {
+            let link_name = if j == 0 {
+                joint.name.as_str()
+            } else {
+                child_link
+                    .get(joint.name.as_str())
+                    .copied()
+                    .ok_or_else(|| {
+                        err(
+                            format!("joint '{}'", joint.name),
+                            "no URDF joint of this name".into(),
+                        )
+                    })?
+            };
+            let link = robot
+                .links
+                .iter()
+                .find(|l| l.name == link_name)
+                .ok_or_else(|| err(format!("link '{link_name}'"), "not defined".into()))?;
+            let inertial = &link.inertial;
+            let el = format!("link '{link_name}' <inertial>");
+            let xyz = inertial.origin.xyz.0;
+            let rpy = inertial.origin.rpy.0;
+            let t = &inertial.inertia;
+            let tensor = Matrix3::new(
+                t.ixx, t.ixy, t.ixz, t.ixy, t.iyy, t.iyz, t.ixz, t.iyz, t.izz,
+            );
+            if !(xyz.iter().chain(rpy.iter()).all(|v| v.is_finite())
+                && tensor.iter().all(|v| v.is_finite()))
+            {
+                return Err(err(el, "non-finite <origin> or <inertia> value".into()));
+            }
+            let m = inertial.mass.value;
+            if !(m.is_finite() && m >= 0.0) {
+                return Err(err(
+                    el,
+                    format!("<mass value> must be finite and >= 0, got {m}"),
+                ));
+            }
+            let r = UnitQuaternion::from_euler_angles(rpy[0], rpy[1], rpy[2])
+                .to_rotation_matrix()
+                .into_inner();
+            let i_c = r * tensor * r.transpose();
+            let eig = i_c.symmetric_eigenvalues();
+            if eig.iter().any(|&e| e < -1e-12 * eig.amax().max(1.0)) {
+                return Err(err(
+                    el,
+                    format!("<inertia> is not positive semi-definite (eigenvalues {eig:?})"),
+                ));
+            }
+            inertias.push(
+                (m > 0.0 || i_c.norm() > 0.0)
+                    .then(|| Inertia::from_com(m, &Vector3::from(xyz), &i_c)),
+            );
+        }
+        Self::with_inertias(
+            &skeleton,
+            &inertias,
+            Vector3::new(0.0, 0.0, -STANDARD_GRAVITY),
+            0.0,
+        )
+    }
+
+    /// The same model under another gravity vector (world frame, m/s²).
+    pub fn with_gravity(mut self, gravity: Vector3<f64>) -> Result<Self> {
+        check_gravity(&gravity)?;
+        self.gravity = gravity;
+        Ok(self)
+    }
+
+    /// The armature of each velocity (zero for a floating base).
+    pub fn armature(&self) -> &[f64] {
+        &self.armature
+    }
+
+    pub fn gravity(&self) -> Vector3<f64> {
+        self.gravity
+    }
+
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    /// Number of generalised velocities (= the skeleton's parameters).
+    pub fn nv(&self) -> usize {
+        self.nv
+    }
+
+    /// Number of configuration parameters (= [`Model::nv`]).
+    pub fn nq(&self) -> usize {
+        self.nv
+    }
+
+    pub fn bodies(&self) -> &[Body] {
+        &self.bodies
+    }
+
+    /// Where each skeleton joint's frame sits (indexed like the skeleton).
+    pub fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+
+    /// Total mass of the moving bodies, kg.
+    pub fn total_mass(&self) -> f64 {
+        self.bodies.iter().map(|b| b.inertia.mass).sum()
+    }
+
+    /// Does the first body move freely in space (a floating base)?
+    pub fn has_floating_base(&self) -> bool {
+        self.bodies
+            .first()
+            .is_some_and(|b| b.parent.is_none() && b.joint_model == JointModel::FreeFlyer)
+    }
+
+    /// The skeleton joint that owns velocity index `i`.
+    pub fn joint_of_velocity(&self, i: usize) -> usize {
+        self.bodies[self.dof_body[i]].joint
+    }
+
+    /// Fails unless `mass_matrix(rest)` has a Cholesky factor, naming the
+    /// first joint (from the leaves) whose pivot vanishes.
+    fn check_nondegenerate(&self) -> Result<()> {
+        let mut data = crate::Data::new(self);
+        let rest = self.skeleton.rest_pose();
+        self.crba_unchecked(&mut data, &rest);
+        match crate::algorithms::ltl_factor(&mut data.factor, &data.mass_matrix, &self.dof_parent) {
+            Ok(()) => Ok(()),
+            Err(index) => Err(DynamicsError::Degenerate {
+                joint: self
+                    .skeleton
+                    .joint(self.joint_of_velocity(index))
+                    .name
+                    .clone(),
+                index,
+            }),
+        }
+    }
+}
+
+fn check_gravity(g: &Vector3<f64>) -> Result<()> {
+    match g.iter().find(|x| !x.is_finite()) {
+        Some(&value) => Err(DynamicsError::InvalidOption {
+            name: "gravity",
+            requirement: "finite",
+            value,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn check_inertia(joint: &str, i: &Inertia) -> Result<()> {
+    let bad = |field, message| {
+        Err(DynamicsError::InvalidInertia {
+            joint: joint.to_string(),
+            field,
+            message,
+        })
+    };
+    if !(i.mass.is_finite() && i.mass >= 0.0) {
+        return bad("mass", format!("must be finite and >= 0, got {}", i.mass));
+    }
+    if !(i.h.iter().chain(i.i_o.iter()).all(|x| x.is_finite())) {
+        return bad("inertia", "non-finite first moment or tensor".into());
+    }
+    Ok(())
+}

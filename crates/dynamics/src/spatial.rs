@@ -1,0 +1,350 @@
+//! Spatial (6D) vector algebra for rigid bodies, after Featherstone's
+//! *Rigid Body Dynamics Algorithms* (RBDA, ch. 2), in the form Pinocchio uses:
+//! a motion (twist) is an angular and a linear part `(ω, v)` with the linear
+//! part the velocity of the body-fixed point at the frame's origin; a force
+//! (wrench) is a moment about the origin and a force `(n, f)`.
+//!
+//! A placement [`Se3`] `(R, p)` is the pose of a frame B in a frame A
+//! (`x_A = R x_B + p`). Its actions map vectors written in B to vectors
+//! written in A (`act`) and back (`act_inv`):
+//!
+//! ```text
+//! motion:  ω_A = R ω_B,        v_A = R v_B + p × (R ω_B)
+//! force:   f_A = R f_B,        n_A = R n_B + p × (R f_B)
+//! ```
+//!
+//! A spatial inertia is kept about the frame's origin as `(m, h = m c, I_O)`
+//! (`c` the centre of mass, `I_O` the rotational inertia about the origin), so
+//! that the momentum of a body moving with `(ω, v)` is
+//! `I·(ω, v) = (I_O ω + h × v, m v − h × ω)` (RBDA Eq. 2.63).
+
+use nalgebra::{Matrix3, Vector3};
+
+/// The skew-symmetric matrix `[a]×` with `[a]× b = a × b`.
+#[inline]
+pub fn skew(a: &Vector3<f64>) -> Matrix3<f64> {
+    Matrix3::new(0.0, -a.z, a.y, a.z, 0.0, -a.x, -a.y, a.x, 0.0)
+}
+
+/// A spatial motion vector (twist or spatial acceleration): angular part `w`,
+/// linear part `v` of the point at the frame origin.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Motion {
+    pub w: Vector3<f64>,
+    pub v: Vector3<f64>,
+}
+
+impl Motion {
+    pub const fn new(w: Vector3<f64>, v: Vector3<f64>) -> Self {
+        Self { w, v }
+    }
+
+    pub fn zero() -> Self {
+        Self::default()
+    }
+
+    /// The motion cross product `self × m` (RBDA Eq. 2.31):
+    /// `(ω₁ × ω₂, ω₁ × v₂ + v₁ × ω₂)`.
+    #[inline]
+    pub fn cross(&self, m: &Motion) -> Motion {
+        Motion::new(self.w.cross(&m.w), self.w.cross(&m.v) + self.v.cross(&m.w))
+    }
+
+    /// The dual cross product `self ×* f` (RBDA Eq. 2.32):
+    /// `(ω × n + v × f, ω × f)`.
+    #[inline]
+    pub fn cross_force(&self, f: &Force) -> Force {
+        Force::new(self.w.cross(&f.n) + self.v.cross(&f.f), self.w.cross(&f.f))
+    }
+
+    /// The power pairing `⟨self, f⟩ = ω·n + v·f`.
+    #[inline]
+    pub fn dot(&self, f: &Force) -> f64 {
+        self.w.dot(&f.n) + self.v.dot(&f.f)
+    }
+
+    /// Velocity of the body-fixed point `x` (same frame as the motion).
+    #[inline]
+    pub fn point_velocity(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        self.v + self.w.cross(x)
+    }
+}
+
+impl std::ops::Add for Motion {
+    type Output = Motion;
+    #[inline]
+    fn add(self, o: Motion) -> Motion {
+        Motion::new(self.w + o.w, self.v + o.v)
+    }
+}
+
+impl std::ops::AddAssign for Motion {
+    #[inline]
+    fn add_assign(&mut self, o: Motion) {
+        self.w += o.w;
+        self.v += o.v;
+    }
+}
+
+impl std::ops::Mul<f64> for Motion {
+    type Output = Motion;
+    #[inline]
+    fn mul(self, s: f64) -> Motion {
+        Motion::new(self.w * s, self.v * s)
+    }
+}
+
+/// A spatial force vector (wrench): moment `n` about the frame origin and
+/// force `f`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Force {
+    pub n: Vector3<f64>,
+    pub f: Vector3<f64>,
+}
+
+impl Force {
+    pub const fn new(n: Vector3<f64>, f: Vector3<f64>) -> Self {
+        Self { n, f }
+    }
+
+    pub fn zero() -> Self {
+        Self::default()
+    }
+}
+
+impl std::ops::Add for Force {
+    type Output = Force;
+    #[inline]
+    fn add(self, o: Force) -> Force {
+        Force::new(self.n + o.n, self.f + o.f)
+    }
+}
+
+impl std::ops::AddAssign for Force {
+    #[inline]
+    fn add_assign(&mut self, o: Force) {
+        self.n += o.n;
+        self.f += o.f;
+    }
+}
+
+impl std::ops::SubAssign for Force {
+    #[inline]
+    fn sub_assign(&mut self, o: Force) {
+        self.n -= o.n;
+        self.f -= o.f;
+    }
+}
+
+/// A rigid placement `(R, p)`: the pose of a frame B in a frame A,
+/// `x_A = R x_B + p`. Rotation matrices (not quaternions) because every
+/// algorithm applies each placement many times.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Se3 {
+    pub r: Matrix3<f64>,
+    pub p: Vector3<f64>,
+}
+
+impl Default for Se3 {
+    fn default() -> Self {
+        Self::identity()
+    }
+}
+
+impl Se3 {
+    pub fn identity() -> Self {
+        Self {
+            r: Matrix3::identity(),
+            p: Vector3::zeros(),
+        }
+    }
+
+    pub fn from_isometry(iso: &nalgebra::Isometry3<f64>) -> Self {
+        Self {
+            r: iso.rotation.to_rotation_matrix().into_inner(),
+            p: iso.translation.vector,
+        }
+    }
+
+    pub fn to_isometry(&self) -> nalgebra::Isometry3<f64> {
+        let rot = nalgebra::UnitQuaternion::from_matrix(&self.r);
+        nalgebra::Isometry3::from_parts(nalgebra::Translation3::from(self.p), rot)
+    }
+
+    /// Composition `self · other` (other's pose written in self's parent).
+    #[inline]
+    pub fn compose(&self, other: &Se3) -> Se3 {
+        Se3 {
+            r: self.r * other.r,
+            p: self.r * other.p + self.p,
+        }
+    }
+
+    pub fn inverse(&self) -> Se3 {
+        let rt = self.r.transpose();
+        Se3 {
+            r: rt,
+            p: -(rt * self.p),
+        }
+    }
+
+    #[inline]
+    pub fn transform_point(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        self.r * x + self.p
+    }
+
+    /// Motion written in B → the same motion written in A.
+    #[inline]
+    pub fn act_motion(&self, m: &Motion) -> Motion {
+        let w = self.r * m.w;
+        Motion::new(w, self.r * m.v + self.p.cross(&w))
+    }
+
+    /// Motion written in A → the same motion written in B.
+    #[inline]
+    pub fn act_inv_motion(&self, m: &Motion) -> Motion {
+        let rt = self.r.transpose();
+        Motion::new(rt * m.w, rt * (m.v - self.p.cross(&m.w)))
+    }
+
+    /// Force written in B → the same force written in A.
+    #[inline]
+    pub fn act_force(&self, f: &Force) -> Force {
+        let ff = self.r * f.f;
+        Force::new(self.r * f.n + self.p.cross(&ff), ff)
+    }
+}
+
+/// A spatial inertia about a frame's origin: mass `m`, first moment
+/// `h = m c` and rotational inertia `I_O` about the origin (module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Inertia {
+    pub mass: f64,
+    pub h: Vector3<f64>,
+    pub i_o: Matrix3<f64>,
+}
+
+impl Default for Inertia {
+    fn default() -> Self {
+        Self::zero()
+    }
+}
+
+impl Inertia {
+    pub fn zero() -> Self {
+        Self {
+            mass: 0.0,
+            h: Vector3::zeros(),
+            i_o: Matrix3::zeros(),
+        }
+    }
+
+    /// From mass, centre of mass and the inertia tensor about the centre of
+    /// mass (parallel-axis theorem: `I_O = I_C − m [c]×²`).
+    pub fn from_com(mass: f64, com: &Vector3<f64>, inertia_com: &Matrix3<f64>) -> Self {
+        let cx = skew(com);
+        Self {
+            mass,
+            h: com * mass,
+            i_o: inertia_com - cx * cx * mass,
+        }
+    }
+
+    /// Centre of mass (origin when the mass is zero).
+    pub fn com(&self) -> Vector3<f64> {
+        if self.mass > 0.0 {
+            self.h / self.mass
+        } else {
+            Vector3::zeros()
+        }
+    }
+
+    /// Rotational inertia about the centre of mass.
+    pub fn inertia_com(&self) -> Matrix3<f64> {
+        let c = self.com();
+        let cx = skew(&c);
+        self.i_o + cx * cx * self.mass
+    }
+
+    /// The momentum `I·m = (I_O ω + h × v, m v − h × ω)` (RBDA Eq. 2.63).
+    #[inline]
+    pub fn mul_motion(&self, m: &Motion) -> Force {
+        Force::new(
+            self.i_o * m.w + self.h.cross(&m.v),
+            m.v * self.mass - self.h.cross(&m.w),
+        )
+    }
+
+    /// The same inertia written in frame A, for `x` the pose of its frame B in
+    /// A: `m' = m`, `h' = R h + m p`, and
+    /// `I_O' = R I_O Rᵀ − [Rh]×[p]× − [p]×[Rh]× − m [p]×²` (parallel axes).
+    #[inline]
+    pub fn transformed(&self, x: &Se3) -> Inertia {
+        let rh = x.r * self.h;
+        let px = skew(&x.p);
+        let rhx = skew(&rh);
+        Inertia {
+            mass: self.mass,
+            h: rh + x.p * self.mass,
+            i_o: x.r * self.i_o * x.r.transpose() - rhx * px - px * rhx - px * px * self.mass,
+        }
+    }
+}
+
+impl std::ops::AddAssign for Inertia {
+    #[inline]
+    fn add_assign(&mut self, o: Inertia) {
+        self.mass += o.mass;
+        self.h += o.h;
+        self.i_o += o.i_o;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::{UnitQuaternion, Vector3};
+
+    fn placement() -> Se3 {
+        let q = UnitQuaternion::from_scaled_axis(Vector3::new(0.3, -0.7, 0.5));
+        Se3 {
+            r: q.to_rotation_matrix().into_inner(),
+            p: Vector3::new(0.4, -0.2, 1.1),
+        }
+    }
+
+    fn inertia() -> Inertia {
+        let ic = Matrix3::new(0.3, 0.01, -0.02, 0.01, 0.2, 0.03, -0.02, 0.03, 0.25);
+        Inertia::from_com(2.5, &Vector3::new(0.1, -0.3, 0.2), &ic)
+    }
+
+    #[test]
+    fn momentum_is_frame_independent() {
+        // I_A (X m) = X* (I_B m): the momentum computed in either frame agrees.
+        let x = placement();
+        let i = inertia();
+        let m = Motion::new(Vector3::new(0.2, 1.0, -0.4), Vector3::new(-1.0, 0.5, 0.3));
+        let lhs = i.transformed(&x).mul_motion(&x.act_motion(&m));
+        let rhs = x.act_force(&i.mul_motion(&m));
+        assert!((lhs.n - rhs.n).norm() < 1e-13 && (lhs.f - rhs.f).norm() < 1e-13);
+    }
+
+    #[test]
+    fn act_and_act_inv_are_inverse_and_preserve_power() {
+        let x = placement();
+        let m = Motion::new(Vector3::new(0.2, 1.0, -0.4), Vector3::new(-1.0, 0.5, 0.3));
+        let back = x.act_inv_motion(&x.act_motion(&m));
+        assert!((back.w - m.w).norm() < 1e-14 && (back.v - m.v).norm() < 1e-14);
+        let f = Force::new(Vector3::new(0.3, -0.1, 0.7), Vector3::new(1.5, 0.2, -0.6));
+        let p1 = m.dot(&f);
+        let p2 = x.act_motion(&m).dot(&x.act_force(&f));
+        assert!((p1 - p2).abs() < 1e-13);
+    }
+
+    #[test]
+    fn com_form_round_trips() {
+        let i = inertia();
+        let j = Inertia::from_com(i.mass, &i.com(), &i.inertia_com());
+        assert!((i.i_o - j.i_o).norm() < 1e-14 && (i.h - j.h).norm() < 1e-14);
+    }
+}
