@@ -104,19 +104,57 @@ pub struct Bvh {
 }
 
 impl Bvh {
-    /// Reads a BVH file.
+    /// Reads a BVH file. Invalid UTF-8 is an error naming its line.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|cause| SkeletonError::Io {
+        let bytes = std::fs::read(path).map_err(|cause| SkeletonError::Io {
             path: path.to_path_buf(),
             cause,
         })?;
-        Self::parse(&text, &path.display().to_string())
+        Self::parse_bytes(&bytes, &path.display().to_string())
     }
 
-    /// Parses BVH text; `file` names the source in error messages.
+    /// Parses BVH text; `file` names the source in error messages. A leading
+    /// UTF-8 byte-order mark is skipped; CRLF line ends are accepted.
     pub fn parse(text: &str, file: &str) -> Result<Self> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         Parser::new(text, file).parse()
+    }
+
+    /// Parses the raw bytes of a BVH file: invalid UTF-8 is an error naming
+    /// the line of the first bad byte, otherwise as [`Bvh::parse`].
+    pub fn parse_bytes(bytes: &[u8], file: &str) -> Result<Self> {
+        let text = utf8_or_error(bytes).map_err(|(line, message)| SkeletonError::Bvh {
+            file: file.to_string(),
+            line,
+            message,
+        })?;
+        Self::parse(text, file)
+    }
+
+    /// World transforms of every joint in frame `frame`, with an error
+    /// naming the frame if it does not exist or if forward kinematics is not
+    /// finite (see [`Skeleton::forward_kinematics`]).
+    pub fn forward_kinematics(&self, frame: usize) -> Result<Vec<nalgebra::Isometry3<f64>>> {
+        if frame >= self.frames.len() {
+            return Err(SkeletonError::InvalidPose(format!(
+                "frame {frame} out of range (the clip has {} frames)",
+                self.frames.len()
+            )));
+        }
+        self.skeleton
+            .forward_kinematics(self.frames.pose(frame))
+            .map_err(|e| SkeletonError::InvalidPose(format!("frame {frame}: {e}")))
+    }
+
+    /// Is joint `j` an `End Site` (no channels, no children, not the root)?
+    /// Such joints are written back as `End Site`; their names (`<parent>_end`,
+    /// made unique if a real joint already has that name) are not in the file.
+    pub fn is_end_site(&self, j: usize) -> bool {
+        j != 0
+            && j < self.skeleton.len()
+            && self.channels.get(j).is_some_and(Vec::is_empty)
+            && self.skeleton.children(j).is_empty()
     }
 
     /// The file text, with the channels this clip was read with.
@@ -139,19 +177,57 @@ impl Bvh {
     }
 }
 
+/// Largest magnitude accepted for an `OFFSET` or a frame value. Real clips
+/// stay below 1e5 (centimetres or degrees); anything near `f64::MAX` is a
+/// corrupt file, and bounding every value keeps forward kinematics, capsule
+/// volumes and masses finite (a chain of `n` joints reaches at most
+/// `2·√3·n·MAX_VALUE`).
+pub const MAX_VALUE: f64 = 1e9;
+
+/// Decodes UTF-8, or names the 1-based line of the first invalid byte.
+pub(crate) fn utf8_or_error(bytes: &[u8]) -> std::result::Result<&str, (usize, String)> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        (line, format!("invalid UTF-8 at byte {at}"))
+    })
+}
+
+/// A number from a file: finite and at most [`MAX_VALUE`] in magnitude.
+pub(crate) fn parse_bounded(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Err(_) => Err(format!("'{s}' is not a number")),
+        Ok(v) if !v.is_finite() => Err(format!("'{s}' is not a finite number")),
+        Ok(v) if v.abs() > MAX_VALUE => Err(format!(
+            "'{s}' is out of range (the magnitude must be at most {MAX_VALUE:e})"
+        )),
+        Ok(v) => Ok(v),
+    }
+}
+
 struct Token<'a> {
     text: &'a str,
     line: usize,
+}
+
+/// A joint whose `{` is open while its children are parsed.
+struct OpenJoint {
+    index: usize,
+    name: String,
+    child_offsets: Vec<Vector3<f64>>,
 }
 
 struct Parser<'a> {
     file: &'a str,
     tokens: Vec<Token<'a>>,
     pos: usize,
-    /// Index of the first line after `MOTION`'s header, and the lines.
     lines: Vec<&'a str>,
     joints: Vec<Joint>,
     channels: Vec<Vec<Channel>>,
+    /// Line of each joint's name (of `End` for end sites).
+    joint_lines: Vec<usize>,
+    /// Which joints are `End Site`s (named by the parser, not the file).
+    end_site: Vec<bool>,
 }
 
 impl<'a> Parser<'a> {
@@ -163,6 +239,8 @@ impl<'a> Parser<'a> {
             lines: text.lines().collect(),
             joints: Vec::new(),
             channels: Vec::new(),
+            joint_lines: Vec::new(),
+            end_site: Vec::new(),
         }
     }
 
@@ -206,12 +284,7 @@ impl<'a> Parser<'a> {
 
     fn number(&mut self, what: &str) -> Result<f64> {
         let t = self.next(what)?;
-        parse_finite(t.text).ok_or_else(|| {
-            self.err(
-                t.line,
-                format!("{what}: '{}' is not a finite number", t.text),
-            )
-        })
+        parse_bounded(t.text).map_err(|m| self.err(t.line, format!("{what}: {m}")))
     }
 
     fn parse(mut self) -> Result<Bvh> {
@@ -234,7 +307,7 @@ impl<'a> Parser<'a> {
             ));
         }
         self.expect("ROOT")?;
-        self.joint(None)?;
+        self.hierarchy()?;
         if let Some(t) = self.tokens.get(self.pos) {
             return Err(self.err(
                 t.line,
@@ -247,8 +320,20 @@ impl<'a> Parser<'a> {
         let Some(motion_line) = motion_line else {
             return Err(self.err(self.lines.len().max(1), "missing 'MOTION' section"));
         };
-        let skeleton = Skeleton::new(std::mem::take(&mut self.joints))
-            .map_err(|e| self.err(1, e.to_string()))?;
+        self.name_end_sites();
+        let names: Vec<String> = self.joints.iter().map(|j| j.name.clone()).collect();
+        let skeleton = Skeleton::new(std::mem::take(&mut self.joints)).map_err(|e| {
+            // Point at the joint the skeleton check complains about (the
+            // later one of a duplicated name).
+            let line = match &e {
+                SkeletonError::InvalidJoint { joint, .. } => names
+                    .iter()
+                    .rposition(|n| n == joint)
+                    .map_or(1, |j| self.joint_lines[j]),
+                _ => 1,
+            };
+            self.err(line, e.to_string())
+        })?;
         let (frame_time, frames) = self.motion(motion_line, &skeleton)?;
         Ok(Bvh {
             skeleton,
@@ -258,8 +343,86 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// Parses a joint after its `ROOT`/`JOINT` keyword.
-    fn joint(&mut self, parent: Option<usize>) -> Result<()> {
+    /// End sites are called `<parent>_end`; when a real joint already has
+    /// that name (a joint literally named `Spine_end` next to `Spine`'s End
+    /// Site), the end site becomes `<parent>_2_end`, `<parent>_3_end`, …
+    fn name_end_sites(&mut self) {
+        let mut taken: std::collections::HashSet<String> = self
+            .joints
+            .iter()
+            .zip(&self.end_site)
+            .filter(|(_, end)| !**end)
+            .map(|(j, _)| j.name.clone())
+            .collect();
+        for j in 0..self.joints.len() {
+            if !self.end_site[j] {
+                continue;
+            }
+            let parent = self.joints[j]
+                .parent
+                .map_or("", |p| self.joints[p].name.as_str());
+            let mut name = format!("{parent}_end");
+            let mut k = 2;
+            while taken.contains(&name) {
+                name = format!("{parent}_{k}_end");
+                k += 1;
+            }
+            taken.insert(name.clone());
+            self.joints[j].name = name;
+        }
+    }
+
+    /// Parses the joint tree after `ROOT`. Iterative (an explicit stack of
+    /// open joints), so a chain thousands of joints deep cannot overflow the
+    /// call stack.
+    fn hierarchy(&mut self) -> Result<()> {
+        let mut open = vec![self.joint_header(None)?];
+        while let Some(top) = open.last_mut() {
+            let t = self.next("'JOINT', 'End Site' or '}'")?;
+            match t.text {
+                "JOINT" => {
+                    let parent = top.index;
+                    let child = self.joint_header(Some(parent))?;
+                    open.push(child);
+                }
+                "End" => {
+                    self.expect("Site")?;
+                    self.expect("{")?;
+                    let offset = self.offset()?;
+                    self.expect("}")?;
+                    let parent = top.index;
+                    top.child_offsets.push(offset);
+                    // Named in `name_end_sites` once every real name is known.
+                    self.joints
+                        .push(Joint::new("", Some(parent), offset, JointKind::Fixed));
+                    self.channels.push(Vec::new());
+                    self.joint_lines.push(t.line);
+                    self.end_site.push(true);
+                }
+                "}" => {
+                    let done = open.pop().expect("loop guard: the stack is not empty");
+                    self.joints[done.index].body = body_towards(&done.name, &done.child_offsets);
+                    if let Some(parent) = open.last_mut() {
+                        parent.child_offsets.push(self.joints[done.index].offset);
+                    }
+                }
+                other => {
+                    return Err(self.err(
+                        t.line,
+                        format!(
+                            "in joint '{}': expected 'JOINT', 'End Site' or '}}', found '{other}'",
+                            top.name
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses a joint's name, `{`, `OFFSET` and `CHANNELS` after its
+    /// `ROOT`/`JOINT` keyword and adds the joint.
+    fn joint_header(&mut self, parent: Option<usize>) -> Result<OpenJoint> {
         let name_tok = self.next("a joint name")?;
         let name = name_tok.text.to_string();
         if name == "{" {
@@ -301,34 +464,13 @@ impl<'a> Parser<'a> {
         self.joints
             .push(Joint::new(name.clone(), parent, offset, kind));
         self.channels.push(channels);
-        let mut child_offsets = Vec::new();
-        loop {
-            let t = self.next("'JOINT', 'End Site' or '}'")?;
-            match t.text {
-                "JOINT" => {
-                    let child = self.joints.len();
-                    self.joint(Some(index))?;
-                    child_offsets.push(self.joints[child].offset);
-                }
-                "End" => {
-                    self.expect("Site")?;
-                    self.expect("{")?;
-                    let offset = self.offset()?;
-                    self.expect("}")?;
-                    let end_name = format!("{name}_end");
-                    self.joints
-                        .push(Joint::new(end_name, Some(index), offset, JointKind::Fixed));
-                    self.channels.push(Vec::new());
-                    child_offsets.push(offset);
-                }
-                "}" => break,
-                other => {
-                    return Err(self.err(t.line, format!("in joint '{name}': expected 'JOINT', 'End Site' or '}}', found '{other}'")));
-                }
-            }
-        }
-        self.joints[index].body = body_towards(&name, &child_offsets);
-        Ok(())
+        self.joint_lines.push(name_tok.line);
+        self.end_site.push(false);
+        Ok(OpenJoint {
+            index,
+            name,
+            child_offsets: Vec::new(),
+        })
     }
 
     fn offset(&mut self) -> Result<Vector3<f64>> {
@@ -350,16 +492,22 @@ impl<'a> Parser<'a> {
         let (i, line) = rest
             .next()
             .ok_or_else(|| self.err(motion_line + 1, "missing 'Frames:' line after MOTION"))?;
-        let n_frames: usize = line
-            .trim()
-            .strip_prefix("Frames:")
-            .and_then(|s| s.trim().parse().ok())
-            .ok_or_else(|| {
-                self.err(
-                    i + 1,
-                    format!("expected 'Frames: <count>', found '{}'", line.trim()),
-                )
-            })?;
+        let frames_line = i + 1;
+        let count = line.trim().strip_prefix("Frames:").ok_or_else(|| {
+            self.err(
+                frames_line,
+                format!("expected 'Frames: <count>', found '{}'", line.trim()),
+            )
+        })?;
+        let n_frames: usize = count.trim().parse().map_err(|_| {
+            self.err(
+                frames_line,
+                format!(
+                    "Frames: '{}' is not a frame count (a whole number)",
+                    count.trim()
+                ),
+            )
+        })?;
         let (i, line) = rest
             .next()
             .ok_or_else(|| self.err(i + 1, "missing 'Frame Time:' line"))?;
@@ -377,31 +525,38 @@ impl<'a> Parser<'a> {
                     ),
                 )
             })?;
+        // The declared count is checked against the frame lines present
+        // before anything is allocated for them.
+        let frame_lines: Vec<(usize, &&str)> = rest.collect();
+        if frame_lines.len() > n_frames {
+            return Err(self.err(
+                frame_lines[n_frames].0 + 1,
+                format!("more frame lines than 'Frames: {n_frames}' declares"),
+            ));
+        }
+        if frame_lines.len() < n_frames {
+            let last_line = frame_lines.last().map_or(i + 1, |(k, _)| k + 1);
+            return Err(self.err(
+                last_line,
+                format!(
+                    "file ends after {} frames, 'Frames:' (line {frames_line}) declares {n_frames}",
+                    frame_lines.len()
+                ),
+            ));
+        }
         let n_channels: usize = self.channels.iter().map(Vec::len).sum();
         let mut frames = PoseBatch::from_vec(
             skeleton.dof(),
-            Vec::with_capacity(n_frames * skeleton.dof()),
+            Vec::with_capacity(n_frames.saturating_mul(skeleton.dof()).min(1 << 20)),
         )
         .expect("empty buffer");
         let mut values = Vec::with_capacity(n_channels);
         let mut pose = vec![0.0; skeleton.dof()];
-        let mut last_line = i + 1;
-        for (i, line) in rest {
-            last_line = i + 1;
-            if frames.len() == n_frames {
-                return Err(self.err(
-                    i + 1,
-                    format!("more frame lines than 'Frames: {n_frames}' declares"),
-                ));
-            }
+        for (i, line) in frame_lines {
             values.clear();
             for (k, tok) in line.split_whitespace().enumerate() {
-                let v = parse_finite(tok).ok_or_else(|| {
-                    self.err(
-                        i + 1,
-                        format!("value {} ('{tok}') is not a finite number", k + 1),
-                    )
-                })?;
+                let v = parse_bounded(tok)
+                    .map_err(|m| self.err(i + 1, format!("value {}: {m}", k + 1)))?;
                 values.push(v);
             }
             if values.len() != n_channels {
@@ -415,15 +570,6 @@ impl<'a> Parser<'a> {
             }
             channels_to_pose(skeleton, &self.channels, &values, &mut pose);
             frames.push(&pose)?;
-        }
-        if frames.len() != n_frames {
-            return Err(self.err(
-                last_line,
-                format!(
-                    "file ends after {} frames, 'Frames:' declares {n_frames}",
-                    frames.len()
-                ),
-            ));
         }
         Ok((frame_time, frames))
     }
@@ -722,38 +868,60 @@ fn writes_directly(joint: &Joint, chans: &[Channel]) -> bool {
     }
 }
 
+/// Indentation stops growing past this depth, so that a chain thousands of
+/// joints deep is written in linear, not quadratic, space.
+const MAX_INDENT: usize = 32;
+
+/// Writes joint `root` and its subtree. Iterative (an explicit stack), so a
+/// chain thousands of joints deep cannot overflow the call stack.
 fn write_joint(
     s: &mut String,
     skeleton: &Skeleton,
     channels: &[Vec<Channel>],
-    j: usize,
+    root: usize,
     depth: usize,
 ) {
-    let indent = "\t".repeat(depth);
-    let joint = skeleton.joint(j);
-    let o = joint.offset;
-    let is_end = channels[j].is_empty() && skeleton.children(j).is_empty() && j != 0;
-    if is_end {
+    enum Step {
+        Open(usize, usize),
+        Close(usize),
+    }
+    let indent = |depth: usize| "\t".repeat(depth.min(MAX_INDENT));
+    let mut stack = vec![Step::Open(root, depth)];
+    while let Some(step) = stack.pop() {
+        let (j, depth) = match step {
+            Step::Close(depth) => {
+                let _ = writeln!(s, "{}}}", indent(depth));
+                continue;
+            }
+            Step::Open(j, depth) => (j, depth),
+        };
+        let indent = indent(depth);
+        let joint = skeleton.joint(j);
+        let o = joint.offset;
+        let is_end = channels[j].is_empty() && skeleton.children(j).is_empty() && j != 0;
+        if is_end {
+            let _ = writeln!(
+                s,
+                "{indent}End Site\n{indent}{{\n{indent}\tOFFSET {:.6} {:.6} {:.6}\n{indent}}}",
+                o.x, o.y, o.z
+            );
+            continue;
+        }
+        let keyword = if j == 0 { "ROOT" } else { "JOINT" };
+        let _ = writeln!(s, "{indent}{keyword} {}\n{indent}{{", joint.name);
+        let _ = writeln!(s, "{indent}\tOFFSET {:.6} {:.6} {:.6}", o.x, o.y, o.z);
+        let names: Vec<String> = channels[j].iter().map(|c| c.name()).collect();
+        let sep = if names.is_empty() { "" } else { " " };
         let _ = writeln!(
             s,
-            "{indent}End Site\n{indent}{{\n{indent}\tOFFSET {:.6} {:.6} {:.6}\n{indent}}}",
-            o.x, o.y, o.z
+            "{indent}\tCHANNELS {}{sep}{}",
+            names.len(),
+            names.join(" ")
         );
-        return;
+        stack.push(Step::Close(depth));
+        // Reversed, so that children are written in order.
+        for &c in skeleton.children(j).iter().rev() {
+            stack.push(Step::Open(c, depth + 1));
+        }
     }
-    let keyword = if j == 0 { "ROOT" } else { "JOINT" };
-    let _ = writeln!(s, "{indent}{keyword} {}\n{indent}{{", joint.name);
-    let _ = writeln!(s, "{indent}\tOFFSET {:.6} {:.6} {:.6}", o.x, o.y, o.z);
-    let names: Vec<String> = channels[j].iter().map(|c| c.name()).collect();
-    let sep = if names.is_empty() { "" } else { " " };
-    let _ = writeln!(
-        s,
-        "{indent}\tCHANNELS {}{sep}{}",
-        names.len(),
-        names.join(" ")
-    );
-    for &c in skeleton.children(j) {
-        write_joint(s, skeleton, channels, c, depth + 1);
-    }
-    let _ = writeln!(s, "{indent}}}");
 }

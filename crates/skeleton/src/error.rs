@@ -21,6 +21,14 @@ pub enum SkeletonError {
         element: String,
         message: String,
     },
+    /// A URDF file is malformed, at a known line (1-based) of the file.
+    #[error("{file}:{line}: {element}: {message}")]
+    UrdfAt {
+        file: String,
+        line: usize,
+        element: String,
+        message: String,
+    },
     /// A skeleton built in code (or converted from a file) is inconsistent.
     #[error("joint '{joint}': {field}: {message}")]
     InvalidJoint {

@@ -15,6 +15,7 @@ pub mod joint;
 pub mod presets;
 pub mod skeleton;
 pub mod urdf;
+mod xml_scan;
 
 pub use bvh::{Bvh, Channel};
 pub use error::{Result, SkeletonError};

@@ -199,8 +199,8 @@ pub struct Skeleton {
 
 impl Skeleton {
     /// Validates and builds a skeleton: at least one joint, parents before
-    /// children, exactly one root, unique names, finite offsets and masses,
-    /// valid limits.
+    /// children, exactly one root, unique names, finite offsets and masses
+    /// (and a finite total mass), valid limits.
     pub fn new(joints: Vec<Joint>) -> Result<Self> {
         let invalid =
             |joint: &str, field: &'static str, message: String| SkeletonError::InvalidJoint {
@@ -274,6 +274,18 @@ impl Skeleton {
                         format!("mass must be finite and >= 0, got {}", b.mass),
                     ));
                 }
+            }
+        }
+        // Masses that are each finite can still overflow in a sum.
+        let mut total_mass = 0.0_f64;
+        for j in &joints {
+            total_mass += j.body.as_ref().map_or(0.0, |b| b.mass);
+            if !total_mass.is_finite() {
+                return Err(invalid(
+                    &j.name,
+                    "mass",
+                    "the total mass up to this joint overflows (is not finite)".into(),
+                ));
             }
         }
         let mut param_offsets = Vec::with_capacity(joints.len());
@@ -398,12 +410,33 @@ impl Skeleton {
         }
     }
 
-    /// Single-pose forward kinematics, checking the pose first.
+    /// Single-pose forward kinematics, checking the pose first and the
+    /// result after: finite but huge offsets or parameters whose transforms
+    /// overflow are an error naming the first joint whose world transform is
+    /// not finite, never a silent NaN/inf.
     pub fn forward_kinematics(&self, pose: &[f64]) -> Result<Vec<Isometry3<f64>>> {
         self.check_pose(pose)?;
         let mut world = vec![Isometry3::identity(); self.len()];
         self.forward_kinematics_into(pose, &mut world);
+        self.check_world(&world)?;
         Ok(world)
+    }
+
+    /// Checks that world transforms (from [`Self::forward_kinematics_into`])
+    /// are finite; the error names the first joint that is not.
+    pub fn check_world(&self, world: &[Isometry3<f64>]) -> Result<()> {
+        let finite = |w: &Isometry3<f64>| {
+            w.translation.vector.iter().all(|x| x.is_finite())
+                && w.rotation.coords.iter().all(|x| x.is_finite())
+        };
+        match world.iter().position(|w| !finite(w)) {
+            None => Ok(()),
+            Some(j) => Err(SkeletonError::InvalidPose(format!(
+                "forward kinematics overflows at joint '{}' (world position {:?}): offsets or pose values are too large",
+                self.joints.get(j).map_or("?", |x| x.name.as_str()),
+                world[j].translation.vector.as_slice()
+            ))),
+        }
     }
 
     /// Total mass of all bodies, kg.

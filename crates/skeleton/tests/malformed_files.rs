@@ -224,7 +224,7 @@ fn urdf_error(text: &str) -> String {
         Ok(_) => panic!("expected an error for\n{text}"),
         Err(e) => {
             let s = e.to_string();
-            assert!(s.starts_with("bad.urdf: "), "{s}");
+            assert!(s.starts_with("bad.urdf:"), "{s}");
             s
         }
     }
