@@ -1,7 +1,9 @@
 //! Writes the JSON descriptions (see `dynamics::export`) of the models whose
 //! dynamics `tools/dynamics_fixtures.py` checks against Pinocchio:
-//! `human.json` (the 59-parameter preset) and `cmu.json` (the 96-DOF CMU BVH
-//! skeleton with Dempster masses and a 10⁻³ armature).
+//! `human.json` (the 59-parameter preset), `cmu.json` (the 96-DOF CMU BVH
+//! skeleton with Dempster masses and a 10⁻³ armature), `arm6.json` and
+//! `arm7.json` (the URDF arms; the script reads their URDFs itself and uses
+//! these only for our velocity order).
 //!
 //! `cargo run -p dynamics --example dynamics_export -- OUT_DIR`
 
@@ -21,7 +23,14 @@ fn main() -> anyhow::Result<()> {
     let human = Model::from_skeleton(&skeleton::presets::human(), MassSource::Skeleton)?;
     let cmu = skeleton::Bvh::load(format!("{root}/assets/motions/cmu_131_01_walk.bvh"))?;
     let cmu = Model::from_skeleton_with(&cmu.skeleton, &ModelOptions::bvh_human(70.0))?;
-    for (name, model) in [("human", &human), ("cmu", &cmu)] {
+    let arm6 = Model::from_urdf(format!("{root}/assets/robots/arm6.urdf"))?;
+    let arm7 = Model::from_urdf(format!("{root}/assets/robots/arm7.urdf"))?;
+    for (name, model) in [
+        ("human", &human),
+        ("cmu", &cmu),
+        ("arm6", &arm6),
+        ("arm7", &arm7),
+    ] {
         let path = out.join(format!("{name}.json"));
         std::fs::write(&path, dynamics::export::model_to_json(model))
             .with_context(|| format!("writing {}", path.display()))?;
