@@ -1,1 +1,20 @@
-//! Frame sources and segmentation (RTPF §IV-D). Work in progress (issue 11).
+//! Everything between a camera and the body-part label image the tracker
+//! compares its particles with (RTPF §IV-D):
+//!
+//! - [`camera_file`]: the TOML camera file → [`gpu::Camera`];
+//! - [`classes`]: [`SegClass`] (the label-image ids) and [`ClassMap`], the
+//!   one table from [`skeleton::BodyPart`] to segmentation class that the
+//!   tracker also uses;
+//! - [`frame`] and [`sources`]: [`Frame`], the [`FrameSource`] interface and
+//!   its image-sequence, `ffmpeg` video, Y4M and V4L2 webcam sources.
+pub mod camera_file;
+pub mod classes;
+pub mod error;
+pub mod frame;
+pub mod sources;
+
+pub use camera_file::{CameraFile, load_camera, resize_camera};
+pub use classes::{ClassMap, SEG_CLASSES, SegClass, Sleeves};
+pub use error::{Result, VisionError};
+pub use frame::{Frame, FrameSource, load_rgb};
+pub use sources::{ImageSequence, VideoFile, Y4mFile, open_source};
