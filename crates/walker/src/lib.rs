@@ -23,5 +23,9 @@ pub mod kinematics;
 pub mod mocap;
 pub mod monopode;
 pub mod stochastic;
+pub mod tracker;
 
 pub use error::{Result, WalkerError};
+pub use tracker::{
+    Dynamics, Ellipse, FrameReport, InitialPose, Observation, Pose, TrackerConfig, WalkerTracker,
+};
