@@ -28,6 +28,7 @@ Richardson-extrapolated central difference of G along pdot.
 Usage (from the repository root):
     pip install pin==4.1.0 numpy
     python3 tools/dynamics_fixtures.py            # runs the export example first
+    python3 tools/dynamics_fixtures.py --bench DIR   # used by dynamics_bench --pinocchio
 """
 
 import argparse
@@ -261,10 +262,51 @@ def fixture(name, ref, samples, rng):
     }
 
 
+def best_us(f, reps=2000, batches=31):
+    import time
+
+    for _ in range(reps):
+        f()
+    means = []
+    for _ in range(batches):
+        t = time.perf_counter()
+        for _ in range(reps):
+            f()
+        means.append((time.perf_counter() - t) * 1e6 / reps)
+    return min(means)  # the batch least disturbed by other processes
+
+
+def bench(directory):
+    """Times pin.crba and pin.nle on the models exported into `directory`
+    (dynamics_bench --pinocchio writes them) and the binding overhead of one
+    call on a 1-DOF model; prints "name crba_us nle_us overhead_us"."""
+    tiny = pin.Model()
+    jid = tiny.addJoint(0, pin.JointModelRX(), pin.SE3.Identity(), "j")
+    tiny.appendBodyToJoint(jid, pin.Inertia.Random(), pin.SE3.Identity())
+    td = tiny.createData()
+    tq, tv = pin.neutral(tiny), np.zeros(1)
+    overhead = min(best_us(lambda: pin.crba(tiny, td, tq)), best_us(lambda: pin.nle(tiny, td, tq, tv)))
+    rng = np.random.default_rng(11)
+    for path in sorted(pathlib.Path(directory).glob("*.json")):
+        ref = JsonModel(json.loads(path.read_text()))
+        q = rng.uniform(-1.0, 1.0, ref.nv)
+        v = rng.uniform(-1.0, 1.0, ref.nv)
+        qp, pm, _ = ref.maps(q, v)
+        vp = pm @ v
+        m, d = ref.model, ref.data
+        crba = best_us(lambda: pin.crba(m, d, qp))
+        nle = best_us(lambda: pin.nle(m, d, qp, vp))
+        print(f"{path.stem} {crba:.4f} {nle:.4f} {overhead:.4f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=pathlib.Path, default=FIXTURES)
+    parser.add_argument("--bench", type=pathlib.Path, metavar="DIR", help="time Pinocchio on the models in DIR")
     args = parser.parse_args()
+    if args.bench:
+        bench(args.bench)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         descs = export_models(pathlib.Path(tmp))
     rng = np.random.default_rng(SEED)

@@ -150,27 +150,38 @@ pub(crate) fn ltl_factor(
     m: &DMatrix<f64>,
     parent: &[Option<usize>],
 ) -> std::result::Result<(), usize> {
-    factor.copy_from(m);
     let n = m.nrows();
-    let scale = (0..n).map(|i| m[(i, i)].abs()).fold(0.0, f64::max);
+    let (src, l) = (m.as_slice(), factor.as_mut_slice());
+    // `m` is column-major; the factor is kept row-major (entry (r, c) at
+    // r·n + c), so that the walks along a row's ancestors stay in one row.
+    // Only the lower-triangular ancestor pattern (k, i), i = k or an
+    // ancestor of k, is read or written.
+    for k in 0..n {
+        let mut i = Some(k);
+        while let Some(ii) = i {
+            l[k * n + ii] = src[ii * n + k];
+            i = parent[ii];
+        }
+    }
+    let scale = (0..n).map(|i| src[i * n + i].abs()).fold(0.0, f64::max);
     for k in (0..n).rev() {
-        let d = factor[(k, k)];
+        let d = l[k * n + k];
         if d.is_nan() || d <= 1e-14 * scale.max(f64::MIN_POSITIVE) {
             return Err(k);
         }
         let d = d.sqrt();
-        factor[(k, k)] = d;
+        l[k * n + k] = d;
         let mut i = parent[k];
         while let Some(ii) = i {
-            factor[(k, ii)] /= d;
+            l[k * n + ii] /= d;
             i = parent[ii];
         }
         let mut i = parent[k];
         while let Some(ii) = i {
-            let lki = factor[(k, ii)];
+            let lki = l[k * n + ii];
             let mut j = Some(ii);
             while let Some(jj) = j {
-                factor[(ii, jj)] -= lki * factor[(k, jj)];
+                l[ii * n + jj] -= lki * l[k * n + jj];
                 j = parent[jj];
             }
             i = parent[ii];
@@ -183,13 +194,15 @@ pub(crate) fn ltl_factor(
 /// (RBDA Table 6.4).
 pub(crate) fn ltl_solve(l: &DMatrix<f64>, parent: &[Option<usize>], b: &mut DVector<f64>) {
     let n = b.len();
+    let l = l.as_slice();
+    let b = b.as_mut_slice();
     // Lᵀ y = b, from the leaves up.
     for k in (0..n).rev() {
-        b[k] /= l[(k, k)];
+        b[k] /= l[k * n + k];
         let yk = b[k];
         let mut i = parent[k];
         while let Some(ii) = i {
-            b[ii] -= l[(k, ii)] * yk;
+            b[ii] -= l[k * n + ii] * yk;
             i = parent[ii];
         }
     }
@@ -198,10 +211,10 @@ pub(crate) fn ltl_solve(l: &DMatrix<f64>, parent: &[Option<usize>], b: &mut DVec
         let mut i = parent[k];
         let mut acc = b[k];
         while let Some(ii) = i {
-            acc -= l[(k, ii)] * b[ii];
+            acc -= l[k * n + ii] * b[ii];
             i = parent[ii];
         }
-        b[k] = acc / l[(k, k)];
+        b[k] = acc / l[k * n + k];
     }
 }
 
@@ -297,9 +310,13 @@ impl Model {
     pub(crate) fn crba_unchecked(&self, data: &mut Data, q: &[f64]) {
         self.kinematics(data, q);
         for (b, body) in self.bodies.iter().enumerate() {
-            data.composite[b] = body.inertia.transformed(&data.o_m_i[b]);
+            let (com, i_c) = &body.com_form;
+            data.composite[b] = Inertia::placed(body.inertia.mass, com, i_c, &data.o_m_i[b]);
         }
-        data.mass_matrix.fill(0.0);
+        // Entries off the ancestor pattern stay zero from `Data::new`: the
+        // pattern depends on the tree only.
+        let n = self.nv();
+        let mass = data.mass_matrix.as_mut_slice();
         for b in (0..self.bodies.len()).rev() {
             let body = &self.bodies[b];
             let yc = data.composite[b];
@@ -309,8 +326,8 @@ impl Model {
                 let mut j = Some(i);
                 while let Some(jj) = j {
                     let mji = data.s_world[jj].dot(&f);
-                    data.mass_matrix[(jj, i)] = mji;
-                    data.mass_matrix[(i, jj)] = mji;
+                    mass[i * n + jj] = mji;
+                    mass[jj * n + i] = mji;
                     j = self.dof_parent[jj];
                 }
             }
@@ -320,7 +337,7 @@ impl Model {
             }
         }
         for (i, a) in self.armature.iter().enumerate() {
-            data.mass_matrix[(i, i)] += a;
+            mass[i * n + i] += a;
         }
     }
 
@@ -341,6 +358,18 @@ impl Model {
         gravity: bool,
     ) {
         self.kinematics(data, q);
+        self.rnea_passes(data, q, v, a, gravity);
+    }
+
+    /// RNEA's two passes on the kinematics already in `data`.
+    fn rnea_passes(
+        &self,
+        data: &mut Data,
+        q: &[f64],
+        v: Option<&[f64]>,
+        a: Option<&[f64]>,
+        gravity: bool,
+    ) {
         let base_acc = if gravity {
             Motion::new(Vector3::zeros(), -self.gravity)
         } else {
@@ -434,7 +463,7 @@ impl Model {
         self.check_vector("q", q)?;
         self.check_vector("v", v)?;
         self.crba_unchecked(data, q);
-        self.rnea_unchecked(data, q, Some(v), None, true);
+        self.rnea_passes(data, q, Some(v), None, true);
         Ok(())
     }
 

@@ -103,6 +103,8 @@ pub struct Body {
     pub idx_v: usize,
     /// Inertia in the body frame, welded bodies included.
     pub inertia: Inertia,
+    /// `(centre of mass, inertia about it)` of `inertia`, for CRBA.
+    pub(crate) com_form: (Vector3<f64>, Matrix3<f64>),
 }
 
 /// Where a skeleton joint's frame sits: on which body, and its pose there.
@@ -246,6 +248,7 @@ impl Model {
                         joint_model,
                         idx_v: skeleton.param_range(j).start,
                         inertia: Inertia::zero(),
+                        com_form: (Vector3::zeros(), Matrix3::zeros()),
                     });
                     frames.push(Frame {
                         body: Some(bodies.len() - 1),
@@ -262,6 +265,9 @@ impl Model {
             if let (Some(b), Some(i)) = (frame.body, inertia) {
                 bodies[b].inertia += i.transformed(&frame.in_body);
             }
+        }
+        for body in &mut bodies {
+            body.com_form = (body.inertia.com(), body.inertia.inertia_com());
         }
         let nv = skeleton.dof();
         let mut dof_parent = vec![None; nv];

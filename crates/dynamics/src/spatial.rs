@@ -276,17 +276,24 @@ impl Inertia {
     }
 
     /// The same inertia written in frame A, for `x` the pose of its frame B in
-    /// A: `m' = m`, `h' = R h + m p`, and
-    /// `I_O' = R I_O Rᵀ − [Rh]×[p]× − [p]×[Rh]× − m [p]×²` (parallel axes).
+    /// A (see [`Inertia::placed`]).
     #[inline]
     pub fn transformed(&self, x: &Se3) -> Inertia {
-        let rh = x.r * self.h;
-        let px = skew(&x.p);
-        let rhx = skew(&rh);
+        Inertia::placed(self.mass, &self.com(), &self.inertia_com(), x)
+    }
+
+    /// The inertia of mass `mass`, centre `com` and central inertia
+    /// `inertia_com` (all in frame B), written about the origin of frame A,
+    /// `x` the pose of B in A: `c' = R c + p`, `I_C' = R I_C Rᵀ`, then the
+    /// parallel-axis theorem `I_O' = I_C' + m (|c'|² 1 − c'c'ᵀ)`.
+    #[inline]
+    pub fn placed(mass: f64, com: &Vector3<f64>, inertia_com: &Matrix3<f64>, x: &Se3) -> Inertia {
+        let c = x.r * com + x.p;
+        let shift = Matrix3::identity() * c.norm_squared() - c * c.transpose();
         Inertia {
-            mass: self.mass,
-            h: rh + x.p * self.mass,
-            i_o: x.r * self.i_o * x.r.transpose() - rhx * px - px * rhx - px * px * self.mass,
+            mass,
+            h: c * mass,
+            i_o: x.r * inertia_com * x.r.transpose() + shift * mass,
         }
     }
 }
