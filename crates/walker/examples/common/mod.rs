@@ -1,0 +1,247 @@
+//! Shared by the PHYSPRIOR examples: the CMU walk, the cameras, one
+//! tracking run with its per-frame records, PNG line plots.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use gpu::Camera;
+use nalgebra::{Point3, Vector3};
+use plotters::prelude::*;
+use walker::mocap::{POINTS, TruthClip};
+use walker::tracker::observe;
+use walker::{Dynamics, InitialPose, TrackerConfig, WalkerTracker};
+
+/// The CMU clip 131_01 ("start, walk, stop", with stylised steps before
+/// the walk) resampled by `stride` from 120 Hz, restricted to its walk: the
+/// longest run of frames where the hip moves along z faster than 0.6 m/s
+/// at standing height (about 2 s, frames 500–750 at 120 Hz).
+pub fn walk_clip(root: &Path, stride: usize) -> Result<TruthClip> {
+    let path = root.join("assets/motions/cmu_131_01_walk.bvh");
+    let full = TruthClip::load(&path, 0, stride, usize::MAX)
+        .with_context(|| format!("loading {}", path.display()))?;
+    let lag = (0.1 / full.frame_time).round().max(1.0) as usize;
+    let walking = |f: usize| {
+        if f + lag >= full.len() {
+            return false;
+        }
+        let a = full.frames[f].points[0];
+        let b = full.frames[f + lag].points[0];
+        (b.z - a.z).abs() / (lag as f64 * full.frame_time) > 0.6 && a.y > 0.7
+    };
+    let (mut best, mut start) = ((0, 0), None);
+    for f in 0..=full.len() {
+        match (f < full.len() && walking(f), start) {
+            (true, None) => start = Some(f),
+            (false, Some(s)) => {
+                if f - s > best.1 - best.0 {
+                    best = (s, f);
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    let (first, last) = best;
+    if last <= first + 20 {
+        bail!("walking span too short: frames {first}..{last}");
+    }
+    let mut clip = full.clone();
+    clip.frames = full.frames[first..last].to_vec();
+    Ok(clip)
+}
+
+/// Centre and main direction of the walk.
+pub fn walk_frame(clip: &TruthClip) -> (Point3<f64>, Vector3<f64>) {
+    let a = clip.frames[0].points[0];
+    let b = clip.frames[clip.len() - 1].points[0];
+    let mid = Point3::new(0.5 * (a.x + b.x), 0.9, 0.5 * (a.z + b.z));
+    let mut d = b - a;
+    d.y = 0.0;
+    (mid, d.normalize())
+}
+
+/// A 640×480 camera `distance` m from the middle of the walk, at `angle`
+/// from the perpendicular of the walking direction (0: side view).
+pub fn camera(clip: &TruthClip, angle: f64, distance: f64) -> Result<Camera> {
+    let (mid, d) = walk_frame(clip);
+    let side = Vector3::new(d.z, 0.0, -d.x);
+    let (s, c) = angle.sin_cos();
+    let dir = side * c - d * s;
+    let eye = mid + dir * distance + Vector3::new(0.0, 0.1, 0.0);
+    Ok(Camera::looking_at(eye, mid, Vector3::y(), 0.75, 640, 480)?)
+}
+
+/// Per-frame record of a run.
+#[derive(Debug, Clone)]
+pub struct FrameRecord {
+    pub err_px: [f64; POINTS],
+    pub err_cm: [f64; POINTS],
+    pub area: [f64; POINTS],
+    pub ess: f64,
+    pub mean_points: [Point3<f64>; POINTS],
+}
+
+/// A run's records, its MAP trajectory and its wall time.
+pub struct Run {
+    pub frames: Vec<FrameRecord>,
+    pub map: Vec<[Point3<f64>; POINTS]>,
+    pub seconds: f64,
+}
+
+#[allow(clippy::too_many_arguments)]
+/// Tracks `clip` seen by `camera` with `dynamics`, `n` particles, pixel
+/// noise `noise_px`; points in `hidden` frames are dropped according to
+/// `visible(frame)`.
+pub fn run(
+    clip: &TruthClip,
+    camera: &Camera,
+    dynamics: Dynamics,
+    n: usize,
+    n_thres: usize,
+    seed: u64,
+    noise_px: f64,
+    visible: &dyn Fn(usize) -> [bool; POINTS],
+) -> Result<Run> {
+    let init = InitialPose::from_truth(clip, 0)?;
+    let mut cfg = TrackerConfig::thesis(dynamics, camera.clone(), init);
+    cfg.particles = n;
+    cfg.resample_threshold = n_thres;
+    cfg.seed = seed;
+    cfg.frame_time = clip.frame_time;
+    // RK4 at h = 1/60 s (energy error ~3e-7 per stride).
+    cfg.substeps = (clip.frame_time * 60.0).round().max(1.0) as usize;
+    let mut tracker = WalkerTracker::new(cfg)?;
+    let mut rng = smc::stream_rng(seed, 0, smc::StreamDomain::User(7), 0);
+    let mut frames = Vec::with_capacity(clip.len());
+    let start = Instant::now();
+    for (f, truth) in clip.frames.iter().enumerate() {
+        let obs = observe(camera, &truth.points, &visible(f), noise_px, &mut rng);
+        let r = tracker.step(&obs)?;
+        let mut rec = FrameRecord {
+            err_px: [0.0; POINTS],
+            err_cm: [0.0; POINTS],
+            area: [0.0; POINTS],
+            ess: r.ess,
+            mean_points: r.mean_points,
+        };
+        for k in 0..POINTS {
+            let (u, v, _) = camera
+                .project(&truth.points[k])
+                .context("truth behind camera")?;
+            let e = &r.ellipses[k];
+            rec.err_px[k] = (e.mean[0] - u).hypot(e.mean[1] - v);
+            rec.err_cm[k] = 100.0 * (r.mean_points[k] - truth.points[k]).norm();
+            rec.area[k] = e.area();
+        }
+        frames.push(rec);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let map = tracker.map_trajectory()?;
+    Ok(Run {
+        frames,
+        map,
+        seconds,
+    })
+}
+
+/// Mean over `frames` of the per-point values `f`.
+pub fn mean_over(recs: &[FrameRecord], f: impl Fn(&FrameRecord) -> [f64; POINTS]) -> [f64; POINTS] {
+    let mut s = [0.0; POINTS];
+    for r in recs {
+        for (a, b) in s.iter_mut().zip(f(r)) {
+            *a += b;
+        }
+    }
+    s.map(|x| x / recs.len().max(1) as f64)
+}
+
+/// Frames where a foot begins a ground contact (ankle low and slow).
+pub fn contact_onsets(clip: &TruthClip, foot: usize) -> Vec<usize> {
+    let k = if foot == 0 { 2 } else { 4 };
+    let low = clip
+        .frames
+        .iter()
+        .map(|f| f.points[k].y)
+        .fold(f64::INFINITY, f64::min);
+    let mut on = Vec::new();
+    let mut was = true;
+    for f in 1..clip.len() {
+        let a = clip.frames[f - 1].points[k];
+        let b = clip.frames[f].points[k];
+        let speed = (b.x - a.x).hypot(b.z - a.z) / clip.frame_time;
+        let now = b.y < low + 0.04 && speed < 0.5;
+        if now && !was {
+            on.push(f);
+        }
+        was = now;
+    }
+    on
+}
+
+static FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
+
+/// A PNG line plot of named series over frames.
+pub fn line_plot(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    series: &[(String, Vec<f64>)],
+    shade: Option<(usize, usize)>,
+) -> Result<()> {
+    let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    let root = BitMapBackend::new(path, (900, 480)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let n = series.iter().map(|s| s.1.len()).max().unwrap_or(1);
+    let ymax = series
+        .iter()
+        .flat_map(|s| s.1.iter().copied())
+        .filter(|v| v.is_finite())
+        .fold(1e-9, f64::max)
+        * 1.05;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..n as f64, 0f64..ymax)?;
+    chart
+        .configure_mesh()
+        .x_desc("frame")
+        .y_desc(y_label)
+        .label_style(("sans-serif", 14))
+        .draw()?;
+    if let Some((a, b)) = shade {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(a as f64, 0.0), (b as f64, ymax)],
+            RGBColor(220, 220, 220).filled(),
+        )))?;
+    }
+    let palette = [
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+    ];
+    for (i, (name, ys)) in series.iter().enumerate() {
+        let c = palette[i % palette.len()];
+        chart
+            .draw_series(LineSeries::new(
+                ys.iter().enumerate().map(|(x, &y)| (x as f64, y.min(ymax))),
+                c.stroke_width(2),
+            ))?
+            .label(name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
