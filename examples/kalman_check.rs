@@ -151,10 +151,18 @@ impl Propagate<f64> for Model {
     }
 }
 
-/// Observations from `path`, with errors naming the file and line.
+/// Observations from `path`, with errors naming the file and line. A UTF-8
+/// byte-order mark (as Windows tools write) is skipped; invalid UTF-8 is an
+/// error naming its line.
 fn read_observations(path: &Path) -> Result<Vec<f64>> {
-    let text = fs::read_to_string(path)
+    let bytes = fs::read(path)
         .with_context(|| format!("cannot read observations from {}", path.display()))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        anyhow::anyhow!("{}:{line}: invalid UTF-8 at byte {at}", path.display())
+    })?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut ys = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let field = line.trim();
@@ -224,10 +232,12 @@ fn main() -> Result<()> {
         return Ok(());
     }
     let path = args.obs.as_deref().context("--obs FILE is required")?;
-    let ys = read_observations(path)?;
     if args.particles == 0 {
         bail!("--particles must be at least 1");
     }
+    // Before anything is allocated for them (issue 14: 1e11 particles).
+    ParticleSet::check_memory(args.particles, 1).context("--particles")?;
+    let ys = read_observations(path)?;
     let policy = if args.ess_threshold >= 1.0 {
         ResamplePolicy::Always
     } else {

@@ -79,6 +79,23 @@ pub enum SmcError {
         /// What the domain is.
         reason: &'static str,
     },
+    /// A particle count whose buffers would not fit in the memory available
+    /// (see [`crate::ParticleSet::check_memory`]).
+    #[error(
+        "{n} particles of dimension {dim} need about {:.1} GiB, but only {:.1} GiB of memory is available",
+        *.needed as f64 / (1u64 << 30) as f64,
+        *.available as f64 / (1u64 << 30) as f64
+    )]
+    InsufficientMemory {
+        /// Particles asked for.
+        n: usize,
+        /// State dimension.
+        dim: usize,
+        /// Estimated bytes ([`crate::ParticleSet::memory_estimate`]).
+        needed: usize,
+        /// Bytes available.
+        available: usize,
+    },
     /// A filter stage was called out of order.
     #[error("filter stage `{called}` called at step {step}, but the next stage is `{expected}`")]
     StageOrder {

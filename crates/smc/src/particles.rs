@@ -38,9 +38,68 @@ impl ParticleSet {
     ///
     /// # Errors
     /// [`SmcError::Empty`] if `n == 0`; [`SmcError::InvalidParameter`] if
-    /// `dim == 0`.
+    /// `dim == 0`, or if `n × dim` overflows or the state buffer cannot be
+    /// allocated (an error, not an abort). Check a user-supplied `n` against
+    /// [`ParticleSet::memory_estimate`] first: the allocator may promise more
+    /// memory than the machine has.
     pub fn new(n: usize, dim: usize) -> Result<Self, SmcError> {
-        Self::from_states(vec![0.0; n * dim], dim)
+        let too_many = |reason| SmcError::InvalidParameter {
+            name: "n",
+            value: n as f64,
+            reason,
+        };
+        let len = n
+            .checked_mul(dim)
+            .ok_or_else(|| too_many("n × dim overflows the address space"))?;
+        let mut states = Vec::new();
+        states
+            .try_reserve_exact(len)
+            .map_err(|_| too_many("not enough memory for the particle states"))?;
+        states.resize(len, 0.0);
+        Self::from_states(states, dim)
+    }
+
+    /// Bytes a set of `n` particles of dimension `dim` and a [`crate::Filter`]
+    /// stepping it hold together: states and the filter's scratch states
+    /// (`2·8·dim`), log-weights, normalised weights and the filter's four
+    /// per-particle buffers and second weight set (`7·8`), rounded up to
+    /// 96 + 16·dim bytes per particle for allocator slack. `None` if that
+    /// overflows `usize`.
+    pub fn memory_estimate(n: usize, dim: usize) -> Option<usize> {
+        dim.checked_mul(16)
+            .and_then(|d| d.checked_add(96))
+            .and_then(|per| per.checked_mul(n))
+    }
+
+    /// Checks, before anything is allocated, that `n` particles of dimension
+    /// `dim` and a filter stepping them ([`Self::memory_estimate`]) fit in
+    /// the memory available now: `MemAvailable` of `/proc/meminfo` on Linux,
+    /// 16 GiB where that cannot be read. For user-supplied particle counts
+    /// (a command-line flag, a settings file).
+    ///
+    /// # Errors
+    /// [`SmcError::Empty`] if `n == 0`; [`SmcError::InsufficientMemory`] if
+    /// the estimate exceeds the memory available (or overflows).
+    pub fn check_memory(n: usize, dim: usize) -> Result<(), SmcError> {
+        Self::check_memory_against(n, dim, available_memory().unwrap_or(16 << 30))
+    }
+
+    /// [`Self::check_memory`] against a given number of available bytes.
+    pub fn check_memory_against(n: usize, dim: usize, available: usize) -> Result<(), SmcError> {
+        if n == 0 {
+            return Err(SmcError::Empty);
+        }
+        let estimate = Self::memory_estimate(n, dim);
+        let needed = estimate.unwrap_or(usize::MAX);
+        if estimate.is_none() || needed > available {
+            return Err(SmcError::InsufficientMemory {
+                n,
+                dim,
+                needed,
+                available,
+            });
+        }
+        Ok(())
     }
 
     /// Particles from a row-major `N × D` buffer, with equal weights.
@@ -245,6 +304,20 @@ impl ParticleSet {
     }
 }
 
+/// `MemAvailable` from `/proc/meminfo`, in bytes (Linux only).
+fn available_memory() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: usize = info
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +337,43 @@ mod tests {
         assert_eq!(p.len(), 3);
         assert_eq!(p.state(2), &[4.0, 5.0]);
         assert_eq!(p.weights().ess(), 3.0);
+    }
+
+    #[test]
+    fn huge_particle_counts_are_errors_not_aborts() {
+        // n × dim overflows usize; n × 8 bytes exceeds isize::MAX.
+        for (n, dim) in [(usize::MAX, 2), (1 << 61, 1)] {
+            assert!(
+                matches!(
+                    ParticleSet::new(n, dim),
+                    Err(SmcError::InvalidParameter { name: "n", .. })
+                ),
+                "{n} x {dim}"
+            );
+        }
+        assert_eq!(ParticleSet::memory_estimate(usize::MAX, 1), None);
+        assert_eq!(ParticleSet::memory_estimate(1000, 1), Some(112_000));
+        // 1e11 particles need ~10 TiB: more than any test machine has.
+        let e = ParticleSet::check_memory(100_000_000_000, 1).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SmcError::InsufficientMemory {
+                    n: 100_000_000_000,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("GiB"), "{e}");
+        assert!(ParticleSet::check_memory(1000, 1).is_ok());
+        assert!(matches!(
+            ParticleSet::check_memory(0, 1),
+            Err(SmcError::Empty)
+        ));
+        assert!(ParticleSet::check_memory_against(1000, 1, 112_000).is_ok());
+        assert!(ParticleSet::check_memory_against(1001, 1, 112_000).is_err());
+        assert!(ParticleSet::check_memory_against(usize::MAX, 7, usize::MAX).is_err());
     }
 
     #[test]
