@@ -6,15 +6,21 @@
 //!   one table from [`skeleton::BodyPart`] to segmentation class that the
 //!   tracker also uses;
 //! - [`frame`] and [`sources`]: [`Frame`], the [`FrameSource`] interface and
-//!   its image-sequence, `ffmpeg` video, Y4M and V4L2 webcam sources.
+//!   its image-sequence, `ffmpeg` video, Y4M and V4L2 webcam sources;
+//! - [`synth`]: synthetic frames of a BVH clip with ground truth.
 pub mod camera_file;
 pub mod classes;
 pub mod error;
 pub mod frame;
 pub mod sources;
+pub mod synth;
 
 pub use camera_file::{CameraFile, load_camera, resize_camera};
 pub use classes::{ClassMap, SEG_CLASSES, SegClass, Sleeves};
 pub use error::{Result, VisionError};
 pub use frame::{Frame, FrameSource, load_rgb};
 pub use sources::{ImageSequence, VideoFile, Y4mFile, open_source};
+pub use synth::{
+    Appearance, Background, BodyShape, Lighting, RenderOptions, RenderedFrame, SyntheticRenderer,
+    SyntheticSource, dress_skeleton, write_render,
+};
