@@ -279,7 +279,7 @@ def best_us(f, reps=2000, batches=31):
 def bench(directory):
     """Times pin.crba and pin.nle on the models exported into `directory`
     (dynamics_bench --pinocchio writes them) and the binding overhead of one
-    call on a 1-DOF model; prints "name crba_us nle_us overhead_us"."""
+    call on a 1-DOF model; prints "name crba_us nle_us aba_us overhead_us"."""
     tiny = pin.Model()
     jid = tiny.addJoint(0, pin.JointModelRX(), pin.SE3.Identity(), "j")
     tiny.appendBodyToJoint(jid, pin.Inertia.Random(), pin.SE3.Identity())
@@ -294,9 +294,11 @@ def bench(directory):
         qp, pm, _ = ref.maps(q, v)
         vp = pm @ v
         m, d = ref.model, ref.data
+        tau = rng.uniform(-1.0, 1.0, m.nv)
         crba = best_us(lambda: pin.crba(m, d, qp))
         nle = best_us(lambda: pin.nle(m, d, qp, vp))
-        print(f"{path.stem} {crba:.4f} {nle:.4f} {overhead:.4f}")
+        aba = best_us(lambda: pin.aba(m, d, qp, vp, tau))
+        print(f"{path.stem} {crba:.4f} {nle:.4f} {aba:.4f} {overhead:.4f}")
 
 
 def main():

@@ -1,7 +1,8 @@
 //! Speed of the dynamics terms SPARSE needs every frame: `M(q)` by CRBA and
 //! `C(q, v)` by RNEA on the 96-DOF CMU human (the paper's size, SPARSE §2.1)
-//! and the 59-parameter preset human, one core, plus forward dynamics and a
-//! point Jacobian; with `--pinocchio`, Pinocchio's `crba` + `nle` on the same
+//! and the 59-parameter preset human, one core, plus forward dynamics (ABA,
+//! and CRBA + sparse LᵀL) and a point Jacobian; with `--pinocchio`,
+//! Pinocchio's `crba` + `nle` and `aba` on the same
 //! models in the same run (through its Python bindings, whose per-call
 //! overhead is measured on a 1-DOF model and reported beside it).
 //!
@@ -41,6 +42,7 @@ struct Row {
     rnea: f64,
     both: f64,
     fd: f64,
+    fd_crba: f64,
     jac: f64,
 }
 
@@ -74,6 +76,13 @@ fn bench(name: &'static str, model: &Model) -> anyhow::Result<Row> {
                 .unwrap(),
         );
     });
+    let fd_crba = time_us(batches, per, || {
+        black_box(
+            model
+                .forward_dynamics_crba(&mut data, black_box(&q), &v, &tau)
+                .unwrap(),
+        );
+    });
     let jt = time_us(batches, per, || {
         model
             .point_jacobian(&mut data, black_box(&q), leaf, &point, &mut jac)
@@ -88,6 +97,7 @@ fn bench(name: &'static str, model: &Model) -> anyhow::Result<Row> {
         rnea,
         both,
         fd,
+        fd_crba,
         jac: jt,
     })
 }
@@ -106,13 +116,13 @@ fn main() -> anyhow::Result<()> {
     ];
     println!("One core, release build, best of 31 batches of 2000 calls (µs per call):\n");
     println!(
-        "| model | nv | bodies | M (CRBA) | C (RNEA) | M + C | forward dynamics | point Jacobian |"
+        "| model | nv | bodies | M (CRBA) | C (RNEA) | M + C | forward dynamics (ABA) | forward dynamics (CRBA + LᵀL) | point Jacobian |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in &rows {
         println!(
-            "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
-            r.name, r.nv, r.bodies, r.crba, r.rnea, r.both, r.fd, r.jac
+            "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            r.name, r.nv, r.bodies, r.crba, r.rnea, r.both, r.fd, r.fd_crba, r.jac
         );
     }
     if with_pinocchio {
@@ -138,33 +148,37 @@ fn main() -> anyhow::Result<()> {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
-        // Lines "name crba_us nle_us overhead_us".
+        // Lines "name crba_us nle_us aba_us overhead_us".
         let text = String::from_utf8_lossy(&out.stdout);
         println!("\nPinocchio (Python bindings, same machine, same run; µs per call):\n");
         println!(
-            "| model | pin crba + nle | binding overhead (2 calls) | pin net of overhead | ours M + C | ours / pin net |"
+            "| model | pin crba + nle | binding overhead (2 calls) | pin M + C net | ours M + C | ours / pin | pin aba net | ours ABA | ours / pin |"
         );
-        println!("|---|---:|---:|---:|---:|---:|");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for line in text.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() != 4 {
+            if f.len() != 5 {
                 continue;
             }
-            let (crba, nle, overhead): (f64, f64, f64) =
-                (f[1].parse()?, f[2].parse()?, f[3].parse()?);
+            let (crba, nle, aba, overhead): (f64, f64, f64, f64) =
+                (f[1].parse()?, f[2].parse()?, f[3].parse()?, f[4].parse()?);
             let Some(ours) = rows.iter().find(|r| r.name == f[0]) else {
                 continue;
             };
             let pin = crba + nle;
             let net = (pin - 2.0 * overhead).max(1e-3);
+            let aba_net = (aba - overhead).max(1e-3);
             println!(
-                "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
                 f[0],
                 pin,
                 2.0 * overhead,
                 net,
                 ours.both,
-                ours.both / net
+                ours.both / net,
+                aba_net,
+                ours.fd,
+                ours.fd / aba_net
             );
         }
     }

@@ -21,7 +21,7 @@
 //!
 //! Nothing allocates after [`Data::new`].
 
-use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
+use nalgebra::{DMatrix, DVector, Matrix2, Matrix3, Matrix6, Vector3, Vector6};
 
 use crate::error::{DynamicsError, Result};
 use crate::model::{JointModel, Model};
@@ -48,6 +48,14 @@ pub struct Data {
     pub(crate) factor: DMatrix<f64>,
     tau: DVector<f64>,
     rhs: DVector<f64>,
+    /// ABA: articulated inertias, bias forces, `U = IA S`, `D⁻¹`, `u`, `c`.
+    aba_inertia: Vec<Matrix6<f64>>,
+    aba_bias: Vec<Vector6<f64>>,
+    aba_u: Vec<Matrix6<f64>>,
+    aba_d_inv: Vec<Matrix6<f64>>,
+    aba_small_u: Vec<Vector6<f64>>,
+    aba_c: Vec<Motion>,
+    qdd: DVector<f64>,
 }
 
 impl Data {
@@ -66,6 +74,13 @@ impl Data {
             factor: DMatrix::zeros(nv, nv),
             tau: DVector::zeros(nv),
             rhs: DVector::zeros(nv),
+            aba_inertia: vec![Matrix6::zeros(); nb],
+            aba_bias: vec![Vector6::zeros(); nb],
+            aba_u: vec![Matrix6::zeros(); nb],
+            aba_d_inv: vec![Matrix6::zeros(); nb],
+            aba_small_u: vec![Vector6::zeros(); nb],
+            aba_c: vec![Motion::zero(); nb],
+            qdd: DVector::zeros(nv),
         }
     }
 
@@ -216,6 +231,57 @@ pub(crate) fn ltl_solve(l: &DMatrix<f64>, parent: &[Option<usize>], b: &mut DVec
         }
         b[k] = acc / l[k * n + k];
     }
+}
+
+/// The 6 × 6 matrix of a spatial inertia on `(ω, v)`:
+/// `[[I_O, [h]×], [[h]×ᵀ, m 1]]` (RBDA Eq. 2.63).
+fn inertia_matrix(i: &Inertia) -> Matrix6<f64> {
+    let hx = crate::spatial::skew(&i.h);
+    let mut m = Matrix6::zeros();
+    m.fixed_view_mut::<3, 3>(0, 0).copy_from(&i.i_o);
+    m.fixed_view_mut::<3, 3>(0, 3).copy_from(&hx);
+    m.fixed_view_mut::<3, 3>(3, 0).copy_from(&hx.transpose());
+    m.fixed_view_mut::<3, 3>(3, 3)
+        .copy_from(&(Matrix3::identity() * i.mass));
+    m
+}
+
+/// The matrix of [`Se3::act_inv_motion`]: parent-frame motion → child frame,
+/// `[[Rᵀ, 0], [−Rᵀ[p]×, Rᵀ]]`; its transpose maps child forces to the parent.
+fn motion_inverse_matrix(x: &Se3) -> Matrix6<f64> {
+    let rt = x.r.transpose();
+    let mut m = Matrix6::zeros();
+    m.fixed_view_mut::<3, 3>(0, 0).copy_from(&rt);
+    m.fixed_view_mut::<3, 3>(3, 0)
+        .copy_from(&(-(rt * crate::spatial::skew(&x.p))));
+    m.fixed_view_mut::<3, 3>(3, 3).copy_from(&rt);
+    m
+}
+
+/// Inverse of the leading `n × n` block of `d` (n ∈ {1, 2, 3, 6}), zero
+/// elsewhere; `None` when singular.
+fn invert_leading(d: &Matrix6<f64>, n: usize) -> Option<Matrix6<f64>> {
+    let mut out = Matrix6::zeros();
+    match n {
+        1 => {
+            if d[(0, 0)] <= 0.0 {
+                return None;
+            }
+            out[(0, 0)] = 1.0 / d[(0, 0)];
+        }
+        2 => {
+            let m: Matrix2<f64> = d.fixed_view::<2, 2>(0, 0).into_owned();
+            out.fixed_view_mut::<2, 2>(0, 0)
+                .copy_from(&m.cholesky()?.inverse());
+        }
+        3 => {
+            let m: Matrix3<f64> = d.fixed_view::<3, 3>(0, 0).into_owned();
+            out.fixed_view_mut::<3, 3>(0, 0)
+                .copy_from(&m.cholesky()?.inverse());
+        }
+        _ => out = d.cholesky()?.inverse(),
+    }
+    Some(out)
 }
 
 impl Model {
@@ -467,10 +533,27 @@ impl Model {
         Ok(())
     }
 
-    /// Forward dynamics `a = M⁻¹ (τ − C(q, v))`: CRBA, RNEA and the sparse
-    /// `LᵀL` factorisation of RBDA §6.5. The factor stays in `data` for
-    /// [`Model::solve_mass`].
+    /// Forward dynamics `a = M⁻¹ (τ − C(q, v))` by the articulated-body
+    /// algorithm (ABA, RBDA Table 7.1): O(n), no mass matrix.
     pub fn forward_dynamics<'d>(
+        &self,
+        data: &'d mut Data,
+        q: &[f64],
+        v: &[f64],
+        tau: &[f64],
+    ) -> Result<&'d DVector<f64>> {
+        self.check_vector("q", q)?;
+        self.check_vector("v", v)?;
+        self.check_vector("tau", tau)?;
+        self.kinematics(data, q);
+        self.aba_passes(data, q, v, tau)?;
+        Ok(&data.qdd)
+    }
+
+    /// Forward dynamics through the mass matrix: CRBA, RNEA and the sparse
+    /// `LᵀL` factorisation of RBDA §6.5 (the factor stays in `data` for
+    /// [`Model::solve_mass`]). Same result as [`Model::forward_dynamics`].
+    pub fn forward_dynamics_crba<'d>(
         &self,
         data: &'d mut Data,
         q: &[f64],
@@ -485,6 +568,92 @@ impl Model {
         }
         ltl_solve(&data.factor, &self.dof_parent, &mut data.rhs);
         Ok(&data.rhs)
+    }
+
+    /// ABA's three passes on the kinematics in `data`.
+    fn aba_passes(&self, data: &mut Data, q: &[f64], v: &[f64], tau: &[f64]) -> Result<()> {
+        let as6 = |m: &Motion| Vector6::new(m.w.x, m.w.y, m.w.z, m.v.x, m.v.y, m.v.z);
+        let force6 = |f: &Force| Vector6::new(f.n.x, f.n.y, f.n.z, f.f.x, f.f.y, f.f.z);
+        let from6 = |x: &Vector6<f64>| {
+            Force::new(
+                Vector3::new(x[0], x[1], x[2]),
+                Vector3::new(x[3], x[4], x[5]),
+            )
+        };
+        // Pass 1: velocities, velocity-product accelerations c, body inertias.
+        for (b, body) in self.bodies.iter().enumerate() {
+            let li = &data.li_m_i[b];
+            let v_parent = match body.parent {
+                Some(p) => li.act_inv_motion(&data.vel[p]),
+                None => Motion::zero(),
+            };
+            let mut v_j = Motion::zero();
+            for i in body.idx_v..body.idx_v + body.joint_model.nv() {
+                v_j += data.s_local[i] * v[i];
+            }
+            let vel = v_parent + v_j;
+            data.vel[b] = vel;
+            data.aba_c[b] = self.joint_bias(b, q, v) + vel.cross(&v_j);
+            let inertia = &body.inertia;
+            data.aba_inertia[b] = inertia_matrix(inertia);
+            data.aba_bias[b] = force6(&vel.cross_force(&inertia.mul_motion(&vel)));
+        }
+        // Pass 2: articulated inertias and bias forces, leaves to root.
+        for b in (0..self.bodies.len()).rev() {
+            let body = &self.bodies[b];
+            let nv = body.joint_model.nv();
+            let ia = data.aba_inertia[b];
+            let mut s = Matrix6::zeros();
+            for k in 0..nv {
+                s.set_column(k, &as6(&data.s_local[body.idx_v + k]));
+            }
+            let u_mat = ia * s;
+            let mut d = s.transpose() * u_mat;
+            let mut u = Vector6::zeros();
+            let pa = data.aba_bias[b];
+            for k in 0..nv {
+                d[(k, k)] += self.armature[body.idx_v + k];
+                u[k] = tau[body.idx_v + k] - s.column(k).dot(&pa);
+            }
+            let d_inv = invert_leading(&d, nv).ok_or_else(|| DynamicsError::Degenerate {
+                joint: self.skeleton().joint(body.joint).name.clone(),
+                index: body.idx_v,
+            })?;
+            data.aba_u[b] = u_mat;
+            data.aba_d_inv[b] = d_inv;
+            data.aba_small_u[b] = u;
+            if let Some(p) = body.parent {
+                let ud = u_mat * d_inv;
+                let ia_a = ia - ud * u_mat.transpose();
+                let c = as6(&data.aba_c[b]);
+                let pa_a = pa + ia_a * c + ud * u;
+                let x = motion_inverse_matrix(&data.li_m_i[b]);
+                data.aba_inertia[p] += x.transpose() * ia_a * x;
+                let fp = data.li_m_i[b].act_force(&from6(&pa_a));
+                data.aba_bias[p] += force6(&fp);
+            }
+        }
+        // Pass 3: accelerations, root to leaves.
+        let base = Motion::new(Vector3::zeros(), -self.gravity);
+        for (b, body) in self.bodies.iter().enumerate() {
+            let li = &data.li_m_i[b];
+            let a_parent = match body.parent {
+                Some(p) => li.act_inv_motion(&data.acc[p]),
+                None => li.act_inv_motion(&base),
+            };
+            let a_prime = as6(&(a_parent + data.aba_c[b]));
+            let nv = body.joint_model.nv();
+            let rhs = data.aba_small_u[b] - data.aba_u[b].transpose() * a_prime;
+            let qdd = data.aba_d_inv[b] * rhs;
+            let mut acc = a_parent + data.aba_c[b];
+            for k in 0..nv {
+                let i = body.idx_v + k;
+                data.qdd[i] = qdd[k];
+                acc += data.s_local[i] * qdd[k];
+            }
+            data.acc[b] = acc;
+        }
+        Ok(())
     }
 
     /// Factorises the mass matrix currently in `data` (from

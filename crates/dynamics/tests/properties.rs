@@ -102,7 +102,13 @@ fn inverse_dynamics_is_mass_times_acceleration_plus_bias_and_forward_dynamics_in
                 .unwrap()
                 .clone();
             let err = (a2 - DVector::from_column_slice(&a)).norm() / 3.0;
-            assert!(err < 1e-9, "{name}: forward dynamics: {err}");
+            assert!(err < 1e-9, "{name}: forward dynamics (ABA): {err}");
+            let a3 = model
+                .forward_dynamics_crba(&mut data, &q, &v, tau.as_slice())
+                .unwrap()
+                .clone();
+            let err = (a3 - DVector::from_column_slice(&a)).norm() / 3.0;
+            assert!(err < 1e-9, "{name}: forward dynamics (CRBA + LᵀL): {err}");
         }
     }
 }
