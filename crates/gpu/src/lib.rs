@@ -46,3 +46,6 @@ pub use raster::{
     capsules_per_pose, render_labels,
 };
 pub use synth::{Noise, render_label_image, render_observation};
+
+/// The wgpu this crate is built with, so callers share devices of the same version.
+pub use wgpu;

@@ -1,1 +1,34 @@
-//! Monocular tracking (RTPF). Work in progress (issue 15).
+//! # track — monocular 3D tracking by RTPF
+//!
+//! Gómez Jáuregui et al., *Real-Time Particle Filtering with Heuristics
+//! for 3D Motion Capture by Monocular Vision* (RTPF): a body model is
+//! registered on a segmented video frame by a particle filter whose
+//! particles are poses, weighed by the non-overlap of rendered and observed
+//! label regions (RTPF Eq. 1–2, [`gpu`]).
+//!
+//! - [`body`]: the tracked body — skeleton, tracked parameters and their
+//!   joint-limit boxes, default capsule radii, arms;
+//! - [`tracker`]: [`Tracker`], the filter engine with the heuristics of
+//!   RTPF §IV (PFS, HSPC, HPOR, HKFS) and their combination PFRTH (§V);
+//! - [`simplex`]: lockstep downhill simplex (HPOR, §IV-C1);
+//! - [`flip`]: kinematic flipping (HKFS, §IV-C2);
+//! - [`prior`]: the PCA Gaussian pose prior (§IV-D);
+//! - [`backend`]: GPU or CPU likelihood, chosen automatically;
+//! - [`synthetic`]: synthetic sequences from BVH clips with ground truth.
+
+pub mod backend;
+pub mod body;
+pub mod error;
+pub mod flip;
+pub mod prior;
+pub mod simplex;
+pub mod synthetic;
+pub mod tracker;
+
+pub use backend::{Backend, BackendChoice, SharedDevice};
+pub use body::{Arm, Param, Selection, Side, TrackedBody, default_radii};
+pub use error::{Result, TrackError};
+pub use prior::PosePrior;
+pub use tracker::{
+    FilterKind, StepReport, StepTimings, Tracker, TrackerConfig, search_root_position,
+};

@@ -1,0 +1,296 @@
+//! RTPF Tables II and III on synthetic renders of the CMU clips: mean
+//! residual F (RTPF Eq. 1) and right-elbow angle RMSE for each filter and
+//! particle count, plus frames per second.
+//!
+//! ```text
+//! cargo run --release -p track --example track_eval -- [--clip walk|hop]
+//!     [--filters pfs,hspc,hpor,hkfs,pfrth] [--particles 100,300,500,700,2000]
+//!     [--frames 40] [--stride 4] [--start 200] [--classes rtpf|parts]
+//!     [--flip-noise 0.02] [--backend cpu|gpu|auto] [--seed 1] [--csv FILE]
+//! ```
+//!
+//! Observations are `gpu::synth`-style renders of the clip's BVH skeleton
+//! (the likelihood's own raster, segmentation classes through a label
+//! map, pixel noise), 160 × 120, camera 4 m in front of the subject. The
+//! tracked body is the clip's skeleton with RTPF's upper-body parameters
+//! (root position and orientation, chest, neck, shoulders, elbows: 24),
+//! initialised at the first frame's true pose (RTPF §VII-A calibrates on
+//! the first image); the PCA pose prior and the joint-limit boxes are
+//! learned from the *other* clip.
+
+use std::io::Write;
+use std::time::Instant;
+
+use skeleton::Bvh;
+use track::synthetic::{ClipSpec, SyntheticClip, rtpf_classes, upper_body_parts};
+use track::{
+    Arm, BackendChoice, FilterKind, PosePrior, Selection, Side, TrackedBody, Tracker,
+    TrackerConfig, default_radii,
+};
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+struct Args {
+    clip: String,
+    filters: Vec<FilterKind>,
+    particles: Vec<usize>,
+    frames: usize,
+    stride: usize,
+    start: usize,
+    classes: String,
+    flip_noise: f64,
+    backend: BackendChoice,
+    seed: u64,
+    csv: Option<String>,
+    sigma_f: f64,
+}
+
+fn parse() -> Res<Args> {
+    let mut a = Args {
+        clip: "walk".into(),
+        filters: FilterKind::ALL.to_vec(),
+        particles: vec![100, 300, 500, 700, 2000],
+        frames: 40,
+        stride: 4,
+        start: 200,
+        classes: "parts".into(),
+        flip_noise: 0.02,
+        backend: BackendChoice::Cpu,
+        seed: 1,
+        csv: None,
+        sigma_f: 0.1,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(k) = it.next() {
+        let mut v = || it.next().ok_or(format!("{k} needs a value"));
+        match k.as_str() {
+            "--clip" => a.clip = v()?,
+            "--filters" => a.filters = v()?.split(',').map(str::parse).collect::<Result<_, _>>()?,
+            "--particles" => {
+                a.particles = v()?.split(',').map(str::parse).collect::<Result<_, _>>()?
+            }
+            "--frames" => a.frames = v()?.parse()?,
+            "--stride" => a.stride = v()?.parse()?,
+            "--start" => a.start = v()?.parse()?,
+            "--classes" => a.classes = v()?,
+            "--flip-noise" => a.flip_noise = v()?.parse()?,
+            "--backend" => a.backend = v()?.parse()?,
+            "--seed" => a.seed = v()?.parse()?,
+            "--sigma-f" => a.sigma_f = v()?.parse()?,
+            "--csv" => a.csv = Some(v()?),
+            "-h" | "--help" => {
+                eprintln!("see the doc comment of crates/track/examples/track_eval.rs");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown option {other}").into()),
+        }
+    }
+    Ok(a)
+}
+
+fn clip_path(name: &str) -> Res<String> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/motions");
+    Ok(match name {
+        "walk" => format!("{root}/cmu_131_01_walk.bvh"),
+        "hop" => format!("{root}/cmu_131_03_hop.bvh"),
+        other => return Err(format!("unknown clip {other} (walk, hop)").into()),
+    })
+}
+
+struct Row {
+    filter: FilterKind,
+    particles: usize,
+    residual: f64,
+    elbow_rmse_deg: f64,
+    fps: f64,
+    evaluations: f64,
+}
+
+fn main() -> Res<()> {
+    let args = parse()?;
+    let clip = Bvh::load(clip_path(&args.clip)?)?;
+    let other = Bvh::load(clip_path(if args.clip == "walk" { "hop" } else { "walk" })?)?;
+    let skel = default_radii(&clip.skeleton, 1.0)?;
+    let first = clip.frames.pose(args.start).to_vec();
+    let mut body = TrackedBody::new(skel, &Selection::cmu_upper_body(), &first)?;
+    body.learn_limits(&other.frames, 25f64.to_radians())?;
+    let prior = PosePrior::learn(&body, &[&other.frames], 0.95)?;
+    let label_map = match args.classes.as_str() {
+        "rtpf" => rtpf_classes(),
+        "parts" => upper_body_parts(),
+        c => return Err(format!("unknown classes {c} (rtpf, parts)").into()),
+    };
+    let spec = ClipSpec {
+        start: args.start,
+        frames: args.frames,
+        stride: args.stride,
+        label_map,
+        pixel_noise: args.flip_noise,
+        seed: args.seed,
+        ..ClipSpec::default()
+    };
+    let synth = SyntheticClip::render(&body, &clip, &spec)?;
+    let arm = Arm::find(body.skeleton(), Side::Right)?;
+    let truth_flex: Vec<f64> = synth
+        .truth
+        .iter()
+        .map(|p| arm.flexion(&body.skeleton().forward_kinematics(p).unwrap()))
+        .collect();
+    eprintln!(
+        "clip {} frames {}..{} every {} ({} observations, {} × {}), D = {}, prior: {} components ({:.1} % of the variance), classes {}",
+        args.clip,
+        args.start,
+        args.start + args.stride * (args.frames - 1),
+        args.stride,
+        args.frames,
+        spec.width,
+        spec.height,
+        body.dim(),
+        prior.components(),
+        100.0 * prior.explained(),
+        args.classes
+    );
+    if std::env::var("TRACK_EVAL_DEBUG").is_ok() {
+        let mut t = Tracker::new(
+            body.clone(),
+            synth.camera.clone(),
+            &synth.truth[0],
+            None,
+            TrackerConfig {
+                particles: 1,
+                backend: args.backend,
+                label_map,
+                ..TrackerConfig::default()
+            },
+        )?;
+        for (k, (p, obs)) in synth.truth.iter().zip(&synth.observations).enumerate() {
+            let s = body.state_of(p);
+            let f = t.score_states(obs, &s)?[0].1;
+            let areas = obs.areas();
+            eprintln!(
+                "frame {k}: F(truth) = {f:.4}, areas {:?}, truth elbow {:.1}°",
+                &areas[..5],
+                truth_flex[k].to_degrees()
+            );
+        }
+        let obs = &synth.observations[0];
+        let mut pgm = format!("P2\n{} {}\n5\n", obs.width(), obs.height());
+        for row in obs.labels().chunks(obs.width() as usize) {
+            pgm += &row
+                .iter()
+                .map(|l| l.to_string())
+                .collect::<Vec<_>>()
+                .join(" ");
+            pgm += "\n";
+        }
+        std::fs::write("/tmp/obs0.pgm", pgm)?;
+    }
+    let mut rows = Vec::new();
+    let mut described = false;
+    for &filter in &args.filters {
+        for &n in &args.particles {
+            let config = TrackerConfig {
+                particles: n,
+                filter,
+                sigma_f: args.sigma_f,
+                seed: args.seed,
+                backend: args.backend,
+                label_map,
+                ..TrackerConfig::default()
+            };
+            let mut tracker = Tracker::new(
+                body.clone(),
+                synth.camera.clone(),
+                &synth.truth[0],
+                Some(prior.clone()),
+                config,
+            )?;
+            if !described {
+                eprintln!("likelihood: {}", tracker.describe());
+                described = true;
+            }
+            let (mut f_sum, mut se, mut evals) = (0.0, 0.0, 0usize);
+            let t0 = Instant::now();
+            for (k, obs) in synth.observations.iter().enumerate() {
+                let r = tracker.step(obs)?;
+                let world = body.skeleton().forward_kinematics(&r.map_pose)?;
+                let e = arm.flexion(&world) - truth_flex[k];
+                se += e * e;
+                f_sum += r.residual;
+                evals += r.evaluations;
+            }
+            let secs = t0.elapsed().as_secs_f64();
+            let m = synth.observations.len() as f64;
+            let row = Row {
+                filter,
+                particles: n,
+                residual: f_sum / m,
+                elbow_rmse_deg: (se / m).sqrt().to_degrees(),
+                fps: m / secs,
+                evaluations: evals as f64 / m,
+            };
+            eprintln!(
+                "{:<6} N = {:>5}: mean F {:.4}, right elbow RMSE {:6.2}°, {:6.1} frames/s, {:7.0} evaluations/frame",
+                filter.name(),
+                n,
+                row.residual,
+                row.elbow_rmse_deg,
+                row.fps,
+                row.evaluations
+            );
+            rows.push(row);
+        }
+    }
+    let table = |title: &str, f: &dyn Fn(&Row) -> String| {
+        println!("\n{title}\n");
+        print!("| filter |");
+        for n in &args.particles {
+            print!(" {n} P |");
+        }
+        println!();
+        print!("|---|");
+        for _ in &args.particles {
+            print!("---|");
+        }
+        println!();
+        for &filter in &args.filters {
+            print!("| {} |", filter.name());
+            for &n in &args.particles {
+                let r = rows
+                    .iter()
+                    .find(|r| r.filter == filter && r.particles == n)
+                    .unwrap();
+                print!(" {} |", f(r));
+            }
+            println!();
+        }
+    };
+    table("Mean residual F (RTPF Table II)", &|r| {
+        format!("{:.3}", r.residual)
+    });
+    table("Right-elbow angle RMSE, degrees (RTPF Table III)", &|r| {
+        format!("{:.1}", r.elbow_rmse_deg)
+    });
+    table("Frames per second", &|r| format!("{:.1}", r.fps));
+    if let Some(path) = &args.csv {
+        let mut f = std::fs::File::create(path)?;
+        writeln!(
+            f,
+            "filter,particles,mean_residual,elbow_rmse_deg,frames_per_second,evaluations_per_frame"
+        )?;
+        for r in &rows {
+            writeln!(
+                f,
+                "{},{},{},{},{},{}",
+                r.filter.name(),
+                r.particles,
+                r.residual,
+                r.elbow_rmse_deg,
+                r.fps,
+                r.evaluations
+            )?;
+        }
+        eprintln!("wrote {path}");
+    }
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! The likelihood back end: RTPF Eq. 1–2 on the GPU ([`gpu::GpuLikelihood`],
+//! RTPF §VI) when an adapter exists, else on the CPU
+//! ([`gpu::CpuLikelihood`]); both give the same counts (bit for bit on
+//! lavapipe), so the choice changes speed, not results.
+
+use gpu::{
+    Camera, CpuLikelihood, Evaluation, GpuLikelihood, HeadlessGpu, LabelMap, NonOverlap,
+    Observation,
+};
+use skeleton::Skeleton;
+
+use crate::error::{Result, TrackError};
+
+/// Which back end to use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The GPU when wgpu finds an adapter, else the CPU.
+    #[default]
+    Auto,
+    Cpu,
+    /// The GPU or an error.
+    Gpu,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "cpu" => Ok(Self::Cpu),
+            "gpu" => Ok(Self::Gpu),
+            other => Err(format!("unknown back end `{other}` (auto, cpu, gpu)")),
+        }
+    }
+}
+
+/// A device an app already owns (e.g. Bevy's), to share with the tracker.
+#[derive(Clone, Debug)]
+pub struct SharedDevice {
+    pub device: gpu::wgpu::Device,
+    pub queue: gpu::wgpu::Queue,
+}
+
+/// The chosen back end.
+#[derive(Debug)]
+pub enum Backend {
+    Cpu(Box<CpuLikelihood>),
+    Gpu {
+        likelihood: Box<GpuLikelihood>,
+        adapter: String,
+    },
+}
+
+impl Backend {
+    /// Builds the back end `choice` asks for; `shared` (an app's device) is
+    /// used instead of requesting a headless one.
+    ///
+    /// # Errors
+    /// [`TrackError::Likelihood`] when `Gpu` was asked for and no adapter
+    /// or device is available, or the label map is invalid.
+    pub fn new(
+        choice: BackendChoice,
+        shared: Option<SharedDevice>,
+        skeleton: &Skeleton,
+        camera: &Camera,
+        model: NonOverlap,
+        label_map: LabelMap,
+    ) -> Result<Self> {
+        let err = |backend: &str| {
+            let backend = backend.to_string();
+            move |source| TrackError::Likelihood { backend, source }
+        };
+        let cpu = || -> Result<Self> {
+            let mut l = CpuLikelihood::new(skeleton.clone(), camera.clone(), model);
+            l.set_label_map(label_map).map_err(err("cpu"))?;
+            Ok(Self::Cpu(Box::new(l)))
+        };
+        let gpu = || -> std::result::Result<Self, gpu::GpuError> {
+            let (device, queue, adapter) = match &shared {
+                Some(s) => (
+                    s.device.clone(),
+                    s.queue.clone(),
+                    gpu::describe_adapter(&s.device.adapter_info()),
+                ),
+                None => {
+                    let g = HeadlessGpu::new()?;
+                    let name = g.describe();
+                    (g.device, g.queue, name)
+                }
+            };
+            let mut l = GpuLikelihood::new(device, queue, skeleton.clone(), camera.clone(), model)?;
+            l.set_label_map(label_map)?;
+            Ok(Self::Gpu {
+                likelihood: Box::new(l),
+                adapter,
+            })
+        };
+        match choice {
+            BackendChoice::Cpu => cpu(),
+            BackendChoice::Gpu => gpu().map_err(err("gpu")),
+            BackendChoice::Auto => gpu().or_else(|_| cpu()),
+        }
+    }
+
+    /// One line for the user: which back end, on which adapter.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Cpu(_) => format!(
+                "CPU likelihood ({} rayon threads)",
+                rayon::current_num_threads()
+            ),
+            Self::Gpu { adapter, .. } => format!("GPU likelihood on {adapter}"),
+        }
+    }
+
+    pub fn is_gpu(&self) -> bool {
+        matches!(self, Self::Gpu { .. })
+    }
+
+    /// RTPF Eq. 1–2 for a batch of full poses.
+    ///
+    /// # Errors
+    /// The back end's error, naming it.
+    pub fn evaluate(&mut self, obs: &Observation, poses: &[f64]) -> Result<&Evaluation> {
+        let name = if self.is_gpu() { "gpu" } else { "cpu" };
+        let r = match self {
+            Self::Cpu(l) => l.evaluate(obs, poses),
+            Self::Gpu { likelihood, .. } => likelihood.evaluate(obs, poses),
+        };
+        r.map_err(|source| TrackError::Likelihood {
+            backend: name.into(),
+            source,
+        })
+    }
+
+    /// Sets `σ_F` for later batches.
+    pub fn set_model(&mut self, model: NonOverlap) {
+        match self {
+            Self::Cpu(l) => l.set_model(model),
+            Self::Gpu { likelihood, .. } => likelihood.set_model(model),
+        }
+    }
+
+    /// Sets the label map for later batches.
+    ///
+    /// # Errors
+    /// An entry outside `0..=C`.
+    pub fn set_label_map(&mut self, map: LabelMap) -> Result<()> {
+        let r = match self {
+            Self::Cpu(l) => l.set_label_map(map),
+            Self::Gpu { likelihood, .. } => likelihood.set_label_map(map),
+        };
+        r.map_err(|source| TrackError::Likelihood {
+            backend: "label map".into(),
+            source,
+        })
+    }
+}

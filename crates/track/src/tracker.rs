@@ -1,0 +1,714 @@
+//! The tracker: RTPF's particle filter with heuristics (§IV–V) over a
+//! [`TrackedBody`], one [`Tracker::step`] per video frame.
+//!
+//! Every filter runs the same engine, stages in RTPF's order:
+//!
+//! 1. **Selection** (§IV-A/B). PFS, HPOR and HKFS draw `N` ancestors by
+//!    multinomial resampling of the previous weights ([`smc::multinomial`]);
+//!    HSPC and PFRTH give each parent `nᵢ = N ŵᵢ` children by the
+//!    largest-remainder rule ([`smc::parent_children`]). The children of a
+//!    parent form its *group*.
+//! 2. **Prediction** (§IV-A, §IV-C). With the simplex heuristic (HPOR,
+//!    PFRTH), every group with `n > D + 1` children runs the downhill
+//!    simplex from its parent for `n − D` iterations ([`crate::simplex`],
+//!    all groups in lockstep, one batch per round); its `D + 1` final
+//!    vertices replace children, and the remaining `n − D − 1` children
+//!    are diffused around the best vertex (keeping "the random variability
+//!    in the prediction"). Every other child is diffused around its
+//!    parent: `x ← x + η`, `η ~ N(0, diag σ²)` truncated to the joint-limit
+//!    box (the IK prior's truncated sampler, [`ik::prior::truncated_normal`]).
+//!    With kinematic flipping (HKFS, PFRTH), up to 15 flipped poses
+//!    ([`crate::flip`]) of the best simplex vertex (PFRTH, §V step 2a) or,
+//!    without a simplex, of the previous MAP particle replace diffused
+//!    children chosen at random.
+//! 3. **Measurement** (§IV-D, §V step 3). Every particle not already scored
+//!    by the simplex is weighed in one batch by RTPF Eq. 1–2 on the chosen
+//!    back end, and penalised by the PCA pose prior:
+//!    `log w = −F² / (2 σ_F²) + β log μ(x)`.
+//! 4. **Normalisation** (§V step 4) with [`smc::Weights`]; estimates: the
+//!    MAP particle and the weighted mean; the per-frame residual is the
+//!    MAP's `F` (RTPF Table II reports the mean residual over a sequence).
+
+use std::time::{Duration, Instant};
+
+use gpu::{Camera, LabelMap, NonOverlap, Observation};
+use nalgebra::Point3;
+use rand::seq::SliceRandom;
+use rayon::prelude::*;
+use smc::{StreamDomain, Weights, stream_rng};
+
+use crate::backend::{Backend, BackendChoice, SharedDevice};
+use crate::body::{Arm, Side, TrackedBody};
+use crate::error::{Result, TrackError};
+use crate::flip::{FlipArm, flip_hypotheses};
+use crate::prior::PosePrior;
+use crate::simplex::{Score, lockstep_simplex};
+
+/// The filters of RTPF Tables II–III.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FilterKind {
+    /// Standard particle filter (§IV-A).
+    Pfs,
+    /// PFS with parent–children selection (§IV-B).
+    Hspc,
+    /// PFS with simplex prediction (§IV-C1).
+    Hpor,
+    /// PFS with kinematic flipping (§IV-C2).
+    Hkfs,
+    /// All heuristics (§V).
+    Pfrth,
+}
+
+impl FilterKind {
+    pub const ALL: [FilterKind; 5] = [Self::Pfs, Self::Hspc, Self::Hpor, Self::Hkfs, Self::Pfrth];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pfs => "PFS",
+            Self::Hspc => "HSPC",
+            Self::Hpor => "HPOR",
+            Self::Hkfs => "HKFS",
+            Self::Pfrth => "PFRTH",
+        }
+    }
+    fn parent_children(self) -> bool {
+        matches!(self, Self::Hspc | Self::Pfrth)
+    }
+    fn simplex(self) -> bool {
+        matches!(self, Self::Hpor | Self::Pfrth)
+    }
+    fn flipping(self) -> bool {
+        matches!(self, Self::Hkfs | Self::Pfrth)
+    }
+}
+
+impl std::str::FromStr for FilterKind {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown filter `{s}` (pfs, hspc, hpor, hkfs, pfrth)"))
+    }
+}
+
+/// Settings an app may change between frames ([`Tracker::set_config`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrackerConfig {
+    /// N.
+    pub particles: usize,
+    pub filter: FilterKind,
+    /// σ_F of RTPF Eq. 2.
+    pub sigma_f: f64,
+    /// Diffusion σ of every tracked angle per frame (rad).
+    pub sigma_rotation: f64,
+    /// Diffusion σ of the global position per frame (m).
+    pub sigma_translation: f64,
+    /// β, the exponent of the pose prior's penalty (RTPF: 1).
+    pub prior_weight: f64,
+    pub seed: u64,
+    pub backend: BackendChoice,
+    /// Rendered body part → observed class (identity: compare body parts).
+    pub label_map: LabelMap,
+}
+
+impl Default for TrackerConfig {
+    fn default() -> Self {
+        Self {
+            particles: 300,
+            filter: FilterKind::Pfrth,
+            sigma_f: 0.1,
+            sigma_rotation: 0.06,
+            sigma_translation: 0.02,
+            prior_weight: 1.0,
+            seed: 1,
+            backend: BackendChoice::Auto,
+            label_map: gpu::IDENTITY_LABEL_MAP,
+        }
+    }
+}
+
+impl TrackerConfig {
+    fn validate(&self) -> Result<()> {
+        let bad = |field: &'static str, value: String, reason: &'static str| {
+            Err(TrackError::InvalidSetting {
+                field,
+                value,
+                reason,
+            })
+        };
+        if self.particles == 0 {
+            return bad("particles", "0".into(), "need at least one particle");
+        }
+        for (field, v) in [
+            ("sigma_f", self.sigma_f),
+            ("sigma_rotation", self.sigma_rotation),
+            ("sigma_translation", self.sigma_translation),
+            ("prior_weight", self.prior_weight),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(field, v.to_string(), "must be finite and >= 0");
+            }
+        }
+        if self.sigma_f == 0.0 {
+            return bad("sigma_f", "0".into(), "must be > 0");
+        }
+        gpu::check_label_map(&self.label_map).map_err(|source| TrackError::Likelihood {
+            backend: "label map".into(),
+            source,
+        })
+    }
+}
+
+/// Wall-clock time of each stage of a step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepTimings {
+    pub select: Duration,
+    /// Diffusion, simplex (including its likelihood batches) and flips.
+    pub predict: Duration,
+    pub measure: Duration,
+    pub total: Duration,
+}
+
+/// What one frame produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepReport {
+    /// Frames processed so far (1 after the first step).
+    pub frame: u64,
+    /// The MAP particle as a full skeleton pose.
+    pub map_pose: Vec<f64>,
+    /// The weighted mean of the particles as a full pose.
+    pub mean_pose: Vec<f64>,
+    /// `F` of the MAP particle (RTPF Eq. 1): the residual of the frame.
+    pub residual: f64,
+    /// Effective sample size of the normalised weights.
+    pub ess: f64,
+    /// Poses weighed this step (measurement + simplex + flips).
+    pub evaluations: usize,
+    /// Groups that ran the simplex.
+    pub simplex_groups: usize,
+    /// Flipped hypotheses inserted.
+    pub flips: usize,
+    pub timings: StepTimings,
+}
+
+/// Scores batches of states: RTPF Eq. 1–2 plus the prior.
+struct Scorer<'a> {
+    backend: &'a mut Backend,
+    body: &'a TrackedBody,
+    prior: Option<&'a PosePrior>,
+    sigma_f: f64,
+    beta: f64,
+    full: Vec<f64>,
+    evaluations: usize,
+}
+
+impl Scorer<'_> {
+    fn score(&mut self, obs: &Observation, states: &[f64]) -> Result<Vec<Score>> {
+        let d = self.body.dim();
+        let dof = self.body.skeleton().dof();
+        let n = states.len() / d;
+        self.full.resize(n * dof, 0.0);
+        for (s, f) in states.chunks(d).zip(self.full.chunks_mut(dof)) {
+            self.body.to_full(s, f);
+        }
+        let ev = self.backend.evaluate(obs, &self.full)?;
+        self.evaluations += n;
+        let model = NonOverlap::new(self.sigma_f).expect("validated");
+        Ok(states
+            .chunks(d)
+            .zip(&ev.non_overlap)
+            .map(|(s, &f)| {
+                let prior = self.prior.map_or(0.0, |p| self.beta * p.log_density(s));
+                (-(model.log_likelihood(f) + prior), f)
+            })
+            .collect())
+    }
+}
+
+/// RTPF's tracker (module docs). Bevy-free: an app owns one, feeds it
+/// observations and reads particles, weights and reports.
+#[derive(Debug)]
+pub struct Tracker {
+    body: TrackedBody,
+    camera: Camera,
+    config: TrackerConfig,
+    backend: Backend,
+    prior: Option<PosePrior>,
+    flip_arms: Vec<FlipArm>,
+    init: Vec<f64>,
+    /// `N × D` tracked states.
+    states: Vec<f64>,
+    next: Vec<f64>,
+    log_weights: Vec<f64>,
+    /// `F` of each particle at the last measurement.
+    residuals: Vec<f64>,
+    weights: Weights,
+    ancestors: Vec<usize>,
+    frame: u64,
+}
+
+impl Tracker {
+    /// A tracker of `body` seen by `camera`, every particle at the full
+    /// pose `init`, with an optional pose prior. The back end follows
+    /// `config.backend` (a headless device for `Auto`/`Gpu`).
+    ///
+    /// # Errors
+    /// Invalid settings, a bad `init`, or no GPU when `Gpu` was asked for.
+    pub fn new(
+        body: TrackedBody,
+        camera: Camera,
+        init: &[f64],
+        prior: Option<PosePrior>,
+        config: TrackerConfig,
+    ) -> Result<Self> {
+        Self::with_device(body, camera, init, prior, config, None)
+    }
+
+    /// As [`Self::new`], on an app's own device for the GPU back end.
+    ///
+    /// # Errors
+    /// As [`Self::new`].
+    pub fn with_device(
+        body: TrackedBody,
+        camera: Camera,
+        init: &[f64],
+        prior: Option<PosePrior>,
+        config: TrackerConfig,
+        device: Option<SharedDevice>,
+    ) -> Result<Self> {
+        config.validate()?;
+        body.skeleton()
+            .check_pose(init)
+            .map_err(|e| TrackError::BadPose {
+                what: "initial pose".into(),
+                message: e.to_string(),
+            })?;
+        let backend = Backend::new(
+            config.backend,
+            device,
+            body.skeleton(),
+            &camera,
+            NonOverlap::new(config.sigma_f).expect("validated"),
+            config.label_map,
+        )?;
+        let flip_arms = [Side::Left, Side::Right]
+            .into_iter()
+            .filter_map(|s| Arm::find(body.skeleton(), s).ok())
+            .filter_map(|a| FlipArm::new(&body, a, init))
+            .collect();
+        let mut t = Self {
+            body,
+            camera,
+            config,
+            backend,
+            prior,
+            flip_arms,
+            init: Vec::new(),
+            states: Vec::new(),
+            next: Vec::new(),
+            log_weights: Vec::new(),
+            residuals: Vec::new(),
+            weights: Weights::uniform(1),
+            ancestors: Vec::new(),
+            frame: 0,
+        };
+        t.reset(init)?;
+        Ok(t)
+    }
+
+    /// Puts every particle at the full pose `init` with equal weights.
+    ///
+    /// # Errors
+    /// A pose of the wrong length or with non-finite values.
+    pub fn reset(&mut self, init: &[f64]) -> Result<()> {
+        self.body
+            .skeleton()
+            .check_pose(init)
+            .map_err(|e| TrackError::BadPose {
+                what: "initial pose".into(),
+                message: e.to_string(),
+            })?;
+        let mut s = self.body.state_of(init);
+        self.body.clamp(&mut s);
+        let n = self.config.particles;
+        self.init = init.to_vec();
+        self.states = s.repeat(n);
+        self.log_weights = vec![0.0; n];
+        self.residuals = vec![f64::NAN; n];
+        self.weights = Weights::uniform(n);
+        self.frame = 0;
+        Ok(())
+    }
+
+    /// Changes the settings; a new particle count or back end restarts the
+    /// cloud at the last MAP pose.
+    ///
+    /// # Errors
+    /// Invalid settings (the old ones stay).
+    pub fn set_config(&mut self, config: TrackerConfig) -> Result<()> {
+        config.validate()?;
+        if config.backend != self.config.backend {
+            self.backend = Backend::new(
+                config.backend,
+                None,
+                self.body.skeleton(),
+                &self.camera,
+                NonOverlap::new(config.sigma_f).expect("validated"),
+                config.label_map,
+            )?;
+        }
+        self.backend
+            .set_model(NonOverlap::new(config.sigma_f).expect("validated"));
+        self.backend.set_label_map(config.label_map)?;
+        let restart = config.particles != self.config.particles;
+        self.config = config;
+        if restart {
+            let map = self.body.full_pose(self.map_state());
+            self.reset(&map)?;
+        }
+        Ok(())
+    }
+
+    pub fn config(&self) -> &TrackerConfig {
+        &self.config
+    }
+    pub fn body(&self) -> &TrackedBody {
+        &self.body
+    }
+    pub fn camera(&self) -> &Camera {
+        &self.camera
+    }
+    /// Which likelihood back end runs, on which adapter.
+    pub fn describe(&self) -> String {
+        self.backend.describe()
+    }
+    /// The particles' tracked states, `N × D` row-major.
+    pub fn particles(&self) -> &[f64] {
+        &self.states
+    }
+    /// Normalised weights.
+    pub fn weights(&self) -> &[f64] {
+        self.weights.normalised()
+    }
+    /// `F` of each particle at the last step (NaN before the first).
+    pub fn residuals(&self) -> &[f64] {
+        &self.residuals
+    }
+    /// Particle `i` as a full skeleton pose.
+    pub fn full_pose(&self, i: usize) -> Vec<f64> {
+        let d = self.body.dim();
+        self.body.full_pose(&self.states[i * d..(i + 1) * d])
+    }
+    /// Arms kinematic flipping can move.
+    pub fn flip_arms(&self) -> &[FlipArm] {
+        &self.flip_arms
+    }
+
+    fn map_index(&self) -> usize {
+        let w = self.weights.normalised();
+        (0..w.len())
+            .max_by(|&a, &b| w[a].total_cmp(&w[b]))
+            .unwrap_or(0)
+    }
+    fn map_state(&self) -> &[f64] {
+        let d = self.body.dim();
+        let i = self.map_index();
+        &self.states[i * d..(i + 1) * d]
+    }
+
+    fn camera_centre(&self) -> Point3<f64> {
+        Point3::from(self.camera.world_from_camera().translation.vector)
+    }
+
+    /// Diffusion σ of each tracked parameter.
+    fn sigmas(&self) -> Vec<f64> {
+        self.body
+            .params()
+            .iter()
+            .map(|p| {
+                if p.translation {
+                    self.config.sigma_translation
+                } else {
+                    self.config.sigma_rotation
+                }
+            })
+            .collect()
+    }
+
+    /// Scores states with the current back end, prior and σ_F (a
+    /// diagnostic and the initial search's objective): `(−log w, F)`.
+    ///
+    /// # Errors
+    /// Bad states or a back-end failure.
+    pub fn score_states(&mut self, obs: &Observation, states: &[f64]) -> Result<Vec<(f64, f64)>> {
+        let d = self.body.dim();
+        for s in states.chunks(d) {
+            self.body.check_state(s, "scored state")?;
+        }
+        let mut scorer = Scorer {
+            backend: &mut self.backend,
+            body: &self.body,
+            prior: self.prior.as_ref(),
+            sigma_f: self.config.sigma_f,
+            beta: self.config.prior_weight,
+            full: Vec::new(),
+            evaluations: 0,
+        };
+        scorer.score(obs, states)
+    }
+
+    /// One frame: selection, prediction, measurement, normalisation
+    /// (module docs).
+    ///
+    /// # Errors
+    /// A back-end failure or collapsed weights (every particle scored
+    /// `−∞`), naming the frame.
+    pub fn step(&mut self, obs: &Observation) -> Result<StepReport> {
+        let t0 = Instant::now();
+        let n = self.config.particles;
+        let d = self.body.dim();
+        let kind = self.config.filter;
+        let frame = self.frame + 1;
+        let seed = self.config.seed;
+
+        // 1. Selection.
+        let mut rng = stream_rng(seed, frame, StreamDomain::Resample, 0);
+        let w = self.weights.normalised();
+        let r = if kind.parent_children() {
+            smc::parent_children(w, n, &mut rng, &mut self.ancestors)
+        } else {
+            smc::multinomial(w, n, &mut rng, &mut self.ancestors)
+        };
+        r.map_err(|source| TrackError::Weights { frame, source })?;
+        let mut groups: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (child, &parent) in self.ancestors.iter().enumerate() {
+            groups[parent].push(child);
+        }
+        let t_select = t0.elapsed();
+
+        // 2. Prediction.
+        let t1 = Instant::now();
+        let sigmas = self.sigmas();
+        let mut scores: Vec<Option<Score>> = vec![None; n];
+        // Centre of each child's diffusion (its parent, or a simplex's best vertex).
+        let mut centre: Vec<usize> = self.ancestors.clone();
+        let mut centre_states = self.states.clone();
+        self.next.resize(n * d, 0.0);
+        let mut evaluations = 0;
+        let mut simplex_groups = 0;
+        let mut best_vertex: Option<(Vec<f64>, f64)> = None;
+        if kind.simplex() {
+            let big: Vec<usize> = (0..n).filter(|&p| groups[p].len() > d + 1).collect();
+            simplex_groups = big.len();
+            if !big.is_empty() {
+                let starts: Vec<(&[f64], usize)> = big
+                    .iter()
+                    .map(|&p| (&self.states[p * d..(p + 1) * d], groups[p].len() - d))
+                    .collect();
+                let mut scorer = Scorer {
+                    backend: &mut self.backend,
+                    body: &self.body,
+                    prior: self.prior.as_ref(),
+                    sigma_f: self.config.sigma_f,
+                    beta: self.config.prior_weight,
+                    full: Vec::new(),
+                    evaluations: 0,
+                };
+                let (simplices, _) =
+                    lockstep_simplex(&self.body, &starts, &sigmas, &mut |b| scorer.score(obs, b))?;
+                evaluations += scorer.evaluations;
+                for (&p, s) in big.iter().zip(&simplices) {
+                    let children = &groups[p];
+                    for (k, &c) in children.iter().enumerate() {
+                        if k <= d {
+                            self.next[c * d..(c + 1) * d].copy_from_slice(&s.vertices[k]);
+                            scores[c] = Some(s.scores[k]);
+                        } else {
+                            // Diffused around the best vertex (held in
+                            // the parent's row of centre_states).
+                            centre[c] = p;
+                        }
+                    }
+                    centre_states[p * d..(p + 1) * d].copy_from_slice(&s.vertices[0]);
+                    if best_vertex.as_ref().is_none_or(|(_, c)| s.scores[0].0 < *c) {
+                        best_vertex = Some((s.vertices[0].clone(), s.scores[0].0));
+                    }
+                }
+            }
+        }
+        // Diffusion of every child not placed by a simplex.
+        let body = &self.body;
+        let centre_states = &centre_states;
+        self.next
+            .par_chunks_mut(d)
+            .enumerate()
+            .zip(scores.par_iter())
+            .with_min_len(64)
+            .for_each(|((i, x), known)| {
+                if known.is_some() {
+                    return;
+                }
+                let mut rng = stream_rng(seed, frame, StreamDomain::Propagate, i as u64);
+                let c = &centre_states[centre[i] * d..(centre[i] + 1) * d];
+                for (k, (x, p)) in x.iter_mut().zip(body.params()).enumerate() {
+                    *x = ik::prior::truncated_normal(c[k], sigmas[k], p.lower, p.upper, &mut rng);
+                }
+            });
+        // Kinematic flipping.
+        let mut flips = 0;
+        if kind.flipping() && !self.flip_arms.is_empty() {
+            let source = match best_vertex {
+                Some((v, _)) => v,
+                None => self.map_state().to_vec(),
+            };
+            let mut hyp = Vec::new();
+            let made = flip_hypotheses(
+                &self.body,
+                &self.flip_arms,
+                &self.camera_centre(),
+                &source,
+                &mut hyp,
+            );
+            let mut free: Vec<usize> = (0..n).filter(|&i| scores[i].is_none()).collect();
+            let mut rng = stream_rng(seed, frame, StreamDomain::User(1), 0);
+            free.shuffle(&mut rng);
+            for (k, &i) in free.iter().take(made).enumerate() {
+                self.next[i * d..(i + 1) * d].copy_from_slice(&hyp[k * d..(k + 1) * d]);
+                flips += 1;
+            }
+        }
+        let t_predict = t1.elapsed();
+
+        // 3. Measurement of every particle the simplex did not score.
+        let t2 = Instant::now();
+        let todo: Vec<usize> = (0..n).filter(|&i| scores[i].is_none()).collect();
+        if !todo.is_empty() {
+            let mut batch = Vec::with_capacity(todo.len() * d);
+            for &i in &todo {
+                batch.extend_from_slice(&self.next[i * d..(i + 1) * d]);
+            }
+            let mut scorer = Scorer {
+                backend: &mut self.backend,
+                body: &self.body,
+                prior: self.prior.as_ref(),
+                sigma_f: self.config.sigma_f,
+                beta: self.config.prior_weight,
+                full: Vec::new(),
+                evaluations: 0,
+            };
+            let s = scorer.score(obs, &batch)?;
+            evaluations += scorer.evaluations;
+            for (&i, s) in todo.iter().zip(s) {
+                scores[i] = Some(s);
+            }
+        }
+        // 4. Normalisation.
+        for (i, s) in scores.iter().enumerate() {
+            let (cost, f) = s.expect("every particle is scored");
+            self.log_weights[i] = -cost;
+            self.residuals[i] = f;
+        }
+        self.weights
+            .update(&self.log_weights)
+            .map_err(|source| TrackError::Weights { frame, source })?;
+        std::mem::swap(&mut self.states, &mut self.next);
+        self.frame = frame;
+        let t_measure = t2.elapsed();
+
+        let map = self.map_index();
+        let wn = self.weights.normalised();
+        let mut mean = vec![0.0; d];
+        for (x, &w) in self.states.chunks(d).zip(wn) {
+            for (m, v) in mean.iter_mut().zip(x) {
+                *m += w * v;
+            }
+        }
+        Ok(StepReport {
+            frame,
+            map_pose: self.body.full_pose(&self.states[map * d..(map + 1) * d]),
+            mean_pose: self.body.full_pose(&mean),
+            residual: self.residuals[map],
+            ess: self.weights.ess(),
+            evaluations,
+            simplex_groups,
+            flips,
+            timings: StepTimings {
+                select: t_select,
+                predict: t_predict,
+                measure: t_measure,
+                total: t0.elapsed(),
+            },
+        })
+    }
+}
+
+/// A short search over the global position for a standard start pose
+/// (the user stands in `start`, e.g. arms down, somewhere in view): a grid
+/// of `steps³` root offsets of ±`extent` (metres) around the start, the
+/// best refined twice at a third of the spacing. Depth stands in for the
+/// body's scale. Returns the full pose with the best root position and its `F`.
+///
+/// # Errors
+/// As [`Tracker::score_states`]; `steps < 2` or a bad extent.
+pub fn search_root_position(
+    tracker: &mut Tracker,
+    obs: &Observation,
+    start: &[f64],
+    extent: [f64; 3],
+    steps: usize,
+) -> Result<(Vec<f64>, f64)> {
+    if steps < 2 || extent.iter().any(|e| !(e.is_finite() && *e >= 0.0)) {
+        return Err(TrackError::InvalidSetting {
+            field: "root search",
+            value: format!("{steps} steps over {extent:?}"),
+            reason: "need >= 2 steps and finite extents >= 0",
+        });
+    }
+    let body = tracker.body().clone();
+    let translations: Vec<usize> = body
+        .params()
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.translation)
+        .map(|(i, _)| i)
+        .take(3)
+        .collect();
+    let mut best = body.state_of(start);
+    body.clamp(&mut best);
+    let mut best_score = tracker.score_states(obs, &best)?[0];
+    let mut spacing: Vec<f64> = extent
+        .iter()
+        .map(|e| 2.0 * e / (steps - 1) as f64)
+        .collect();
+    let mut half = extent;
+    for _round in 0..3 {
+        let centre = best.clone();
+        let mut batch = Vec::new();
+        let total = steps.pow(translations.len() as u32);
+        for k in 0..total {
+            let mut s = centre.clone();
+            let mut rest = k;
+            for (a, &ti) in translations.iter().enumerate() {
+                let j = rest % steps;
+                rest /= steps;
+                s[ti] += -half[a] + spacing[a] * j as f64;
+            }
+            body.clamp(&mut s);
+            batch.extend(s);
+        }
+        let scores = tracker.score_states(obs, &batch)?;
+        let d = body.dim();
+        for (s, sc) in batch.chunks(d).zip(scores) {
+            if sc.0 < best_score.0 {
+                best_score = sc;
+                best = s.to_vec();
+            }
+        }
+        for a in 0..3 {
+            half[a] = spacing[a];
+            spacing[a] = 2.0 * half[a] / (steps - 1) as f64;
+        }
+    }
+    Ok((body.full_pose(&best), best_score.1))
+}
