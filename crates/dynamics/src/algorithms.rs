@@ -587,10 +587,11 @@ impl Model {
                 Some(p) => li.act_inv_motion(&data.vel[p]),
                 None => Motion::zero(),
             };
-            let mut v_j = Motion::zero();
-            for i in body.idx_v..body.idx_v + body.joint_model.nv() {
-                v_j += data.s_local[i] * v[i];
-            }
+            let range = body.idx_v..body.idx_v + body.joint_model.nv();
+            let v_j = data.s_local[range.clone()]
+                .iter()
+                .zip(&v[range])
+                .fold(Motion::zero(), |acc, (s, vi)| acc + *s * *vi);
             let vel = v_parent + v_j;
             data.vel[b] = vel;
             data.aba_c[b] = self.joint_bias(b, q, v) + vel.cross(&v_j);
