@@ -184,6 +184,10 @@ impl Bvh {
 /// `2·√3·n·MAX_VALUE`).
 pub const MAX_VALUE: f64 = 1e9;
 
+/// Frame times accepted (seconds): positive, and printable with the six
+/// decimals files use (a denormal `1e-320` would be written as `0.000000`).
+pub const FRAME_TIME: std::ops::RangeInclusive<f64> = 1e-6..=MAX_VALUE;
+
 /// Decodes UTF-8, or names the 1-based line of the first invalid byte.
 pub(crate) fn utf8_or_error(bytes: &[u8]) -> std::result::Result<&str, (usize, String)> {
     std::str::from_utf8(bytes).map_err(|e| {
@@ -515,12 +519,14 @@ impl<'a> Parser<'a> {
             .trim()
             .strip_prefix("Frame Time:")
             .and_then(parse_finite)
-            .filter(|t| *t > 0.0)
+            .filter(|t| FRAME_TIME.contains(t))
             .ok_or_else(|| {
                 self.err(
                     i + 1,
                     format!(
-                        "expected 'Frame Time: <positive seconds>', found '{}'",
+                        "expected 'Frame Time: <seconds, {:e} to {:e}>', found '{}'",
+                        FRAME_TIME.start(),
+                        FRAME_TIME.end(),
                         line.trim()
                     ),
                 )
@@ -752,9 +758,11 @@ pub fn write_bvh(
             skeleton.dof()
         )));
     }
-    if !(frame_time.is_finite() && frame_time > 0.0) {
+    if !FRAME_TIME.contains(&frame_time) {
         return Err(SkeletonError::InvalidPose(format!(
-            "frame time must be positive, got {frame_time}"
+            "frame time must be {:e} to {:e} seconds, got {frame_time}",
+            FRAME_TIME.start(),
+            FRAME_TIME.end()
         )));
     }
     // Which joints keep their own parameters as channel values (exact), and

@@ -315,3 +315,16 @@ fn a_urdf_joint_sharing_a_link_name_is_accepted() {
     let s = parse_urdf(&text, "names.urdf").unwrap();
     assert_eq!(s.joint(1).name, "arm");
 }
+
+#[test]
+fn frame_times_that_cannot_be_written_back_are_errors() {
+    // Found by the fuzz harness: 1e-320 parsed, then exported as 0.000000.
+    for bad in ["1e-320", "0", "-0.01", "1e10"] {
+        let text = tiny_bvh("1", 1).replace("Frame Time: 0.01", &format!("Frame Time: {bad}"));
+        let (line, m) = bvh_err(&text);
+        assert_eq!(line, line_of(&text, "Frame Time"), "{m}");
+    }
+    let text = tiny_bvh("1", 1).replace("Frame Time: 0.01", "Frame Time: 0.000001");
+    let clip = Bvh::parse(&text, "ok").unwrap();
+    Bvh::parse(&clip.to_bvh_string().unwrap(), "again").unwrap();
+}
