@@ -165,13 +165,19 @@ impl InitialPose {
         let (_, legs_b, _) = fit(b);
         let dt = clip.frame_time;
         let stance = if a.points[2].y <= a.points[4].y { 0 } else { 1 };
+        let (d, _) = heading_axes(heading);
+        let root_velocity = (b.points[0] - a.points[0]) / dt;
+        // The stance leg rotates about the foot: its rate follows from the
+        // hip's forward speed (a thigh finite difference is noisier).
+        let mut hip_rates = [
+            (legs_b[0].hip - legs[0].hip) / dt,
+            (legs_b[1].hip - legs[1].hip) / dt,
+        ];
+        hip_rates[stance] = -root_velocity.dot(&d) / (segments.thigh + segments.shank);
         Ok(InitialPose {
             heading,
             legs,
-            hip_rates: [
-                (legs_b[0].hip - legs[0].hip) / dt,
-                (legs_b[1].hip - legs[1].hip) / dt,
-            ],
+            hip_rates,
             knee_rates: [
                 (legs_b[0].knee - legs[0].knee) / dt,
                 (legs_b[1].knee - legs[1].knee) / dt,
@@ -179,7 +185,7 @@ impl InitialPose {
             segments,
             stance,
             root: a.points[0],
-            root_velocity: (b.points[0] - a.points[0]) / dt,
+            root_velocity,
         })
     }
 }
@@ -426,19 +432,6 @@ impl Prior {
         x[ROOT + 1] = -heel.y;
         x[ROOT + 2] = x[CONTACT + 1] - heel.z;
     }
-
-    fn heel_of(&self, x: &[f64], which: usize) -> Point3<f64> {
-        Pose::from_state(x).leg_points()[which].heel
-    }
-
-    /// Support transfer: the contact moves to the new stance heel's ground
-    /// point (§2.2), and the stance leg changes.
-    fn transfer_contact(&self, x: &mut [f64], new_stance: usize) {
-        let heel = self.heel_of(x, new_stance);
-        x[CONTACT] = heel.x;
-        x[CONTACT + 1] = heel.z;
-        x[STANCE] = new_stance as f64;
-    }
 }
 
 impl Propagate<Observation> for Prior {
@@ -663,16 +656,24 @@ impl Propagate<Observation> for Prior {
         if !physics {
             return 0.0;
         }
-        // Stance pinning and support transfer.
+        // Stance pinning and support transfer, with one forward kinematics
+        // of both legs relative to the root (the angles no longer change).
+        let rel = {
+            let mut p = Pose::from_state(x);
+            p.root = Point3::origin();
+            p.leg_points()
+        };
+        let h = rel[old_stance].heel;
+        let root_old = Point3::new(x[CONTACT] - h.x, -h.y, x[CONTACT + 1] - h.z);
+        let heel_world = |i: usize| root_old + rel[i].heel.coords;
+        let mut stance_now = old_stance;
         if c.dynamics == Dynamics::Monopode {
             // The monopode has no swing leg: support moves when the
             // kinematic swing heel reaches the ground ahead of the stance
             // heel after the stance leg has passed the vertical.
-            x[STANCE] = old_stance as f64;
-            self.pin(x);
             let sw = 1 - old_stance;
-            let heel_sw = self.heel_of(x, sw);
-            let heel_st = self.heel_of(x, old_stance);
+            let heel_sw = heel_world(sw);
+            let heel_st = heel_world(old_stance);
             let (d, _) = heading_axes(x[HEADING]);
             if heel_sw.y <= 0.0
                 && (heel_sw - heel_st).dot(&d) > 0.1
@@ -691,24 +692,30 @@ impl Propagate<Observation> for Prior {
                 x[DYN + 1] = s.y;
                 x[DYN + 2] = s.vx;
                 x[DYN + 3] = s.vy;
-                self.transfer_contact(x, sw);
+                stance_now = sw;
                 struck = true;
             }
-            stance = x[STANCE] as usize;
-            let _ = stance;
         } else if stance != old_stance {
-            // Heel strike in the walker: pin with the old stance, then move
-            // the contact to the new stance heel.
-            x[STANCE] = old_stance as f64;
-            self.pin(x);
-            self.transfer_contact(x, stance);
+            // Heel strike in the walker.
+            stance_now = stance;
         }
+        if stance_now != old_stance {
+            // The contact moves to the ground point under the new stance
+            // heel (§2.2).
+            let heel = heel_world(stance_now);
+            x[CONTACT] = heel.x;
+            x[CONTACT + 1] = heel.z;
+        }
+        x[STANCE] = stance_now as f64;
         if struck {
             x[NEW_STRIDE] = 1.0;
             x[STRIDE] += 1.0;
             x[SINCE_TRANSFER] = 0.0;
         }
-        self.pin(x);
+        let h = rel[stance_now].heel;
+        x[ROOT] = x[CONTACT] - h.x;
+        x[ROOT + 1] = -h.y;
+        x[ROOT + 2] = x[CONTACT + 1] - h.z;
         0.0
     }
 
