@@ -290,6 +290,18 @@ impl Model {
         Data::new(self)
     }
 
+    /// `data` must have been made for a model of this shape.
+    fn check_data(&self, data: &Data) -> Result<()> {
+        if data.li_m_i.len() != self.bodies.len() || data.s_local.len() != self.nv() {
+            return Err(DynamicsError::Dimension {
+                argument: "data (made by another model's Model::data)",
+                expected: self.nv(),
+                got: data.s_local.len(),
+            });
+        }
+        Ok(())
+    }
+
     fn check_vector(&self, argument: &'static str, x: &[f64]) -> Result<()> {
         if x.len() != self.nv() {
             return Err(DynamicsError::Dimension {
@@ -410,6 +422,7 @@ impl Model {
     /// The joint-space mass matrix `M(q)` by the composite-rigid-body
     /// algorithm (RBDA Table 6.2; SPARSE Eq. 1's `M`), both triangles filled.
     pub fn mass_matrix<'d>(&self, data: &'d mut Data, q: &[f64]) -> Result<&'d DMatrix<f64>> {
+        self.check_data(data)?;
         self.check_vector("q", q)?;
         self.crba_unchecked(data, q);
         Ok(&data.mass_matrix)
@@ -495,6 +508,7 @@ impl Model {
         v: &[f64],
         a: &[f64],
     ) -> Result<&'d DVector<f64>> {
+        self.check_data(data)?;
         self.check_vector("q", q)?;
         self.check_vector("v", v)?;
         self.check_vector("a", a)?;
@@ -510,6 +524,7 @@ impl Model {
         q: &[f64],
         v: &[f64],
     ) -> Result<&'d DVector<f64>> {
+        self.check_data(data)?;
         self.check_vector("q", q)?;
         self.check_vector("v", v)?;
         self.rnea_unchecked(data, q, Some(v), None, true);
@@ -518,6 +533,7 @@ impl Model {
 
     /// Gravity alone, `G(q) = C(q, 0)`.
     pub fn gravity_forces<'d>(&self, data: &'d mut Data, q: &[f64]) -> Result<&'d DVector<f64>> {
+        self.check_data(data)?;
         self.check_vector("q", q)?;
         self.rnea_unchecked(data, q, None, None, true);
         Ok(&data.tau)
@@ -526,6 +542,7 @@ impl Model {
     /// `M(q)` and `C(q, v)` in one call (the pair SPARSE's solver needs every
     /// frame): the mass matrix in `data.mass_matrix()`, `C` in `data.tau()`.
     pub fn mass_matrix_and_bias(&self, data: &mut Data, q: &[f64], v: &[f64]) -> Result<()> {
+        self.check_data(data)?;
         self.check_vector("q", q)?;
         self.check_vector("v", v)?;
         self.crba_unchecked(data, q);
@@ -542,6 +559,7 @@ impl Model {
         v: &[f64],
         tau: &[f64],
     ) -> Result<&'d DVector<f64>> {
+        self.check_data(data)?;
         self.check_vector("q", q)?;
         self.check_vector("v", v)?;
         self.check_vector("tau", tau)?;
@@ -660,6 +678,7 @@ impl Model {
     /// Factorises the mass matrix currently in `data` (from
     /// [`Model::mass_matrix`] or [`Model::mass_matrix_and_bias`]).
     pub fn factorize(&self, data: &mut Data) -> Result<()> {
+        self.check_data(data)?;
         ltl_factor(&mut data.factor, &data.mass_matrix, &self.dof_parent).map_err(|index| {
             DynamicsError::Degenerate {
                 joint: self
@@ -675,6 +694,7 @@ impl Model {
     /// Solves `M x = b` in place with the factor of the last
     /// [`Model::factorize`] or [`Model::forward_dynamics`].
     pub fn solve_mass(&self, data: &Data, b: &mut DVector<f64>) -> Result<()> {
+        self.check_data(data)?;
         if b.len() != self.nv() {
             return Err(DynamicsError::Dimension {
                 argument: "b",
@@ -707,21 +727,33 @@ impl Model {
         Ok(())
     }
 
+    /// Forward kinematics of every body at `q` into `data`, for the `*_at`
+    /// queries below (one kinematics pass for many Jacobians). Every other
+    /// call that takes `q` also leaves its kinematics in `data`.
+    pub fn forward_kinematics(&self, data: &mut Data, q: &[f64]) -> Result<()> {
+        self.check_data(data)?;
+        self.check_vector("q", q)?;
+        self.kinematics(data, q);
+        Ok(())
+    }
+
     /// World pose of skeleton joint `joint`'s frame at `q` (equal to
     /// [`skeleton::Skeleton::forward_kinematics`]'s).
     pub fn frame_pose(&self, data: &mut Data, q: &[f64], joint: usize) -> Result<Se3> {
-        self.check_vector("q", q)?;
-        self.check_frame(joint)?;
-        self.kinematics(data, q);
-        Ok(self.frame_pose_cached(data, joint))
+        self.forward_kinematics(data, q)?;
+        self.frame_pose_at(data, joint)
     }
 
-    fn frame_pose_cached(&self, data: &Data, joint: usize) -> Se3 {
+    /// As [`Model::frame_pose`] at the configuration of the last call that
+    /// took one ([`Model::forward_kinematics`]).
+    pub fn frame_pose_at(&self, data: &Data, joint: usize) -> Result<Se3> {
+        self.check_data(data)?;
+        self.check_frame(joint)?;
         let frame = &self.frames[joint];
-        match frame.body {
+        Ok(match frame.body {
             Some(b) => data.o_m_i[b].compose(&frame.in_body),
             None => frame.in_body,
-        }
+        })
     }
 
     /// The Jacobian `J_x` (3 × nv) of the world position of `point` (in
@@ -734,11 +766,21 @@ impl Model {
         point: &Vector3<f64>,
         out: &mut DMatrix<f64>,
     ) -> Result<()> {
-        self.check_vector("q", q)?;
-        self.check_frame(joint)?;
+        self.forward_kinematics(data, q)?;
+        self.point_jacobian_at(data, joint, point, out)
+    }
+
+    /// As [`Model::point_jacobian`] at the configuration of the last call
+    /// that took one ([`Model::forward_kinematics`]).
+    pub fn point_jacobian_at(
+        &self,
+        data: &Data,
+        joint: usize,
+        point: &Vector3<f64>,
+        out: &mut DMatrix<f64>,
+    ) -> Result<()> {
         self.check_jacobian_out(out)?;
-        self.kinematics(data, q);
-        let x = self.frame_pose_cached(data, joint).transform_point(point);
+        let x = self.frame_pose_at(data, joint)?.transform_point(point);
         out.fill(0.0);
         self.for_each_ancestor_dof(joint, |i| {
             let s = &data.s_world[i];
@@ -749,8 +791,8 @@ impl Model {
 
     /// The Jacobian `J_θ` (3 × nv) of joint `joint`'s world orientation:
     /// `ω_world = J_θ v`, the world angular velocity of its frame (SPARSE
-    /// Eq. 2's IMU Jacobian; a log-map residual `log(R_target Rᵀ)` changes at
-    /// `J_l(r)⁻¹ ω` to first order).
+    /// Eq. 2's IMU Jacobian; the log-map residual `r = log(R R_targetᵀ)`
+    /// changes at `J_l(r)⁻¹ ω`, EXPMAP §4.1).
     pub fn orientation_jacobian(
         &self,
         data: &mut Data,
@@ -758,10 +800,21 @@ impl Model {
         joint: usize,
         out: &mut DMatrix<f64>,
     ) -> Result<()> {
-        self.check_vector("q", q)?;
+        self.forward_kinematics(data, q)?;
+        self.orientation_jacobian_at(data, joint, out)
+    }
+
+    /// As [`Model::orientation_jacobian`] at the configuration of the last
+    /// call that took one ([`Model::forward_kinematics`]).
+    pub fn orientation_jacobian_at(
+        &self,
+        data: &Data,
+        joint: usize,
+        out: &mut DMatrix<f64>,
+    ) -> Result<()> {
+        self.check_data(data)?;
         self.check_frame(joint)?;
         self.check_jacobian_out(out)?;
-        self.kinematics(data, q);
         out.fill(0.0);
         self.for_each_ancestor_dof(joint, |i| out.set_column(i, &data.s_world[i].w));
         Ok(())
@@ -952,5 +1005,68 @@ impl Model {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(d/dt J_r(s)) ṡ` against a central difference of `J_r(s + t ṡ) ṡ`,
+    /// on both sides of the series threshold and at zero.
+    #[test]
+    fn swing_bias_matches_finite_differences() {
+        let sdot = Vector3::new(0.7, -0.4, 1.1);
+        for s in [
+            Vector3::new(0.0, 0.0, 0.0),
+            Vector3::new(1e-3, -2e-3, 5e-4),
+            Vector3::new(0.1, 0.12, -0.05),
+            Vector3::new(0.2, -0.1, 0.1),
+            Vector3::new(0.9, 1.3, -0.4),
+            Vector3::new(-2.0, 1.0, 1.5),
+        ] {
+            let h = 1e-5;
+            let fd = (right_jacobian_mul(&(s + sdot * h), &sdot)
+                - right_jacobian_mul(&(s - sdot * h), &sdot))
+                / (2.0 * h);
+            let exact = right_jacobian_rate_mul(&s, &sdot);
+            assert!((fd - exact).norm() < 1e-8, "s = {s:?}: {fd:?} vs {exact:?}");
+        }
+    }
+
+    /// The series and closed forms agree where they meet (θ = 0.25).
+    #[test]
+    fn so3_coefficients_are_continuous_at_the_series_threshold() {
+        let below = so3_coefficients(0.25 - 1e-12);
+        let above = so3_coefficients(0.25 + 1e-12);
+        for (a, b) in [
+            (below.0, above.0),
+            (below.1, above.1),
+            (below.2, above.2),
+            (below.3, above.3),
+        ] {
+            assert!((a - b).abs() < 1e-13 * a.abs().max(1.0), "{a} vs {b}");
+        }
+    }
+
+    /// `J_r(φ)` is the body angular velocity of `exp(φ)`: compare with a
+    /// difference of rotations, `Rᵀ dR/dt`.
+    #[test]
+    fn right_jacobian_is_the_body_velocity_of_exp() {
+        let phi = Vector3::new(0.4, -1.2, 0.8);
+        let dphi = Vector3::new(-0.3, 0.5, 0.9);
+        let h = 1e-6;
+        let r = rotation::exp(&phi).to_rotation_matrix().into_inner();
+        let rp = rotation::exp(&(phi + dphi * h))
+            .to_rotation_matrix()
+            .into_inner();
+        let rm = rotation::exp(&(phi - dphi * h))
+            .to_rotation_matrix()
+            .into_inner();
+        let w = r.transpose() * (rp - rm) / (2.0 * h);
+        let fd = Vector3::new(w[(2, 1)], w[(0, 2)], w[(1, 0)]);
+        assert!((fd - right_jacobian_mul(&phi, &dphi)).norm() < 1e-8);
+        let l = r * right_jacobian_mul(&phi, &dphi);
+        assert!((l - left_jacobian_mul(&phi, &dphi)).norm() < 1e-12);
     }
 }

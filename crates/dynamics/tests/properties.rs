@@ -362,3 +362,62 @@ fn a_massless_leaf_joint_is_reported_as_degenerate() {
     let err = Model::from_skeleton(&skel, MassSource::Skeleton).unwrap_err();
     assert!(err.to_string().contains("'wrist'"), "{err}");
 }
+
+/// `t ↦ q ⊕ v t` is a one-parameter motion: `(q ⊕ v t) ⊕ v s = q ⊕ v (t + s)`
+/// for balls and free joints (exact exponentials, not a first-order step).
+#[test]
+fn integration_follows_the_exponential_exactly() {
+    let mut rng = Pcg64::seed_from_u64(8);
+    for (name, model) in models() {
+        let n = model.nv();
+        let mut data = model.data();
+        let q = random_vec(&mut rng, n, 0.8);
+        let v = random_vec(&mut rng, n, 1.0);
+        let (mut q1, mut q2, mut q3) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        model.integrate(&q, &v, 0.3, &mut q1).unwrap();
+        model.integrate(&q1, &v, 0.4, &mut q2).unwrap();
+        model.integrate(&q, &v, 0.7, &mut q3).unwrap();
+        // Compare frames (parameters of equal rotations may differ).
+        for j in 0..model.skeleton().len() {
+            let a = model.frame_pose(&mut data, &q2, j).unwrap();
+            let b = model.frame_pose(&mut data, &q3, j).unwrap();
+            assert!(
+                (a.p - b.p).norm() < 1e-12 && (a.r - b.r).norm() < 1e-12,
+                "{name} joint {j}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cached_kinematics_queries_match_the_one_shot_ones_and_foreign_data_is_rejected() {
+    let models = models();
+    let (_, model) = &models[0];
+    let mut data = model.data();
+    let mut rng = Pcg64::seed_from_u64(9);
+    let q = random_vec(&mut rng, model.nv(), 1.0);
+    let (mut a, mut b) = (DMatrix::zeros(3, model.nv()), DMatrix::zeros(3, model.nv()));
+    let p = Vector3::new(0.01, 0.02, 0.03);
+    model.forward_kinematics(&mut data, &q).unwrap();
+    for j in 0..model.skeleton().len() {
+        model.point_jacobian_at(&data, j, &p, &mut a).unwrap();
+        let pose = model.frame_pose_at(&data, j).unwrap();
+        model.point_jacobian(&mut data, &q, j, &p, &mut b).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(pose, model.frame_pose(&mut data, &q, j).unwrap());
+        model.orientation_jacobian_at(&data, j, &mut a).unwrap();
+        model
+            .orientation_jacobian(&mut data, &q, j, &mut b)
+            .unwrap();
+        assert_eq!(a, b);
+    }
+    let (_, other) = &models[5];
+    let mut foreign = other.data();
+    assert!(matches!(
+        model.mass_matrix(&mut foreign, &q),
+        Err(DynamicsError::Dimension { .. })
+    ));
+    assert!(model.point_jacobian_at(&data, 999, &p, &mut a).is_err());
+    let mut wrong = DMatrix::zeros(3, 2);
+    assert!(model.orientation_jacobian_at(&data, 0, &mut wrong).is_err());
+}
