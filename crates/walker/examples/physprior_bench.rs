@@ -27,7 +27,7 @@ fn main() -> Result<()> {
         rayon::current_num_threads(),
         clip.len()
     );
-    println!("| prior | N | N_thres | frames/s (best of 3) | goal |");
+    println!("| prior | N | N_thres | frames/s (best of 5) | goal |");
     println!("|---|---|---|---|---|");
     for (d, n, thres, goal) in [
         (Dynamics::Anthropomorphic, 2500, 500, 220.0),
@@ -35,7 +35,7 @@ fn main() -> Result<()> {
         (Dynamics::ConstantVelocity, 2500, 500, f64::NAN),
     ] {
         let mut best: f64 = 0.0;
-        for rep in 0..3 {
+        for rep in 0..5 {
             let r = run(&clip, &cam, d, n, thres, 1 + rep, 1.0, &|_| [true; POINTS])?;
             best = best.max(r.frames.len() as f64 / r.seconds);
         }

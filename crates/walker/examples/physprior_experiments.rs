@@ -145,7 +145,7 @@ fn occlusion(clip: &walker::mocap::TruthClip, seed: u64, out: &Path) -> Result<(
     };
     println!("\n## Exp. 2: occlusion (knee and foot points removed for frames {g0}..{g1})");
     println!(
-        "| prior | N | area before px² | area gap mid px² | area gap end px² | area 10 after px² | foot px in gap | foot px MAP in gap | contact in gap cm | first contact after cm |"
+        "| prior | N | area 10 before px² | area gap mid px² | area gap end px² | area 10 after px² | foot px in gap | foot px MAP in gap | contact in gap cm | first contact after cm |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let onsets: Vec<(usize, usize)> = {
@@ -203,7 +203,7 @@ fn occlusion(clip: &walker::mocap::TruthClip, seed: u64, out: &Path) -> Result<(
         println!(
             "| {} | {n_run} | {:.1} | {:.0} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
             d.name(),
-            avg(g0 - 20, g0),
+            avg(g0.saturating_sub(10).max(1), g0),
             kf_area(g0 + 30),
             kf_area(g1 - 1),
             avg(g1 + 1, (g1 + 11).min(t)),
