@@ -765,6 +765,19 @@ pub fn write_bvh(
             FRAME_TIME.end()
         )));
     }
+    // A name BVH cannot hold (URDF names may contain spaces) would produce a
+    // file that reads back differently or not at all. End sites are unnamed.
+    for (j, joint) in skeleton.joints().iter().enumerate() {
+        let written = !(channels[j].is_empty() && skeleton.children(j).is_empty() && j != 0);
+        let n = joint.name.as_str();
+        if written && (n.is_empty() || n.contains(char::is_whitespace) || n == "{" || n == "}") {
+            return Err(SkeletonError::InvalidJoint {
+                joint: n.to_string(),
+                field: "name",
+                message: "a BVH joint name must be one word (no spaces, not '{' or '}')".into(),
+            });
+        }
+    }
     // Which joints keep their own parameters as channel values (exact), and
     // which are converted through their rotation.
     let direct: Vec<bool> = skeleton

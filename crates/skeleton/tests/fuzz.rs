@@ -8,7 +8,8 @@
 //!   `MEMORY_PER_INPUT_BYTE × input bytes + 1 MiB` (a counting global
 //!   allocator), so a declared size never allocates beyond the data present;
 //! * either `Ok` with finite results (forward kinematics of every frame /
-//!   of the rest pose, total mass), a BVH export that parses again — or an
+//!   of the rest pose, total mass), a BVH export that parses again with the
+//!   same joints (URDF: where BVH can express the robot) — or an
 //!   error of the file's kind that names the file and a line in range (BVH,
 //!   URDF with a line) or an element (URDF).
 //!
@@ -462,6 +463,20 @@ fn check_urdf(bytes: &[u8]) -> Result<(), TestCaseError> {
                 .map_err(|e| TestCaseError::fail(format!("accepted file gives: {e}")))?;
             prop_assert!(finite(&w));
             prop_assert!(s.total_mass().is_finite());
+            // Written as BVH (where it can be: no prismatic joints, one-word
+            // names), it must read back with the same joints.
+            let written = catch_unwind(AssertUnwindSafe(|| {
+                let channels = skeleton::bvh::default_channels(&s).ok()?;
+                let frames = skeleton::PoseBatch::rest(&s, 1);
+                let text = skeleton::bvh::write_bvh(&s, &channels, 0.01, &frames).ok()?;
+                Some(Bvh::parse(&text, "export.bvh").map(|b| b.skeleton.len()))
+            }))
+            .map_err(|p| TestCaseError::fail(format!("panic in export: {}", panic_message(p))))?;
+            if let Some(again) = written {
+                let again =
+                    again.map_err(|e| TestCaseError::fail(format!("export unreadable: {e}")))?;
+                prop_assert_eq!(again, s.len());
+            }
             Ok(())
         }
         Err(SkeletonError::UrdfAt {

@@ -328,3 +328,20 @@ fn frame_times_that_cannot_be_written_back_are_errors() {
     let clip = Bvh::parse(&text, "ok").unwrap();
     Bvh::parse(&clip.to_bvh_string().unwrap(), "again").unwrap();
 }
+
+#[test]
+fn names_bvh_cannot_hold_are_export_errors() {
+    // URDF names may contain spaces; written as BVH they would split.
+    let text = URDF.replace(
+        r#"<joint name="shoulder""#,
+        r#"<joint name="left shoulder""#,
+    );
+    let s = parse_urdf(&text, "spaces.urdf").unwrap();
+    let channels = skeleton::bvh::default_channels(&s).unwrap();
+    let frames = skeleton::PoseBatch::rest(&s, 1);
+    let e = skeleton::bvh::write_bvh(&s, &channels, 0.01, &frames).unwrap_err();
+    assert!(e.to_string().contains("'left shoulder'"), "{e}");
+    let ok = parse_urdf(URDF, "ok.urdf").unwrap();
+    let text = skeleton::bvh::write_bvh(&ok, &channels, 0.01, &frames).unwrap();
+    assert_eq!(Bvh::parse(&text, "w.bvh").unwrap().skeleton.len(), ok.len());
+}
