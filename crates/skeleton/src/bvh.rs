@@ -358,19 +358,26 @@ impl<'a> Parser<'a> {
             .filter(|(_, end)| !**end)
             .map(|(j, _)| j.name.clone())
             .collect();
+        // Next suffix to try per parent, so that many end sites under one
+        // joint cost linear, not quadratic, time.
+        let mut next_k: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
         for j in 0..self.joints.len() {
             if !self.end_site[j] {
                 continue;
             }
-            let parent = self.joints[j]
-                .parent
-                .map_or("", |p| self.joints[p].name.as_str());
-            let mut name = format!("{parent}_end");
-            let mut k = 2;
+            let p = self.joints[j].parent.unwrap_or(0);
+            let parent = self.joints[p].name.as_str();
+            let k = next_k.entry(p).or_insert(1);
+            let mut name = if *k == 1 {
+                format!("{parent}_end")
+            } else {
+                format!("{parent}_{k}_end")
+            };
             while taken.contains(&name) {
+                *k += 1;
                 name = format!("{parent}_{k}_end");
-                k += 1;
             }
+            *k += 1;
             taken.insert(name.clone());
             self.joints[j].name = name;
         }

@@ -90,16 +90,46 @@ const NUMERIC_ATTRIBUTES: &[(&str, &str, usize, bool)] = &[
 /// `<link>`/`<joint>` and of their child elements, for error messages.
 struct Lines<'a> {
     elements: Vec<Element<'a>>,
+    /// Top-level `(kind, name)` → index of the last such element.
+    owners: HashMap<(&'a str, &'a str), usize>,
+    /// Top-level elements with a `<limit>` child.
+    with_limit: std::collections::HashSet<usize>,
 }
 
 impl<'a> Lines<'a> {
+    /// Indexes the scan once, so that lookups cost O(1) however many joints
+    /// a (hostile) file has.
+    fn new(elements: Vec<Element<'a>>) -> Self {
+        let top = |e: &Element| e.parent.is_some_and(|p| elements[p].parent.is_none());
+        let mut owners = HashMap::new();
+        let mut with_limit = std::collections::HashSet::new();
+        for (i, e) in elements.iter().enumerate() {
+            let name: Option<&'a str> = e
+                .attributes
+                .iter()
+                .find(|a| a.name == "name")
+                .map(|a| a.value);
+            if top(e)
+                && let Some(name) = name
+            {
+                owners.insert((e.name, name), i);
+            }
+            if e.name == "limit"
+                && let Some(p) = e.parent
+            {
+                with_limit.insert(p);
+            }
+        }
+        Self {
+            elements,
+            owners,
+            with_limit,
+        }
+    }
+
     /// The top-level `<kind name="name">` element (the last one of that name).
     fn owner(&self, kind: &str, name: &str) -> Option<usize> {
-        self.elements.iter().rposition(|e| {
-            e.name == kind
-                && e.parent.is_some_and(|p| self.elements[p].parent.is_none())
-                && e.attribute("name").is_some_and(|a| a.value == name)
-        })
+        self.owners.get(&(kind, name)).copied()
     }
 
     fn line(&self, kind: &str, name: &str) -> Option<usize> {
@@ -152,7 +182,7 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
         message,
     };
     let elements = xml_scan::scan(text).map_err(|(line, m)| at(line, "xml".into(), m))?;
-    let lines = Lines { elements };
+    let lines = Lines::new(elements);
     check_numbers(&lines, file)?;
     let err = |element: String, message: String| SkeletonError::Urdf {
         file: file.to_string(),
@@ -202,10 +232,7 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
     for j in &robot.joints {
         if matches!(j.joint_type, JointType::Revolute | JointType::Prismatic)
             && let Some(owner) = lines.owner("joint", &j.name)
-            && !lines
-                .elements
-                .iter()
-                .any(|e| e.parent == Some(owner) && e.name == "limit")
+            && !lines.with_limit.contains(&owner)
         {
             return Err(err_in(
                 "joint",

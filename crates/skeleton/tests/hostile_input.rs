@@ -345,3 +345,31 @@ fn names_bvh_cannot_hold_are_export_errors() {
     let text = skeleton::bvh::write_bvh(&ok, &channels, 0.01, &frames).unwrap();
     assert_eq!(Bvh::parse(&text, "w.bvh").unwrap().skeleton.len(), ok.len());
 }
+
+#[test]
+fn many_end_sites_and_long_urdf_chains_are_linear() {
+    // 20,000 End Sites under one joint: unique names without a quadratic
+    // search for a free suffix.
+    let sites = "End Site\n{\nOFFSET 0 1 0\n}\n".repeat(20_000);
+    let text = format!(
+        "HIERARCHY\nROOT Hips\n{{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Yrotation Xrotation\n{sites}}}\nMOTION\nFrames: 1\nFrame Time: 0.01\n0 0 0\n"
+    );
+    let clip = Bvh::parse(&text, "sites.bvh").unwrap();
+    assert_eq!(clip.skeleton.len(), 20_001);
+    assert_eq!(clip.skeleton.joint(1).name, "Hips_end");
+    assert_eq!(clip.skeleton.joint(20_000).name, "Hips_20000_end");
+    // A 5,000-joint URDF chain (every joint revolute with a limit).
+    let n = 5000;
+    let mut urdf = String::from("<robot name=\"long\">\n<link name=\"l0\"/>\n");
+    for k in 1..=n {
+        urdf.push_str(&format!(
+            "<link name=\"l{k}\"/>\n<joint name=\"j{k}\" type=\"revolute\"><parent link=\"l{}\"/><child link=\"l{k}\"/><origin xyz=\"0 0 0.01\"/><axis xyz=\"0 1 0\"/><limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/></joint>\n",
+            k - 1
+        ));
+    }
+    urdf.push_str("</robot>\n");
+    let s = parse_urdf(&urdf, "long.urdf").unwrap();
+    assert_eq!(s.dof(), n);
+    let w = s.forward_kinematics(&s.rest_pose()).unwrap();
+    assert!((w[n].translation.z - 0.01 * n as f64).abs() < 1e-9);
+}
