@@ -345,8 +345,44 @@ const FORCE_VAR: usize = 42;
 const STRIDE: usize = 43;
 const NEW_STRIDE: usize = 44;
 const SINCE_TRANSFER: usize = 45;
+/// The five tracking points (world, 3 × 5), written by the proposal so that
+/// the likelihood and the summaries need no second forward kinematics.
+const TRACK: usize = 46;
 /// Dimension of a particle's state.
-pub const STATE_DIM: usize = 46;
+pub const STATE_DIM: usize = TRACK + 3 * POINTS;
+
+/// Writes the tracking points of a state whose root is set, from leg
+/// points computed relative to the root.
+fn store_tracking_points(x: &mut [f64], rel: &[LegPoints; 2]) {
+    let root = Vector3::new(x[ROOT], x[ROOT + 1], x[ROOT + 2]);
+    let pts = [
+        root,
+        rel[0].knee.coords + root,
+        rel[0].ankle.coords + root,
+        rel[1].knee.coords + root,
+        rel[1].ankle.coords + root,
+    ];
+    for (k, p) in pts.iter().enumerate() {
+        x[TRACK + 3 * k] = p.x;
+        x[TRACK + 3 * k + 1] = p.y;
+        x[TRACK + 3 * k + 2] = p.z;
+    }
+}
+
+/// Leg points of a state relative to its root (one forward kinematics).
+fn legs_relative(x: &[f64]) -> [LegPoints; 2] {
+    let mut p = Pose::from_state(x);
+    p.root = Point3::origin();
+    p.leg_points()
+}
+
+/// The stored tracking points of a state.
+#[inline]
+fn tracking_points_of(x: &[f64]) -> [Point3<f64>; POINTS] {
+    std::array::from_fn(|k| {
+        Point3::new(x[TRACK + 3 * k], x[TRACK + 3 * k + 1], x[TRACK + 3 * k + 2])
+    })
+}
 
 fn leg(i: usize) -> usize {
     LEGS + 8 * i
@@ -499,6 +535,7 @@ impl Propagate<Observation> for Prior {
                 x[DYN + 2] = ip.root_velocity.z;
             }
         }
+        store_tracking_points(x, &legs_relative(x));
         0.0
     }
 
@@ -654,15 +691,12 @@ impl Propagate<Observation> for Prior {
             }
         }
         if !physics {
+            store_tracking_points(x, &legs_relative(x));
             return 0.0;
         }
         // Stance pinning and support transfer, with one forward kinematics
         // of both legs relative to the root (the angles no longer change).
-        let rel = {
-            let mut p = Pose::from_state(x);
-            p.root = Point3::origin();
-            p.leg_points()
-        };
+        let rel = legs_relative(x);
         let h = rel[old_stance].heel;
         let root_old = Point3::new(x[CONTACT] - h.x, -h.y, x[CONTACT + 1] - h.z);
         let heel_world = |i: usize| root_old + rel[i].heel.coords;
@@ -716,6 +750,7 @@ impl Propagate<Observation> for Prior {
         x[ROOT] = x[CONTACT] - h.x;
         x[ROOT + 1] = -h.y;
         x[ROOT + 2] = x[CONTACT + 1] - h.z;
+        store_tracking_points(x, &rel);
         0.0
     }
 
@@ -741,7 +776,7 @@ impl PointLikelihood {
     }
 
     fn log_p(&self, obs: &Observation, x: &[f64]) -> f64 {
-        let pts = Pose::from_state(x).tracking_points();
+        let pts = tracking_points_of(x);
         let mut lp = 0.0;
         for (i, o) in obs.points.iter().enumerate() {
             let Some(o) = o else { continue };
@@ -931,7 +966,7 @@ impl WalkerTracker {
             .zip(self.particles.states().par_chunks_exact(dim))
             .with_min_len(256)
             .for_each(|(out, x)| {
-                let pts = Pose::from_state(x).tracking_points();
+                let pts = tracking_points_of(x);
                 for (k, p) in pts.iter().enumerate() {
                     out[3 * k] = p.x as f32;
                     out[3 * k + 1] = p.y as f32;
