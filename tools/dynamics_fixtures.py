@@ -3,8 +3,8 @@
 
 Builds the same multi-body models in Pinocchio (PyPI `pin`) and evaluates, at
 seeded random states, the mass matrix M(q), the bias forces C(q, v) (gravity,
-Coriolis, centrifugal), the gravity forces G(q) and inverse dynamics
-tau = M a + C. Writes one JSON fixture per model into
+Coriolis, centrifugal), the gravity forces G(q), inverse dynamics
+tau = M a + C and the world Jacobians of three joints. Writes one JSON fixture per model into
 crates/dynamics/tests/fixtures/, which `cargo test -p dynamics` compares with
 our CRBA/RNEA at 1e-9 relative error, so the tests need no Python.
 
@@ -184,6 +184,21 @@ class JsonModel:
         g = pm.T @ pin.computeGeneralizedGravity(m, d, qp)
         return pm.T @ mass @ pm, c, tau, g
 
+    def jacobians(self, q, v, names):
+        """6 x nv joint Jacobians (linear velocity of the joint origin, then
+        angular velocity, world axes) in our velocity coordinates."""
+        qp, pm, _ = self.maps(q, v)
+        m, d = self.model, self.data
+        pin.computeJointJacobians(m, d, qp)
+        out = {}
+        for name in names:
+            jid = m.getJointId(name)
+            out[name] = pin.getJointJacobian(m, d, jid, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED) @ pm
+        return out
+
+    def probe_joints(self):
+        return [b["name"] for b in self.desc["bodies"][-3:]]
+
 
 class UrdfModel:
     """A URDF parsed by Pinocchio; our velocity order from our export."""
@@ -195,6 +210,7 @@ class UrdfModel:
         self.nv = desc["nv"]
         self.perm = np.zeros(self.nv, dtype=int)  # ours -> pinocchio
         self.qmap = []  # (our index, pinocchio idx_q, pinocchio nq)
+        self.names = [b["name"] for b in desc["bodies"]]
         for b in desc["bodies"]:
             jid = m.getJointId(b["name"])
             assert jid < m.njoints, f"no joint {b['name']} in {urdf}"
@@ -207,10 +223,8 @@ class UrdfModel:
         m, d = self.model, self.data
         vp, ap = np.zeros(m.nv), np.zeros(m.nv)
         vp[self.perm], ap[self.perm] = v, a
-        qp = np.zeros(m.nq)
-        for i, iq, nq in self.qmap:
-            # A continuous joint is (cos θ, sin θ) in Pinocchio.
-            qp[iq : iq + nq] = [q[i]] if nq == 1 else [np.cos(q[i]), np.sin(q[i])]
+        # A continuous joint is (cos θ, sin θ) in Pinocchio's configuration.
+        qp = self.config(q)
         mass = pin.crba(m, d, qp).copy()
         mass = np.triu(mass) + np.triu(mass, 1).T
         ix = np.ix_(self.perm, self.perm)
@@ -218,6 +232,23 @@ class UrdfModel:
         tau = pin.rnea(m, d, qp, vp, ap)[self.perm]
         g = pin.computeGeneralizedGravity(m, d, qp)[self.perm]
         return mass[ix], c, tau, g
+
+    def config(self, q):
+        qp = np.zeros(self.model.nq)
+        for i, iq, nq in self.qmap:
+            qp[iq : iq + nq] = [q[i]] if nq == 1 else [np.cos(q[i]), np.sin(q[i])]
+        return qp
+
+    def jacobians(self, q, v, names):
+        m, d = self.model, self.data
+        pin.computeJointJacobians(m, d, self.config(q))
+        return {
+            name: pin.getJointJacobian(m, d, m.getJointId(name), pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)[:, self.perm]
+            for name in names
+        }
+
+    def probe_joints(self):
+        return self.names[-3:]
 
 
 def export_models(out):
@@ -240,6 +271,7 @@ def fixture(name, ref, samples, rng):
         # Our own consistency: RNEA = M a + C in Pinocchio too.
         assert np.allclose(tau, mass @ a + c, rtol=1e-10, atol=1e-9), name
         iu = np.triu_indices(n)
+        jac = ref.jacobians(q, v, ref.probe_joints())
         rows.append(
             {
                 "q": q.tolist(),
@@ -249,6 +281,7 @@ def fixture(name, ref, samples, rng):
                 "C": c.tolist(),
                 "tau": tau.tolist(),
                 "G": g.tolist(),
+                "jacobians": [{"joint": k, "J": j.reshape(-1).tolist()} for k, j in jac.items()],
             }
         )
     return {
@@ -258,6 +291,7 @@ def fixture(name, ref, samples, rng):
         "seed": SEED,
         "nv": ref.nv,
         "M_layout": "upper triangle with diagonal, row by row",
+        "J_layout": "6 x nv row by row: linear velocity of the joint origin, then angular velocity, world axes",
         "samples": rows,
     }
 

@@ -820,6 +820,36 @@ impl Model {
         Ok(())
     }
 
+    /// The orientation residual of joint `joint` against a target,
+    /// `r = log(R R_targetᵀ)` (world frame, `|r| ≤ π`), and its Jacobian
+    /// `∂r/∂v = J_l(r)⁻¹ J_θ` into `out` (3 × nv), the exact derivative of the
+    /// log map under a left perturbation (EXPMAP §4.1; SPARSE Eq. 2's IMU
+    /// constraint). Uses the kinematics of the last call that took `q`.
+    pub fn orientation_log_jacobian_at(
+        &self,
+        data: &Data,
+        joint: usize,
+        target: &nalgebra::UnitQuaternion<f64>,
+        out: &mut DMatrix<f64>,
+    ) -> Result<Vector3<f64>> {
+        if !target.coords.iter().all(|c| c.is_finite()) {
+            return Err(DynamicsError::InvalidOption {
+                name: "target orientation",
+                requirement: "finite",
+                value: f64::NAN,
+            });
+        }
+        self.orientation_jacobian_at(data, joint, out)?;
+        let pose = self.frame_pose_at(data, joint)?;
+        let r_now = nalgebra::UnitQuaternion::from_matrix(&pose.r);
+        let r = rotation::log(&(r_now * target.inverse()));
+        for mut col in out.column_iter_mut() {
+            let w = Vector3::new(col[0], col[1], col[2]);
+            col.copy_from(&rotation::vdot_from_omega(&r, &w));
+        }
+        Ok(r)
+    }
+
     fn for_each_ancestor_dof(&self, joint: usize, mut f: impl FnMut(usize)) {
         if let Some(b) = self.frames[joint].body {
             let body = &self.bodies[b];

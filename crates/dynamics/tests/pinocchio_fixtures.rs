@@ -1,7 +1,7 @@
-//! External truth: M, C, G and inverse dynamics against Pinocchio on the
-//! same models, from the fixtures `tools/dynamics_fixtures.py` writes (see
-//! the crate README to regenerate them). Relative error ≤ 1e-9 in the
-//! max norm of each quantity.
+//! External truth: M, C, G, inverse dynamics and joint Jacobians against
+//! Pinocchio on the same models, from the fixtures that
+//! `tools/dynamics_fixtures.py` writes (see the crate README to regenerate
+//! them). Relative error ≤ 1e-9 in the max norm of each quantity.
 
 use dynamics::{MassSource, Model, ModelOptions};
 use serde_json::Value;
@@ -39,7 +39,9 @@ fn check(name: &str, model: &Model) {
     let samples = fixture["samples"].as_array().unwrap();
     assert!(!samples.is_empty());
     let mut data = model.data();
-    let mut worst = [0.0f64; 4];
+    let mut worst = [0.0f64; 5];
+    let mut jac = nalgebra::DMatrix::zeros(3, nv);
+    let origin = nalgebra::Vector3::zeros();
     for s in samples {
         let (q, v, a) = (numbers(&s["q"]), numbers(&s["v"]), numbers(&s["a"]));
         let m = model.mass_matrix(&mut data, &q).unwrap();
@@ -68,12 +70,39 @@ fn check(name: &str, model: &Model) {
         for (w, e) in worst.iter_mut().zip(errors) {
             *w = w.max(e);
         }
+        let probes = s["jacobians"].as_array().expect("jacobians in the fixture");
+        assert!(!probes.is_empty());
+        for probe in probes {
+            let joint = model
+                .skeleton()
+                .find(probe["joint"].as_str().unwrap())
+                .unwrap();
+            let reference = numbers(&probe["J"]);
+            let mut ours = vec![0.0; 6 * nv];
+            model
+                .point_jacobian(&mut data, &q, joint, &origin, &mut jac)
+                .unwrap();
+            for r in 0..3 {
+                for c in 0..nv {
+                    ours[r * nv + c] = jac[(r, c)];
+                }
+            }
+            model
+                .orientation_jacobian(&mut data, &q, joint, &mut jac)
+                .unwrap();
+            for r in 0..3 {
+                for c in 0..nv {
+                    ours[(r + 3) * nv + c] = jac[(r, c)];
+                }
+            }
+            worst[4] = worst[4].max(relative_error(&ours, &reference));
+        }
     }
     eprintln!(
-        "{name}: worst relative error vs Pinocchio: M {:.1e}, C {:.1e}, tau {:.1e}, G {:.1e}",
-        worst[0], worst[1], worst[2], worst[3]
+        "{name}: worst relative error vs Pinocchio: M {:.1e}, C {:.1e}, tau {:.1e}, G {:.1e}, J {:.1e}",
+        worst[0], worst[1], worst[2], worst[3], worst[4]
     );
-    for (what, e) in ["M", "C", "tau", "G"].iter().zip(worst) {
+    for (what, e) in ["M", "C", "tau", "G", "J"].iter().zip(worst) {
         assert!(
             e <= TOLERANCE,
             "{name}: {what} differs from Pinocchio by {e:e} (relative)"

@@ -421,3 +421,44 @@ fn cached_kinematics_queries_match_the_one_shot_ones_and_foreign_data_is_rejecte
     let mut wrong = DMatrix::zeros(3, 2);
     assert!(model.orientation_jacobian_at(&data, 0, &mut wrong).is_err());
 }
+
+/// `r = log(R R_tᵀ)` and `∂r/∂v` against central differences along
+/// `q ⊕ ±h v`, for a target far from the current orientation (2 rad away).
+#[test]
+fn orientation_log_jacobian_matches_finite_differences() {
+    let mut rng = Pcg64::seed_from_u64(10);
+    let h = 1e-6;
+    for (name, model) in models() {
+        let n = model.nv();
+        let mut data = model.data();
+        let q = random_vec(&mut rng, n, 1.0);
+        let v = random_vec(&mut rng, n, 1.0);
+        let (mut qp, mut qm) = (vec![0.0; n], vec![0.0; n]);
+        model.integrate(&q, &v, h, &mut qp).unwrap();
+        model.integrate(&q, &v, -h, &mut qm).unwrap();
+        let j = model.skeleton().len() - 1;
+        let pose = model.frame_pose(&mut data, &q, j).unwrap();
+        let now = nalgebra::UnitQuaternion::from_matrix(&pose.r);
+        let axis = Vector3::new(1.2, -1.0, 1.2);
+        let target = nalgebra::UnitQuaternion::from_scaled_axis(axis) * now;
+        let mut jac = DMatrix::zeros(3, n);
+        let mut scratch = DMatrix::zeros(3, n);
+        model.forward_kinematics(&mut data, &qp).unwrap();
+        let rp = model
+            .orientation_log_jacobian_at(&data, j, &target, &mut scratch)
+            .unwrap();
+        model.forward_kinematics(&mut data, &qm).unwrap();
+        let rm = model
+            .orientation_log_jacobian_at(&data, j, &target, &mut scratch)
+            .unwrap();
+        model.forward_kinematics(&mut data, &q).unwrap();
+        let r = model
+            .orientation_log_jacobian_at(&data, j, &target, &mut jac)
+            .unwrap();
+        // R R_tᵀ = R (exp(a) R)ᵀ = exp(−a).
+        assert!((r + axis).norm() < 1e-9, "{name}: r = {r:?}");
+        let fd = (rp - rm) / (2.0 * h);
+        let err = (&jac * DVector::from_column_slice(&v) - fd).norm();
+        assert!(err < 1e-6 * (1.0 + fd.norm()), "{name}: {err}");
+    }
+}
