@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --release -p sparse --example sparse_eval -- [--frames N] [--png DIR]
-//!     [--clusters K] [--cd-exclude-self] [--damping D] [--sigma S]
+//!     [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S]
 //! ```
 
 use std::error::Error;
@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use nalgebra::Isometry3;
+use plotters::prelude::*;
 use sparse::{
     Clip, ClusterOptions, ClusteredDatabase, IkMethod, IkTracker, MotionPrior, SensorSet,
     SparseTracker, StepReport, SyntheticSensors, TrackerConfig, body_errors, error_bodies,
@@ -25,6 +26,7 @@ struct Options {
     clusters: usize,
     exclude_self: bool,
     damping: f64,
+    prior_damping: f64,
     sigma: f64,
 }
 
@@ -33,8 +35,9 @@ fn parse() -> Result<Options, Box<dyn Error>> {
         frames: None,
         png: None,
         clusters: 500,
-        exclude_self: false,
+        exclude_self: true,
         damping: 2.0,
+        prior_damping: 2.0,
         sigma: 0.12,
     };
     let mut args = std::env::args().skip(1);
@@ -44,12 +47,13 @@ fn parse() -> Result<Options, Box<dyn Error>> {
             "--frames" => o.frames = Some(value()?.parse()?),
             "--png" => o.png = Some(PathBuf::from(value()?)),
             "--clusters" => o.clusters = value()?.parse()?,
-            "--cd-exclude-self" => o.exclude_self = true,
+            "--cd-include-self" => o.exclude_self = false,
             "--damping" => o.damping = value()?.parse()?,
+            "--prior-damping" => o.prior_damping = value()?.parse()?,
             "--sigma" => o.sigma = value()?.parse()?,
             "--help" | "-h" => {
                 println!(
-                    "sparse_eval [--frames N] [--png DIR] [--clusters K] [--cd-exclude-self] [--damping D] [--sigma S]"
+                    "sparse_eval [--frames N] [--png DIR] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S]"
                 );
                 std::process::exit(0);
             }
@@ -171,15 +175,27 @@ fn main() -> Result<(), Box<dyn Error>> {
     ];
     let config = TrackerConfig {
         damping: o.damping,
+        prior_damping: o.prior_damping,
         ..TrackerConfig::default()
     };
     println!(
-        "SPARSE Table 1 on CMU 131 clips at 60 Hz: mean body position (cm) / orientation (deg) error, ms per frame"
+        "SPARSE Table 1 on CMU 131 clips at 60 Hz: mean body position (cm) / orientation (deg) error, ms per frame\n\
+         damping: sensors {}, prior {}; NGT sigma {} rad; CD: {} clusters from {}",
+        o.damping,
+        o.prior_damping,
+        o.sigma,
+        o.clusters,
+        if o.exclude_self {
+            "the other clip"
+        } else {
+            "both clips"
+        }
     );
     println!(
         "{:<6} {:>6} | {:>17} {:>17} {:>17} | {:>17} {:>17}",
-        "clip", "frames", "REF", "CD", "NGT", "IK pinv (CD)", "IK DLS (CD)"
+        "clip", "frames", "REF cm deg ms", "CD", "NGT", "IK pinv (CD)", "IK DLS (CD)"
     );
+    let mut figures: Vec<Figure> = Vec::new();
     for (c, clip) in clips.iter().enumerate() {
         let frames = o.frames.unwrap_or(clip.len()).min(clip.len());
         let sensors = SensorSet::paper_layout(&clip.skeleton)?;
@@ -222,6 +238,18 @@ fn main() -> Result<(), Box<dyn Error>> {
             frames,
         )?);
         let cell = |r: &Run| format!("{:5.2} {:5.2} {:4.2}", r.mean_pos(), r.mean_ang(), r.ms);
+        // The paper's comparable rows (Table 1): running for the walk, jump & kicks for the hop.
+        let paper = if c == 0 {
+            (
+                "paper: running",
+                [(1.47, 7.26), (0.80, 6.41), (0.11, 0.72), (1.26, 6.69)],
+            )
+        } else {
+            (
+                "paper: jump & kicks",
+                [(0.59, 3.99), (0.20, 2.33), (0.15, 1.39), (0.34, 5.26)],
+            )
+        };
         println!(
             "{:<6} {:>6} | {:>17} {:>17} {:>17} | {:>17} {:>17}",
             if c == 0 { "walk" } else { "hop" },
@@ -232,7 +260,211 @@ fn main() -> Result<(), Box<dyn Error>> {
             cell(&runs[3]),
             cell(&runs[4])
         );
-        let _ = (&o.png, &runs[0].label);
+        let p = |k: usize| format!("{:5.2} {:5.2}  17 ", paper.1[k].0, paper.1[k].1);
+        println!(
+            "{:<13} | {:>17} {:>17} {:>17} | {:>17}",
+            paper.0,
+            p(0),
+            p(1),
+            p(2),
+            p(3)
+        );
+        let ik = runs[3].mean_pos().min(runs[4].mean_pos());
+        let ik_ang = runs[3].mean_ang().min(runs[4].mean_ang());
+        let below_ik = runs[..3]
+            .iter()
+            .filter(|r| r.mean_pos() < ik && r.mean_ang() < ik_ang)
+            .count();
+        let below_paper = runs[..3]
+            .iter()
+            .zip(&paper.1)
+            .filter(|(r, (pp, pa))| r.mean_pos() <= *pp && r.mean_ang() <= *pa)
+            .count();
+        println!(
+            "  physics priors below the better IK in both errors: {below_ik}/3; at or below the paper's cell: {below_paper}/3; slowest physics frame average {:.2} ms",
+            runs[..3].iter().map(|r| r.ms).fold(0.0, f64::max)
+        );
+        if let Some(dir) = &o.png {
+            std::fs::create_dir_all(dir)?;
+            let name = if c == 0 { "walk" } else { "hop" };
+            plot_errors(
+                &dir.join(format!("sparse_errors_{name}.png")),
+                name,
+                &runs,
+                clip.frame_time,
+            )?;
+            figures.push((name, clip.skeleton.clone(), clip.frame_time, runs.remove(1)));
+        }
+    }
+    if let Some(dir) = &o.png {
+        plot_contacts(&dir.join("sparse_contacts.png"), &figures)?;
+        plot_knee(&dir.join("sparse_knee_torque.png"), &figures)?;
+        println!(
+            "wrote {}/sparse_errors_{{walk,hop}}.png, sparse_contacts.png, sparse_knee_torque.png",
+            dir.display()
+        );
     }
     Ok(())
+}
+
+type Figure = (&'static str, skeleton::Skeleton, f64, Run);
+
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+
+const COLOURS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+/// One panel of line series.
+struct Panel {
+    title: String,
+    y_label: String,
+    series: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+fn draw(path: &Path, panels: &[Panel]) -> Result<(), Box<dyn Error>> {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+    let root = BitMapBackend::new(path, (1000, 330 * panels.len() as u32)).into_drawing_area();
+    root.fill(&WHITE)?;
+    for (panel, area) in panels.iter().zip(root.split_evenly((panels.len(), 1))) {
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        for (_, pts) in &panel.series {
+            for &(x, y) in pts {
+                x0 = x0.min(x);
+                x1 = x1.max(x);
+                y0 = y0.min(y);
+                y1 = y1.max(y);
+            }
+        }
+        if x0 >= x1 {
+            x1 = x0 + 1.0;
+        }
+        if y0 >= y1 {
+            y1 = y0 + 1.0;
+        }
+        let pad = 0.05 * (y1 - y0);
+        let mut chart = ChartBuilder::on(&area)
+            .caption(&panel.title, ("sans-serif", 22))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x0..x1, (y0 - pad)..(y1 + pad))?;
+        chart
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc(panel.y_label.as_str())
+            .label_style(("sans-serif", 15))
+            .draw()?;
+        for (k, (name, pts)) in panel.series.iter().enumerate() {
+            let colour = COLOURS[k % COLOURS.len()];
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 15))
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// Fig. 6: position and orientation error per frame for every method.
+fn plot_errors(path: &Path, clip: &str, runs: &[Run], dt: f64) -> Result<(), Box<dyn Error>> {
+    let series = |f: &dyn Fn(&Run) -> &Vec<f64>| {
+        runs.iter()
+            .map(|r| {
+                let pts = f(r)
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| ((i + 1) as f64 * dt, *e))
+                    .collect();
+                (r.label.clone(), pts)
+            })
+            .collect::<Vec<_>>()
+    };
+    draw(
+        path,
+        &[
+            Panel {
+                title: format!("{clip}: mean body position error per frame"),
+                y_label: "cm".into(),
+                series: series(&|r| &r.pos_cm),
+            },
+            Panel {
+                title: format!("{clip}: mean body orientation error per frame"),
+                y_label: "deg".into(),
+                series: series(&|r| &r.ang_deg),
+            },
+        ],
+    )
+}
+
+/// Sum of the contact force magnitudes on bones named Left*/Right* per frame.
+fn side_forces(sk: &skeleton::Skeleton, run: &Run, dt: f64, side: &str) -> Vec<(f64, f64)> {
+    run.reports
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let f: f64 = r
+                .contacts
+                .iter()
+                .filter(|c| sk.joint(c.joint).name.starts_with(side))
+                .map(|c| c.force().norm())
+                .sum();
+            ((i + 1) as f64 * dt, f)
+        })
+        .collect()
+}
+
+/// Fig. 8: foot contact forces over time (CD prior).
+fn plot_contacts(path: &Path, figures: &[Figure]) -> Result<(), Box<dyn Error>> {
+    let panels: Vec<Panel> = figures
+        .iter()
+        .map(|(name, sk, dt, run)| Panel {
+            title: format!("{name}: foot contact forces ({} prior)", run.label),
+            y_label: "N".into(),
+            series: vec![
+                ("left foot".into(), side_forces(sk, run, *dt, "Left")),
+                ("right foot".into(), side_forces(sk, run, *dt, "Right")),
+            ],
+        })
+        .collect();
+    draw(path, &panels)
+}
+
+/// Fig. 9: left knee flexion torque (the knee's local x moment).
+fn plot_knee(path: &Path, figures: &[Figure]) -> Result<(), Box<dyn Error>> {
+    let mut panels = Vec::new();
+    for (name, sk, dt, run) in figures {
+        let knee = sk.find("LeftKnee")?;
+        let i = sk.param_range(knee).start;
+        panels.push(Panel {
+            title: format!("{name}: left knee torque ({} prior)", run.label),
+            y_label: "N m".into(),
+            series: vec![(
+                "flexion (local x)".into(),
+                run.reports
+                    .iter()
+                    .enumerate()
+                    .map(|(k, r)| ((k + 1) as f64 * dt, r.joint_torques[i]))
+                    .collect(),
+            )],
+        });
+    }
+    draw(path, &panels)
 }

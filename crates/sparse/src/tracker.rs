@@ -59,8 +59,11 @@ pub struct TrackerConfig {
     pub marker_stiffness: f64,
     pub imu_stiffness: f64,
     pub prior_stiffness: f64,
-    /// Initial damping of every row (2.0).
+    /// Initial damping of the sensor rows (paper: 2.0 for every row).
     pub damping: f64,
+    /// Initial damping of the prior rows (paper: 2.0). §2.2.5 suggests more
+    /// damping where the prior is noisy.
+    pub prior_damping: f64,
     /// Project the prior into the sensors' null space (Eq. 5).
     pub null_space: bool,
     /// Box on the optimal velocities, rad/s (m/s for translations).
@@ -97,6 +100,7 @@ impl Default for TrackerConfig {
             imu_stiffness: 1.2e8,
             prior_stiffness: 2e6,
             damping: 2.0,
+            prior_damping: 2.0,
             null_space: true,
             velocity_limit: 40.0,
             torque_limit_scale: 3.0,
@@ -120,6 +124,7 @@ impl TrackerConfig {
         require_positive("imu_stiffness", self.imu_stiffness)?;
         require_positive("prior_stiffness", self.prior_stiffness)?;
         require_positive("damping", self.damping)?;
+        require_positive("prior_damping", self.prior_damping)?;
         require_positive("velocity_limit", self.velocity_limit)?;
         require_positive("torque_limit_scale", self.torque_limit_scale)?;
         require_non_negative("filter_gain", self.filter_gain)?;
@@ -460,7 +465,13 @@ impl SparseTracker {
             .iter()
             .map(|&k| self.config.stiffness(k))
             .collect();
-        let mut damping = vec![self.config.damping; rows];
+        let mut damping: Vec<f64> = self.kinds[..rows]
+            .iter()
+            .map(|&k| match k {
+                RowKind::Prior => self.config.prior_damping,
+                _ => self.config.damping,
+            })
+            .collect();
 
         // Steps 1–2: compliant solve with the torque-limit filter.
         let vlim = self.config.velocity_limit;
