@@ -11,6 +11,9 @@ our CRBA/RNEA at 1e-9 relative error, so the tests need no Python.
 Models:
   arm6, arm7  assets/robots/*.urdf, parsed by Pinocchio itself
               (pin.buildModelFromUrdf); our velocity order is matched by name.
+  branchy     crates/dynamics/tests/fixtures/branchy.urdf, the same way: rotated
+              joint origins and inertials, full tensors, unaligned axes, a
+              prismatic joint, a branch and a welded link with mass.
   human       skeleton::presets::human() (free root, swing-twist balls,
               2-DOF swings, hinges), from the JSON description our crate
               writes (examples/dynamics_export.rs, dynamics::export).
@@ -215,7 +218,7 @@ class UrdfModel:
             jid = m.getJointId(b["name"])
             assert jid < m.njoints, f"no joint {b['name']} in {urdf}"
             j = m.joints[jid]
-            assert j.nv == b["nv"] == 1
+            assert j.nv == b["nv"] == 1, "only 1-DOF URDF joints are mapped"
             self.perm[b["idx_v"]] = j.idx_v
             self.qmap.append((b["idx_v"], j.idx_q, j.nq))
 
@@ -257,7 +260,8 @@ def export_models(out):
         cwd=ROOT,
         check=True,
     )
-    return {name: json.loads((out / f"{name}.json").read_text()) for name in ("human", "cmu", "arm6", "arm7")}
+    names = ("human", "cmu", "arm6", "arm7", "branchy")
+    return {name: json.loads((out / f"{name}.json").read_text()) for name in names}
 
 
 def fixture(name, ref, samples, rng):
@@ -349,6 +353,7 @@ def main():
     refs = {
         "arm6": (UrdfModel(ROOT / "assets/robots/arm6.urdf", descs["arm6"]), 5),
         "arm7": (UrdfModel(ROOT / "assets/robots/arm7.urdf", descs["arm7"]), 5),
+        "branchy": (UrdfModel(FIXTURES / "branchy.urdf", descs["branchy"]), 5),
         "human": (JsonModel(descs["human"]), 3),
         "cmu": (JsonModel(descs["cmu"]), 2),
     }

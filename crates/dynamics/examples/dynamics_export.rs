@@ -2,8 +2,9 @@
 //! dynamics `tools/dynamics_fixtures.py` checks against Pinocchio:
 //! `human.json` (the 59-parameter preset), `cmu.json` (the 96-DOF CMU BVH
 //! skeleton with Dempster masses and a 10⁻³ armature), `arm6.json` and
-//! `arm7.json` (the URDF arms; the script reads their URDFs itself and uses
-//! these only for our velocity order).
+//! `arm7.json` (the URDF arms) and `branchy.json` (the test robot in
+//! `tests/fixtures/branchy.urdf`); for URDFs the script parses the file itself
+//! and uses our export only for our velocity order.
 //!
 //! `cargo run -p dynamics --example dynamics_export -- OUT_DIR`
 
@@ -25,11 +26,15 @@ fn main() -> anyhow::Result<()> {
     let cmu = Model::from_skeleton_with(&cmu.skeleton, &ModelOptions::bvh_human(70.0))?;
     let arm6 = Model::from_urdf(format!("{root}/assets/robots/arm6.urdf"))?;
     let arm7 = Model::from_urdf(format!("{root}/assets/robots/arm7.urdf"))?;
+    let branchy = Model::from_urdf(format!(
+        "{root}/crates/dynamics/tests/fixtures/branchy.urdf"
+    ))?;
     for (name, model) in [
         ("human", &human),
         ("cmu", &cmu),
         ("arm6", &arm6),
         ("arm7", &arm7),
+        ("branchy", &branchy),
     ] {
         let path = out.join(format!("{name}.json"));
         std::fs::write(&path, dynamics::export::model_to_json(model))

@@ -144,3 +144,9 @@ fn cmu_96_dof_human_matches_pinocchio() {
         &Model::from_skeleton_with(&cmu.skeleton, &ModelOptions::bvh_human(70.0)).unwrap(),
     );
 }
+
+#[test]
+fn branchy_urdf_matches_pinocchio() {
+    let path = format!("{}/tests/fixtures/branchy.urdf", env!("CARGO_MANIFEST_DIR"));
+    check("branchy", &Model::from_urdf(path).unwrap());
+}

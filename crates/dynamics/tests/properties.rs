@@ -462,3 +462,30 @@ fn orientation_log_jacobian_matches_finite_differences() {
         assert!(err < 1e-6 * (1.0 + fd.norm()), "{name}: {err}");
     }
 }
+
+#[test]
+fn a_urdf_inertia_that_is_not_positive_semidefinite_is_an_error_naming_the_link() {
+    let urdf = r#"<?xml version="1.0"?>
+<robot name="bad">
+  <link name="base"/>
+  <link name="arm">
+    <inertial>
+      <origin xyz="0 0 0.1" rpy="0 0 0"/>
+      <mass value="1.0"/>
+      <inertia ixx="0.01" ixy="0" ixz="0" iyy="-0.02" iyz="0" izz="0.01"/>
+    </inertial>
+    <visual><geometry><sphere radius="0.05"/></geometry></visual>
+  </link>
+  <joint name="j" type="revolute">
+    <parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/>
+  </joint>
+</robot>"#;
+    let err = Model::from_urdf_str(urdf, "bad.urdf").unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("bad.urdf") && text.contains("link 'arm'"),
+        "{text}"
+    );
+    assert!(text.contains("positive semi-definite"), "{text}");
+}
