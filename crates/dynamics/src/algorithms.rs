@@ -13,8 +13,10 @@
 //! - [`Model::inverse_dynamics`]: the recursive Newton–Euler algorithm (RNEA,
 //!   RBDA Table 5.1) in body frames, gravity entered as a base acceleration
 //!   `−g`; `C(q, v) =` RNEA with `v̇ = 0` ([`Model::bias_forces`]).
-//! - [`Model::forward_dynamics`]: `v̇ = M⁻¹ (τ − C)` by the sparse `LᵀL`
-//!   factorisation of RBDA §6.5, which follows the tree and has no fill-in.
+//! - [`Model::forward_dynamics`]: `v̇ = M⁻¹ (τ − C)` by the articulated-body
+//!   algorithm (ABA, RBDA Table 7.1); [`Model::forward_dynamics_crba`] by
+//!   CRBA and the sparse `LᵀL` factorisation of RBDA §6.5, which follows the
+//!   tree and has no fill-in ([`Model::solve_mass`] reuses the factor).
 //! - Jacobians of points and of orientations ([`Model::point_jacobian`],
 //!   [`Model::orientation_jacobian`]) in the world frame.
 //! - [`Model::integrate`] on the configuration manifold.
