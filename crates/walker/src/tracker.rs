@@ -860,6 +860,7 @@ pub struct WalkerTracker {
     filter: Filter,
     particles: ParticleSet,
     points: Vec<[f32; 3 * POINTS]>,
+    uv: Vec<[f64; 2 * POINTS]>,
     history: Vec<Vec<[f32; 3 * POINTS]>>,
     frame: usize,
 }
@@ -892,6 +893,7 @@ impl WalkerTracker {
         let likelihood = PointLikelihood::new(&config.camera, &config.sigma_px);
         Ok(WalkerTracker {
             points: vec![[0.0; 3 * POINTS]; config.particles],
+            uv: vec![[0.0; 2 * POINTS]; config.particles],
             prior: Prior {
                 cfg: config,
                 walker,
@@ -961,16 +963,22 @@ impl WalkerTracker {
         use rayon::prelude::*;
         let cam = &self.likelihood.camera;
         let dim = STATE_DIM;
+        // One parallel pass: 3D points (for the cloud and the history) and
+        // their projections (for μ^i, Σ^i).
         self.points
             .par_iter_mut()
+            .zip(self.uv.par_iter_mut())
             .zip(self.particles.states().par_chunks_exact(dim))
             .with_min_len(256)
-            .for_each(|(out, x)| {
+            .for_each(|((out, uv), x)| {
                 let pts = tracking_points_of(x);
                 for (k, p) in pts.iter().enumerate() {
                     out[3 * k] = p.x as f32;
                     out[3 * k + 1] = p.y as f32;
                     out[3 * k + 2] = p.z as f32;
+                    let (u, v) = cam.project(p).map_or((f64::NAN, f64::NAN), |q| (q.0, q.1));
+                    uv[2 * k] = u;
+                    uv[2 * k + 1] = v;
                 }
             });
         if self.prior.cfg.record_history {
@@ -983,36 +991,44 @@ impl WalkerTracker {
         let w = self.particles.weights().normalised();
         let mut ellipses = [Ellipse::default(); POINTS];
         let mut mean3 = [Point3::origin(); POINTS];
+        // μ^i and the 3D means (PHYSPRIOR Ch. 4).
+        let mut su = [0.0; POINTS];
+        let mut sv = [0.0; POINTS];
+        let mut m3 = [Vector3::zeros(); POINTS];
+        for ((uv, x), &wi) in self.uv.iter().zip(self.particles.rows()).zip(w) {
+            if wi == 0.0 {
+                continue;
+            }
+            for k in 0..POINTS {
+                if uv[2 * k].is_finite() {
+                    su[k] += wi * uv[2 * k];
+                    sv[k] += wi * uv[2 * k + 1];
+                }
+                m3[k] +=
+                    Vector3::new(x[TRACK + 3 * k], x[TRACK + 3 * k + 1], x[TRACK + 3 * k + 2]) * wi;
+            }
+        }
+        // Σ^i.
+        let mut cov = [[0.0; 3]; POINTS];
+        for (uv, &wi) in self.uv.iter().zip(w) {
+            if wi == 0.0 {
+                continue;
+            }
+            for k in 0..POINTS {
+                let (du, dv) = (uv[2 * k] - su[k], uv[2 * k + 1] - sv[k]);
+                if du.is_finite() {
+                    cov[k][0] += wi * du * du;
+                    cov[k][1] += wi * du * dv;
+                    cov[k][2] += wi * dv * dv;
+                }
+            }
+        }
         for k in 0..POINTS {
-            let (mut su, mut sv, mut m3) = (0.0, 0.0, Vector3::zeros());
-            let mut uv = Vec::with_capacity(w.len());
-            for (pt, &wi) in self.points.iter().zip(w) {
-                let p = Point3::new(
-                    f64::from(pt[3 * k]),
-                    f64::from(pt[3 * k + 1]),
-                    f64::from(pt[3 * k + 2]),
-                );
-                m3 += p.coords * wi;
-                let (u, v) = cam.project(&p).map_or((f64::NAN, f64::NAN), |q| (q.0, q.1));
-                uv.push((u, v));
-                if wi > 0.0 && u.is_finite() {
-                    su += wi * u;
-                    sv += wi * v;
-                }
-            }
-            let (mut cuu, mut cuv, mut cvv) = (0.0, 0.0, 0.0);
-            for (&(u, v), &wi) in uv.iter().zip(w) {
-                if wi > 0.0 && u.is_finite() {
-                    cuu += wi * (u - su).powi(2);
-                    cuv += wi * (u - su) * (v - sv);
-                    cvv += wi * (v - sv).powi(2);
-                }
-            }
             ellipses[k] = Ellipse {
-                mean: [su, sv],
-                cov: [[cuu, cuv], [cuv, cvv]],
+                mean: [su[k], sv[k]],
+                cov: [[cov[k][0], cov[k][1]], [cov[k][1], cov[k][2]]],
             };
-            mean3[k] = Point3::from(m3);
+            mean3[k] = Point3::from(m3[k]);
         }
         let mean = self.particles.mean();
         let mut mean_pose = Pose::from_state(&mean);
