@@ -19,6 +19,10 @@ Models:
               writes (examples/dynamics_export.rs, dynamics::export).
   cmu         the 96-DOF CMU BVH skeleton (Euler balls) with Dempster
               masses and a 1e-3 armature, from the same JSON export.
+  hand        skeleton::presets::hand() (swing-twist root fixed in space,
+              swings, hinges), same export.
+  rtpf        skeleton::presets::rtpf_upper_body() (prismatic root chain,
+              Euler balls, hinges), same export.
 
 Pinocchio has no exp-map swing joint. A swing joint is modelled as a
 spherical joint whose body angular velocity is constrained to
@@ -260,7 +264,7 @@ def export_models(out):
         cwd=ROOT,
         check=True,
     )
-    names = ("human", "cmu", "arm6", "arm7", "branchy")
+    names = ("human", "cmu", "hand", "rtpf", "arm6", "arm7", "branchy")
     return {name: json.loads((out / f"{name}.json").read_text()) for name in names}
 
 
@@ -356,6 +360,8 @@ def main():
         "branchy": (UrdfModel(FIXTURES / "branchy.urdf", descs["branchy"]), 5),
         "human": (JsonModel(descs["human"]), 3),
         "cmu": (JsonModel(descs["cmu"]), 2),
+        "hand": (JsonModel(descs["hand"]), 3),
+        "rtpf": (JsonModel(descs["rtpf"]), 3),
     }
     args.out.mkdir(parents=True, exist_ok=True)
     for name, (ref, samples) in refs.items():

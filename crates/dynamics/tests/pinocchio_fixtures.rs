@@ -150,3 +150,21 @@ fn branchy_urdf_matches_pinocchio() {
     let path = format!("{}/tests/fixtures/branchy.urdf", env!("CARGO_MANIFEST_DIR"));
     check("branchy", &Model::from_urdf(path).unwrap());
 }
+
+#[test]
+fn hand_preset_matches_pinocchio() {
+    let hand = skeleton::presets::hand();
+    check(
+        "hand",
+        &Model::from_skeleton(&hand, MassSource::Skeleton).unwrap(),
+    );
+}
+
+#[test]
+fn rtpf_upper_body_matches_pinocchio() {
+    let rtpf = skeleton::presets::rtpf_upper_body();
+    check(
+        "rtpf",
+        &Model::from_skeleton(&rtpf, MassSource::Skeleton).unwrap(),
+    );
+}
