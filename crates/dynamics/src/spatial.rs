@@ -310,48 +310,74 @@ impl std::ops::AddAssign for Inertia {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nalgebra::{UnitQuaternion, Vector3};
+    use nalgebra::UnitQuaternion;
+    use proptest::prelude::*;
 
-    fn placement() -> Se3 {
-        let q = UnitQuaternion::from_scaled_axis(Vector3::new(0.3, -0.7, 0.5));
-        Se3 {
-            r: q.to_rotation_matrix().into_inner(),
-            p: Vector3::new(0.4, -0.2, 1.1),
+    fn vec3(scale: f64) -> impl Strategy<Value = Vector3<f64>> {
+        prop::array::uniform3(-scale..scale).prop_map(Vector3::from)
+    }
+
+    fn placement() -> impl Strategy<Value = Se3> {
+        (vec3(3.0), vec3(2.0)).prop_map(|(axis, p)| Se3 {
+            r: UnitQuaternion::from_scaled_axis(axis)
+                .to_rotation_matrix()
+                .into_inner(),
+            p,
+        })
+    }
+
+    /// A physical inertia: positive mass, a centre of mass, and a central
+    /// tensor `A Aᵀ + ε1` (symmetric positive definite).
+    fn inertia() -> impl Strategy<Value = Inertia> {
+        (0.1..10.0f64, vec3(0.5), prop::array::uniform9(-0.3..0.3f64)).prop_map(|(m, c, a)| {
+            let a = Matrix3::from_row_slice(&a);
+            Inertia::from_com(m, &c, &(a * a.transpose() + Matrix3::identity() * 1e-3))
+        })
+    }
+
+    fn motion() -> impl Strategy<Value = Motion> {
+        (vec3(2.0), vec3(2.0)).prop_map(|(w, v)| Motion::new(w, v))
+    }
+
+    proptest! {
+        /// `I_A (X m) = X* (I_B m)`: momentum computed in either frame agrees.
+        #[test]
+        fn momentum_is_frame_independent(x in placement(), i in inertia(), m in motion()) {
+            let lhs = i.transformed(&x).mul_motion(&x.act_motion(&m));
+            let rhs = x.act_force(&i.mul_motion(&m));
+            prop_assert!((lhs.n - rhs.n).norm() < 1e-11 && (lhs.f - rhs.f).norm() < 1e-11);
         }
-    }
 
-    fn inertia() -> Inertia {
-        let ic = Matrix3::new(0.3, 0.01, -0.02, 0.01, 0.2, 0.03, -0.02, 0.03, 0.25);
-        Inertia::from_com(2.5, &Vector3::new(0.1, -0.3, 0.2), &ic)
-    }
+        /// `act_inv ∘ act = id`, and the power `⟨m, f⟩` does not depend on the frame.
+        #[test]
+        fn actions_invert_and_preserve_power(x in placement(), m in motion(), n in vec3(2.0), f in vec3(2.0)) {
+            let back = x.act_inv_motion(&x.act_motion(&m));
+            prop_assert!((back.w - m.w).norm() < 1e-12 && (back.v - m.v).norm() < 1e-12);
+            let force = Force::new(n, f);
+            let p1 = m.dot(&force);
+            let p2 = x.act_motion(&m).dot(&x.act_force(&force));
+            prop_assert!((p1 - p2).abs() < 1e-11);
+        }
 
-    #[test]
-    fn momentum_is_frame_independent() {
-        // I_A (X m) = X* (I_B m): the momentum computed in either frame agrees.
-        let x = placement();
-        let i = inertia();
-        let m = Motion::new(Vector3::new(0.2, 1.0, -0.4), Vector3::new(-1.0, 0.5, 0.3));
-        let lhs = i.transformed(&x).mul_motion(&x.act_motion(&m));
-        let rhs = x.act_force(&i.mul_motion(&m));
-        assert!((lhs.n - rhs.n).norm() < 1e-13 && (lhs.f - rhs.f).norm() < 1e-13);
-    }
+        /// Kinetic energy `½ ⟨m, I m⟩` is positive and frame independent,
+        /// and the centre-of-mass form round-trips.
+        #[test]
+        fn energy_is_positive_and_com_form_round_trips(x in placement(), i in inertia(), m in motion()) {
+            let e = m.dot(&i.mul_motion(&m));
+            prop_assert!(e > 0.0);
+            let e2 = x.act_motion(&m).dot(&i.transformed(&x).mul_motion(&x.act_motion(&m)));
+            prop_assert!((e - e2).abs() < 1e-10 * e.max(1.0));
+            let j = Inertia::from_com(i.mass, &i.com(), &i.inertia_com());
+            prop_assert!((i.i_o - j.i_o).norm() < 1e-12 && (i.h - j.h).norm() < 1e-12);
+        }
 
-    #[test]
-    fn act_and_act_inv_are_inverse_and_preserve_power() {
-        let x = placement();
-        let m = Motion::new(Vector3::new(0.2, 1.0, -0.4), Vector3::new(-1.0, 0.5, 0.3));
-        let back = x.act_inv_motion(&x.act_motion(&m));
-        assert!((back.w - m.w).norm() < 1e-14 && (back.v - m.v).norm() < 1e-14);
-        let f = Force::new(Vector3::new(0.3, -0.1, 0.7), Vector3::new(1.5, 0.2, -0.6));
-        let p1 = m.dot(&f);
-        let p2 = x.act_motion(&m).dot(&x.act_force(&f));
-        assert!((p1 - p2).abs() < 1e-13);
-    }
-
-    #[test]
-    fn com_form_round_trips() {
-        let i = inertia();
-        let j = Inertia::from_com(i.mass, &i.com(), &i.inertia_com());
-        assert!((i.i_o - j.i_o).norm() < 1e-14 && (i.h - j.h).norm() < 1e-14);
+        /// `×*` is the dual of `×` (RBDA Eq. 2.33): `⟨a × m, f⟩ = −⟨m, a ×* f⟩`.
+        #[test]
+        fn cross_products_are_dual(a in motion(), m in motion(), n in vec3(2.0), f in vec3(2.0)) {
+            let force = Force::new(n, f);
+            let lhs = a.cross(&m).dot(&force);
+            let rhs = -m.dot(&a.cross_force(&force));
+            prop_assert!((lhs - rhs).abs() < 1e-11);
+        }
     }
 }
