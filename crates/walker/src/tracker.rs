@@ -369,6 +369,11 @@ fn store_tracking_points(x: &mut [f64], rel: &[LegPoints; 2]) {
     }
 }
 
+/// Length of the straight kinematic leg, hip to heel (the monopode's unit).
+fn kinematic_leg(x: &[f64]) -> f64 {
+    x[LENGTHS] + x[LENGTHS + 1] + crate::kinematics::ANKLE_HEIGHT
+}
+
 /// Leg points of a state relative to its root (one forward kinematics).
 fn legs_relative(x: &[f64]) -> [LegPoints; 2] {
     let mut p = Pose::from_state(x);
@@ -521,10 +526,15 @@ impl Propagate<Observation> for Prior {
                 let (d, _) = heading_axes(x[HEADING]);
                 let rel = Point3::new(x[ROOT], x[ROOT + 1], x[ROOT + 2])
                     - Point3::new(x[CONTACT], 0.0, x[CONTACT + 1]);
-                x[DYN] = rel.dot(&d);
-                x[DYN + 1] = rel.y;
-                x[DYN + 2] = ip.root_velocity.dot(&d) + 0.1 * rng.sample::<f64, _>(StandardNormal);
-                x[DYN + 3] = ip.root_velocity.y;
+                // Monopode coordinates are in units of the kinematic leg
+                // (hip to heel, straight), so that its maximum length
+                // l_max = 1 (Table 2.1) is the straight leg.
+                let unit = 1.0 / kinematic_leg(x);
+                x[DYN] = rel.dot(&d) * unit;
+                x[DYN + 1] = rel.y * unit;
+                x[DYN + 2] =
+                    (ip.root_velocity.dot(&d) + 0.1 * rng.sample::<f64, _>(StandardNormal)) * unit;
+                x[DYN + 3] = ip.root_velocity.y * unit;
             }
             Dynamics::ConstantVelocity => {
                 x[ROOT] = root.x;
@@ -714,7 +724,8 @@ impl Propagate<Observation> for Prior {
                 && x[leg(old_stance)] < 0.0
                 && x[SINCE_TRANSFER] > 0.2
             {
-                let shift = (heel_sw - Point3::new(x[CONTACT], 0.0, x[CONTACT + 1])).dot(&d);
+                let shift = (heel_sw - Point3::new(x[CONTACT], 0.0, x[CONTACT + 1])).dot(&d)
+                    / kinematic_leg(x);
                 let mut s = MonopodeState {
                     x: x[DYN],
                     y: x[DYN + 1],
