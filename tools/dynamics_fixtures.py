@@ -304,7 +304,7 @@ def fixture(name, ref, samples, rng):
     }
 
 
-def best_us(f, reps=2000, batches=31):
+def best_us(f, reps=500, batches=101):
     import time
 
     for _ in range(reps):

@@ -56,7 +56,7 @@ fn bench(name: &'static str, model: &Model) -> anyhow::Result<Row> {
     let mut jac = DMatrix::zeros(3, n);
     let leaf = model.skeleton().len() - 1;
     let point = Vector3::new(0.0, 0.05, 0.0);
-    let (batches, per) = (31, 2000);
+    let (batches, per) = (101, 500);
     let crba = time_us(batches, per, || {
         black_box(model.mass_matrix(&mut data, black_box(&q)).unwrap());
     });
@@ -114,7 +114,7 @@ fn main() -> anyhow::Result<()> {
         bench("human", &human)?,
         bench("arm7", &arm7)?,
     ];
-    println!("One core, release build, best of 31 batches of 2000 calls (µs per call):\n");
+    println!("One core, release build, best of 101 batches of 500 calls (µs per call):\n");
     println!(
         "| model | nv | bodies | M (CRBA) | C (RNEA) | M + C | forward dynamics (ABA) | forward dynamics (CRBA + LᵀL) | point Jacobian |"
     );
