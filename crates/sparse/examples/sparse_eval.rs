@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --release -p sparse --example sparse_eval -- [--frames N] [--png DIR]
-//!     [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S]
+//!     [--paper] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S] [--no-physics]
 //! ```
 
 use std::error::Error;
@@ -21,6 +21,7 @@ use sparse::{
 };
 
 struct Options {
+    paper: bool,
     frames: Option<usize>,
     png: Option<PathBuf>,
     clusters: usize,
@@ -28,17 +29,20 @@ struct Options {
     damping: f64,
     prior_damping: f64,
     sigma: f64,
+    physics: bool,
 }
 
 fn parse() -> Result<Options, Box<dyn Error>> {
     let mut o = Options {
+        paper: false,
         frames: None,
         png: None,
         clusters: 500,
         exclude_self: true,
-        damping: 2.0,
-        prior_damping: 2.0,
+        damping: TrackerConfig::tuned().damping,
+        prior_damping: TrackerConfig::tuned().prior_damping,
         sigma: 0.12,
+        physics: true,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -50,10 +54,16 @@ fn parse() -> Result<Options, Box<dyn Error>> {
             "--cd-include-self" => o.exclude_self = false,
             "--damping" => o.damping = value()?.parse()?,
             "--prior-damping" => o.prior_damping = value()?.parse()?,
+            "--no-physics" => o.physics = false,
+            "--paper" => {
+                o.paper = true;
+                o.damping = TrackerConfig::default().damping;
+                o.prior_damping = TrackerConfig::default().prior_damping;
+            }
             "--sigma" => o.sigma = value()?.parse()?,
             "--help" | "-h" => {
                 println!(
-                    "sparse_eval [--frames N] [--png DIR] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S]"
+                    "sparse_eval [--frames N] [--png DIR] [--paper] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S] [--no-physics]"
                 );
                 std::process::exit(0);
             }
@@ -176,11 +186,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     let config = TrackerConfig {
         damping: o.damping,
         prior_damping: o.prior_damping,
+        physics: o.physics,
         ..TrackerConfig::default()
     };
     println!(
         "SPARSE Table 1 on CMU 131 clips at 60 Hz: mean body position (cm) / orientation (deg) error, ms per frame\n\
-         damping: sensors {}, prior {}; NGT sigma {} rad; CD: {} clusters from {}",
+         settings: {}; damping: sensors {}, prior {}; NGT sigma {} rad; CD: {} clusters from {}",
+        if o.paper { "paper" } else { "tuned" },
         o.damping,
         o.prior_damping,
         o.sigma,
@@ -280,6 +292,38 @@ fn main() -> Result<(), Box<dyn Error>> {
             .zip(&paper.1)
             .filter(|(r, (pp, pa))| r.mean_pos() <= *pp && r.mean_ang() <= *pa)
             .count();
+        for r in &runs[..3] {
+            let n = r.reports.len().max(1) as f64;
+            let root: f64 = r
+                .reports
+                .iter()
+                .map(|x| {
+                    nalgebra::Vector3::new(
+                        x.joint_torques[0],
+                        x.joint_torques[1],
+                        x.joint_torques[2],
+                    )
+                    .norm()
+                })
+                .sum::<f64>()
+                / n;
+            let support: f64 = r
+                .reports
+                .iter()
+                .map(|x| x.contacts.iter().map(|c| c.force().norm()).sum::<f64>())
+                .sum::<f64>()
+                / n;
+            let contacts: f64 = r
+                .reports
+                .iter()
+                .map(|x| x.contacts.len() as f64)
+                .sum::<f64>()
+                / n;
+            println!(
+                "  {:<4} contacts/frame {contacts:.2}, mean contact force {support:.0} N, mean residual root force {root:.0} N",
+                r.label
+            );
+        }
         println!(
             "  physics priors below the better IK in both errors: {below_ik}/3; at or below the paper's cell: {below_paper}/3; slowest physics frame average {:.2} ms",
             runs[..3].iter().map(|r| r.ms).fold(0.0, f64::max)
