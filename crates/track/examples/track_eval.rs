@@ -5,8 +5,10 @@
 //! ```text
 //! cargo run --release -p track --example track_eval -- [--clip walk|hop]
 //!     [--filters pfs,hspc,hpor,hkfs,pfrth] [--particles 100,300,500,700,2000]
-//!     [--frames 40] [--stride 4] [--start 200] [--classes rtpf|parts]
-//!     [--flip-noise 0.02] [--backend cpu|gpu|auto] [--seed 1] [--csv FILE]
+//!     [--frames 40] [--stride 2] [--start 200] [--classes rtpf|parts]
+//!     [--flip-noise 0.005] [--sigma-f 0.1] [--sigma-limb 0.06]
+//!     [--sigma-trunk 0.01] [--prior-weight 1] [--backend cpu|gpu|auto]
+//!     [--seed 1] [--csv FILE]
 //! ```
 //!
 //! Observations are `gpu::synth`-style renders of the clip's BVH skeleton
@@ -43,6 +45,11 @@ struct Args {
     seed: u64,
     csv: Option<String>,
     sigma_f: f64,
+    sigma_limb: f64,
+    sigma_trunk: f64,
+    prior_weight: f64,
+    limit_margin_deg: Option<f64>,
+    azimuth_deg: f64,
 }
 
 fn parse() -> Res<Args> {
@@ -51,14 +58,19 @@ fn parse() -> Res<Args> {
         filters: FilterKind::ALL.to_vec(),
         particles: vec![100, 300, 500, 700, 2000],
         frames: 40,
-        stride: 4,
+        stride: 2,
         start: 200,
         classes: "parts".into(),
-        flip_noise: 0.02,
+        flip_noise: 0.005,
         backend: BackendChoice::Cpu,
         seed: 1,
         csv: None,
         sigma_f: 0.1,
+        sigma_limb: 0.06,
+        sigma_trunk: 0.01,
+        prior_weight: 1.0,
+        limit_margin_deg: Some(25.0),
+        azimuth_deg: 0.0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -77,6 +89,14 @@ fn parse() -> Res<Args> {
             "--backend" => a.backend = v()?.parse()?,
             "--seed" => a.seed = v()?.parse()?,
             "--sigma-f" => a.sigma_f = v()?.parse()?,
+            "--sigma-limb" => a.sigma_limb = v()?.parse()?,
+            "--sigma-trunk" => a.sigma_trunk = v()?.parse()?,
+            "--prior-weight" => a.prior_weight = v()?.parse()?,
+            "--azimuth" => a.azimuth_deg = v()?.parse()?,
+            "--limit-margin" => {
+                let x = v()?;
+                a.limit_margin_deg = if x == "none" { None } else { Some(x.parse()?) }
+            }
             "--csv" => a.csv = Some(v()?),
             "-h" | "--help" => {
                 eprintln!("see the doc comment of crates/track/examples/track_eval.rs");
@@ -113,7 +133,21 @@ fn main() -> Res<()> {
     let skel = default_radii(&clip.skeleton, 1.0)?;
     let first = clip.frames.pose(args.start).to_vec();
     let mut body = TrackedBody::new(skel, &Selection::cmu_upper_body(), &first)?;
-    body.learn_limits(&other.frames, 25f64.to_radians())?;
+    if let Some(margin) = args.limit_margin_deg {
+        body.learn_limits(&other.frames, margin.to_radians())?;
+    }
+    {
+        let state_ok = |p: &[f64]| body.within_limits(&body.state_of(p));
+        let outside = (args.start..clip.frames.len())
+            .step_by(args.stride)
+            .take(args.frames)
+            .filter(|&k| !state_ok(clip.frames.pose(k)))
+            .count();
+        eprintln!(
+            "{outside} of {} true poses lie outside the tracked boxes",
+            args.frames
+        );
+    }
     let prior = PosePrior::learn(&body, &[&other.frames], 0.95)?;
     let label_map = match args.classes.as_str() {
         "rtpf" => rtpf_classes(),
@@ -126,6 +160,7 @@ fn main() -> Res<()> {
         stride: args.stride,
         label_map,
         pixel_noise: args.flip_noise,
+        azimuth: args.azimuth_deg.to_radians(),
         seed: args.seed,
         ..ClipSpec::default()
     };
@@ -173,6 +208,18 @@ fn main() -> Res<()> {
                 truth_flex[k].to_degrees()
             );
         }
+        let k = 10.min(synth.truth.len() - 1);
+        let flip = track::flip::FlipArm::new(&body, arm, &synth.truth[k]).ok_or("no flip arm")?;
+        eprintln!("flexion parameter: {}", body.params()[flip.flex_state].name);
+        for dx in [-0.6, -0.4, -0.2, -0.1, 0.0, 0.1, 0.2, 0.4, 0.6] {
+            let mut p = synth.truth[k].clone();
+            p[flip.flex] += dx;
+            let f = t.score_states(&synth.observations[k], &body.state_of(&p))?[0].1;
+            let fl = arm
+                .flexion(&body.skeleton().forward_kinematics(&p)?)
+                .to_degrees();
+            eprintln!("  elbow param {dx:+.1}: flexion {fl:.1}°, F {f:.4}");
+        }
         let obs = &synth.observations[0];
         let mut pgm = format!("P2\n{} {}\n5\n", obs.width(), obs.height());
         for row in obs.labels().chunks(obs.width() as usize) {
@@ -193,6 +240,9 @@ fn main() -> Res<()> {
                 particles: n,
                 filter,
                 sigma_f: args.sigma_f,
+                sigma_rotation: args.sigma_limb,
+                sigma_trunk: args.sigma_trunk,
+                prior_weight: args.prior_weight,
                 seed: args.seed,
                 backend: args.backend,
                 label_map,
@@ -215,6 +265,22 @@ fn main() -> Res<()> {
                 let r = tracker.step(obs)?;
                 let world = body.skeleton().forward_kinematics(&r.map_pose)?;
                 let e = arm.flexion(&world) - truth_flex[k];
+                if std::env::var("TRACK_EVAL_DEBUG").is_ok() {
+                    let root = |p: &[f64]| {
+                        body.skeleton()
+                            .forward_kinematics(p)
+                            .map(|w| w[0].translation.vector)
+                            .unwrap_or_default()
+                    };
+                    eprintln!(
+                        "  frame {k}: F {:.3}, elbow error {:6.1}°, root error {:.3} m, ESS {:.1}, evaluations {}",
+                        r.residual,
+                        e.to_degrees(),
+                        (root(&r.map_pose) - root(&synth.truth[k])).norm(),
+                        r.ess,
+                        r.evaluations
+                    );
+                }
                 se += e * e;
                 f_sum += r.residual;
                 evals += r.evaluations;

@@ -14,7 +14,10 @@ use crate::error::{Result, TrackError};
 /// Which back end to use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BackendChoice {
-    /// The GPU when wgpu finds an adapter, else the CPU.
+    /// The GPU when wgpu finds a hardware adapter; else (no adapter, or
+    /// a software one such as lavapipe, which runs the same work on the
+    /// CPU about 5× slower than [`gpu::CpuLikelihood`], see the README)
+    /// the CPU.
     #[default]
     Auto,
     Cpu,
@@ -44,7 +47,11 @@ pub struct SharedDevice {
 /// The chosen back end.
 #[derive(Debug)]
 pub enum Backend {
-    Cpu(Box<CpuLikelihood>),
+    Cpu {
+        likelihood: Box<CpuLikelihood>,
+        /// Why `Auto` did not pick the GPU, if it looked.
+        note: Option<String>,
+    },
     Gpu {
         likelihood: Box<GpuLikelihood>,
         adapter: String,
@@ -70,24 +77,28 @@ impl Backend {
             let backend = backend.to_string();
             move |source| TrackError::Likelihood { backend, source }
         };
-        let cpu = || -> Result<Self> {
+        let cpu = |note: Option<String>| -> Result<Self> {
             let mut l = CpuLikelihood::new(skeleton.clone(), camera.clone(), model);
             l.set_label_map(label_map).map_err(err("cpu"))?;
-            Ok(Self::Cpu(Box::new(l)))
+            Ok(Self::Cpu {
+                likelihood: Box::new(l),
+                note,
+            })
         };
-        let gpu = || -> std::result::Result<Self, gpu::GpuError> {
-            let (device, queue, adapter) = match &shared {
-                Some(s) => (
-                    s.device.clone(),
-                    s.queue.clone(),
-                    gpu::describe_adapter(&s.device.adapter_info()),
-                ),
+        let gpu = |hardware_only: bool| -> std::result::Result<Self, gpu::GpuError> {
+            let (device, queue, info) = match &shared {
+                Some(s) => (s.device.clone(), s.queue.clone(), s.device.adapter_info()),
                 None => {
                     let g = HeadlessGpu::new()?;
-                    let name = g.describe();
-                    (g.device, g.queue, name)
+                    (g.device, g.queue, g.info)
                 }
             };
+            let adapter = gpu::describe_adapter(&info);
+            if hardware_only && info.device_type == gpu::wgpu::DeviceType::Cpu {
+                return Err(gpu::GpuError::NoAdapter(format!(
+                    "{adapter} is a software adapter, slower than the CPU likelihood"
+                )));
+            }
             let mut l = GpuLikelihood::new(device, queue, skeleton.clone(), camera.clone(), model)?;
             l.set_label_map(label_map)?;
             Ok(Self::Gpu {
@@ -96,19 +107,25 @@ impl Backend {
             })
         };
         match choice {
-            BackendChoice::Cpu => cpu(),
-            BackendChoice::Gpu => gpu().map_err(err("gpu")),
-            BackendChoice::Auto => gpu().or_else(|_| cpu()),
+            BackendChoice::Cpu => cpu(None),
+            BackendChoice::Gpu => gpu(false).map_err(err("gpu")),
+            BackendChoice::Auto => gpu(true).or_else(|e| cpu(Some(e.to_string()))),
         }
     }
 
     /// One line for the user: which back end, on which adapter.
     pub fn describe(&self) -> String {
         match self {
-            Self::Cpu(_) => format!(
-                "CPU likelihood ({} rayon threads)",
-                rayon::current_num_threads()
-            ),
+            Self::Cpu { note, .. } => {
+                let mut s = format!(
+                    "CPU likelihood ({} rayon threads)",
+                    rayon::current_num_threads()
+                );
+                if let Some(n) = note {
+                    s += &format!("; not the GPU: {n}");
+                }
+                s
+            }
             Self::Gpu { adapter, .. } => format!("GPU likelihood on {adapter}"),
         }
     }
@@ -124,7 +141,7 @@ impl Backend {
     pub fn evaluate(&mut self, obs: &Observation, poses: &[f64]) -> Result<&Evaluation> {
         let name = if self.is_gpu() { "gpu" } else { "cpu" };
         let r = match self {
-            Self::Cpu(l) => l.evaluate(obs, poses),
+            Self::Cpu { likelihood, .. } => likelihood.evaluate(obs, poses),
             Self::Gpu { likelihood, .. } => likelihood.evaluate(obs, poses),
         };
         r.map_err(|source| TrackError::Likelihood {
@@ -136,7 +153,7 @@ impl Backend {
     /// Sets `σ_F` for later batches.
     pub fn set_model(&mut self, model: NonOverlap) {
         match self {
-            Self::Cpu(l) => l.set_model(model),
+            Self::Cpu { likelihood, .. } => likelihood.set_model(model),
             Self::Gpu { likelihood, .. } => likelihood.set_model(model),
         }
     }
@@ -147,7 +164,7 @@ impl Backend {
     /// An entry outside `0..=C`.
     pub fn set_label_map(&mut self, map: LabelMap) -> Result<()> {
         let r = match self {
-            Self::Cpu(l) => l.set_label_map(map),
+            Self::Cpu { likelihood, .. } => likelihood.set_label_map(map),
             Self::Gpu { likelihood, .. } => likelihood.set_label_map(map),
         };
         r.map_err(|source| TrackError::Likelihood {

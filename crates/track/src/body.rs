@@ -118,6 +118,10 @@ pub struct Param {
     pub upper: f64,
     /// A translation (metres) rather than an angle (radians).
     pub translation: bool,
+    /// An angle of a limb joint (arm or leg: shoulder, elbow, wrist, hip,
+    /// knee, …), which moves faster than the trunk's and gets the limb
+    /// diffusion σ.
+    pub limb: bool,
 }
 
 /// A skeleton with its tracked parameters (module docs).
@@ -218,6 +222,20 @@ impl TrackedBody {
                     v
                 }
             };
+            let part = joint
+                .body
+                .as_ref()
+                .map_or_else(|| BodyPart::from_joint_name(&joint.name), |b| b.part);
+            let limb = matches!(
+                part,
+                BodyPart::UpperArm
+                    | BodyPart::Forearm
+                    | BodyPart::Hand
+                    | BodyPart::Finger
+                    | BodyPart::Thigh
+                    | BodyPart::Shank
+                    | BodyPart::Foot
+            );
             for (k, (lower, upper, translation)) in boxes.into_iter().enumerate() {
                 params.push(Param {
                     index: range.start + k,
@@ -225,6 +243,7 @@ impl TrackedBody {
                     lower,
                     upper,
                     translation,
+                    limb: limb && !translation,
                 });
             }
         }

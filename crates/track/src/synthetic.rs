@@ -47,9 +47,11 @@ fn map_parts(f: impl Fn(BodyPart) -> u8) -> LabelMap {
     m
 }
 
-/// A camera `distance` metres in front of the body at `pose` (front: the
-/// direction `left × up`, horizontal), at the height of the point it looks
-/// at, `target` (world), vertical field of view `fov` radians.
+/// A camera `spec.distance` metres in front of the body at `pose` (front:
+/// the direction `left × up`, horizontal, turned by `spec.azimuth` radians
+/// about the vertical towards the subject's left), at the height of the
+/// point it looks at, `target` (world), with `spec`'s field of view and
+/// image size.
 ///
 /// # Errors
 /// A pose FK rejects, no arms to find the front by, or a bad camera.
@@ -57,10 +59,7 @@ pub fn camera_in_front(
     body: &TrackedBody,
     pose: &[f64],
     target: Point3<f64>,
-    distance: f64,
-    fov: f64,
-    width: u32,
-    height: u32,
+    spec: &ClipSpec,
 ) -> Result<Camera> {
     let skel = body.skeleton();
     let world = skel.forward_kinematics(pose)?;
@@ -77,8 +76,10 @@ pub fn camera_in_front(
             value: "shoulders aligned with the vertical".into(),
             reason: "cannot tell where the body faces",
         })?;
-    let eye = target + front * distance;
-    Camera::looking_at(eye, target, up, fov, width, height).map_err(|source| {
+    let front =
+        nalgebra::UnitQuaternion::from_axis_angle(&Vector3::y_axis(), -spec.azimuth) * front;
+    let eye = target + front * spec.distance;
+    Camera::looking_at(eye, target, up, spec.fov, spec.width, spec.height).map_err(|source| {
         TrackError::Likelihood {
             backend: "camera".into(),
             source,
@@ -108,6 +109,9 @@ pub struct ClipSpec {
     pub distance: f64,
     /// Vertical field of view (rad).
     pub fov: f64,
+    /// Camera azimuth (rad) about the vertical from straight in front
+    /// (π/2: the subject's left side).
+    pub azimuth: f64,
     pub width: u32,
     pub height: u32,
     pub label_map: LabelMap,
@@ -125,6 +129,7 @@ impl Default for ClipSpec {
             stride: 4,
             distance: 4.0,
             fov: 20f64.to_radians(),
+            azimuth: 0.0,
             width: 160,
             height: 120,
             label_map: rtpf_classes(),
@@ -178,10 +183,7 @@ impl SyntheticClip {
             body,
             &truth[0],
             Point3::from(centre + Vector3::new(0.0, 0.25, 0.0)),
-            spec.distance,
-            spec.fov,
-            spec.width,
-            spec.height,
+            spec,
         )?;
         let observations = truth
             .iter()

@@ -100,8 +100,11 @@ pub struct TrackerConfig {
     pub filter: FilterKind,
     /// σ_F of RTPF Eq. 2.
     pub sigma_f: f64,
-    /// Diffusion σ of every tracked angle per frame (rad).
+    /// Diffusion σ of every tracked limb angle per frame (rad).
     pub sigma_rotation: f64,
+    /// Diffusion σ of the trunk's angles (root orientation, spine, neck,
+    /// head) per frame (rad): they move less than the limbs.
+    pub sigma_trunk: f64,
     /// Diffusion σ of the global position per frame (m).
     pub sigma_translation: f64,
     /// β, the exponent of the pose prior's penalty (RTPF: 1).
@@ -118,8 +121,9 @@ impl Default for TrackerConfig {
             particles: 300,
             filter: FilterKind::Pfrth,
             sigma_f: 0.1,
-            sigma_rotation: 0.06,
-            sigma_translation: 0.02,
+            sigma_rotation: 0.08,
+            sigma_trunk: 0.02,
+            sigma_translation: 0.01,
             prior_weight: 1.0,
             seed: 1,
             backend: BackendChoice::Auto,
@@ -143,6 +147,7 @@ impl TrackerConfig {
         for (field, v) in [
             ("sigma_f", self.sigma_f),
             ("sigma_rotation", self.sigma_rotation),
+            ("sigma_trunk", self.sigma_trunk),
             ("sigma_translation", self.sigma_translation),
             ("prior_weight", self.prior_weight),
         ] {
@@ -429,8 +434,10 @@ impl Tracker {
             .map(|p| {
                 if p.translation {
                     self.config.sigma_translation
-                } else {
+                } else if p.limb {
                     self.config.sigma_rotation
+                } else {
+                    self.config.sigma_trunk
                 }
             })
             .collect()

@@ -247,3 +247,47 @@ fn root_search_finds_a_shifted_subject_and_bad_settings_are_errors() {
             .is_err()
     );
 }
+
+#[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
+fn gpu_and_cpu_back_ends_track_identically() {
+    let body = TrackedBody::rtpf_upper_body();
+    let cam = camera(80, 60);
+    let map = upper_body_parts();
+    let truth: Vec<Vec<f64>> = (0..4)
+        .map(|k| arm_pose(&body, -0.5, 0.5 + 0.1 * k as f64))
+        .collect();
+    let run = |backend| {
+        let config = TrackerConfig {
+            particles: 64,
+            filter: FilterKind::Pfrth,
+            backend,
+            label_map: map,
+            ..TrackerConfig::default()
+        };
+        let mut t = Tracker::new(body.clone(), cam.clone(), &truth[0], None, config).unwrap();
+        let reports: Vec<_> = truth
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let o = render_observation(&body, &cam, p, &map, 0.01, k as u64).unwrap();
+                t.step(&o).unwrap()
+            })
+            .collect();
+        (t.describe(), reports)
+    };
+    let (gpu_name, gpu) = run(BackendChoice::Gpu);
+    let (_, cpu) = run(BackendChoice::Cpu);
+    assert!(gpu_name.starts_with("GPU"), "{gpu_name}");
+    if gpu_name.contains("llvmpipe") || gpu_name.contains("lavapipe") {
+        // Same counts bit for bit (crates/gpu), hence the same filter run.
+        for (g, c) in gpu.iter().zip(&cpu) {
+            assert_eq!(g.map_pose, c.map_pose);
+            assert_eq!(g.residual, c.residual);
+        }
+    } else {
+        for (g, c) in gpu.iter().zip(&cpu) {
+            assert!((g.residual - c.residual).abs() < 0.05);
+        }
+    }
+}
