@@ -66,7 +66,7 @@ pub struct MonopodeState {
 impl MonopodeState {
     /// Leg length `l`.
     pub fn leg_length(&self) -> f64 {
-        self.x.hypot(self.y)
+        (self.x * self.x + self.y * self.y).sqrt()
     }
 
     /// Leg angle from the downward vertical, positive when the foot is
