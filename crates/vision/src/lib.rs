@@ -7,11 +7,14 @@
 //!   tracker also uses;
 //! - [`frame`] and [`sources`]: [`Frame`], the [`FrameSource`] interface and
 //!   its image-sequence, `ffmpeg` video, Y4M and V4L2 webcam sources;
-//! - [`synth`]: synthetic frames of a BVH clip with ground truth.
+//! - [`synth`]: synthetic frames of a BVH clip with ground truth;
+//! - [`segment`]: RTPF §IV-D background subtraction and body-part classes.
 pub mod camera_file;
 pub mod classes;
 pub mod error;
+pub mod eval;
 pub mod frame;
+pub mod segment;
 pub mod sources;
 pub mod synth;
 
@@ -19,6 +22,9 @@ pub use camera_file::{CameraFile, load_camera, resize_camera};
 pub use classes::{ClassMap, SEG_CLASSES, SegClass, Sleeves};
 pub use error::{Result, VisionError};
 pub use frame::{Frame, FrameSource, load_rgb};
+pub use segment::{
+    ColourClass, Gaussian3, LearnReport, SegmentParams, Segmentation, Segmenter, Stroke,
+};
 pub use sources::{ImageSequence, VideoFile, Y4mFile, open_source};
 pub use synth::{
     Appearance, Background, BodyShape, Lighting, RenderOptions, RenderedFrame, SyntheticRenderer,
