@@ -113,7 +113,7 @@ impl IkTracker {
     pub fn step(&mut self, reading: &SensorFrame) -> Result<&[f64]> {
         self.sensors.validate(reading, self.frame)?;
         let nv = self.model.nv();
-        let skeleton = self.model.skeleton().clone();
+        let skeleton = self.model.skeleton();
         skeleton.forward_kinematics_into(&self.q, &mut self.world);
         let ns = self.sensors.constraint_rows(
             &self.model,
@@ -134,7 +134,7 @@ impl IkTracker {
             reading,
             enabled: &self.mask,
         };
-        self.prior.estimate(&skeleton, &query, &mut self.estimate)?;
+        self.prior.estimate(skeleton, &query, &mut self.estimate)?;
         let np = nv - self.root_dof;
         let js = self.js.rows(0, ns).into_owned();
         let null = null_space_rows(&js, self.root_dof, true);
@@ -144,7 +144,7 @@ impl IkTracker {
         let mut phi = DVector::zeros(ns + np);
         phi.rows_mut(0, ns).copy_from_slice(&self.phi[..ns]);
         let mut prior_phi = vec![0.0; np];
-        prior_residual(&skeleton, &self.q, &self.estimate, &mut prior_phi);
+        prior_residual(skeleton, &self.q, &self.estimate, &mut prior_phi);
         phi.rows_mut(ns, np).copy_from_slice(&prior_phi);
         let dq = match self.method {
             IkMethod::PseudoInverse => {

@@ -420,7 +420,7 @@ impl SparseTracker {
         self.sensors.validate(reading, self.frame)?;
         let nv = self.model.nv();
         let h = 1.0 / self.config.rate;
-        let skeleton = self.model.skeleton().clone();
+        let skeleton = self.model.skeleton();
         skeleton.forward_kinematics_into(&self.q, &mut self.world);
 
         // M and C at the current state.
@@ -455,10 +455,10 @@ impl SparseTracker {
             reading,
             enabled: &self.mask,
         };
-        self.prior.estimate(&skeleton, &query, &mut self.estimate)?;
+        self.prior.estimate(skeleton, &query, &mut self.estimate)?;
         let np = nv - self.root_dof;
         prior_residual(
-            &skeleton,
+            skeleton,
             &self.q,
             &self.estimate,
             &mut self.phi[ns..ns + np],
