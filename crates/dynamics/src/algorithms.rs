@@ -23,10 +23,10 @@
 //!
 //! Nothing allocates after [`Data::new`].
 
-use nalgebra::{DMatrix, DVector, Matrix2, Matrix3, Matrix6, Vector3, Vector6};
+use nalgebra::{DMatrix, DVector, Matrix3, Matrix6, SMatrix, Vector3, Vector6};
 
 use crate::error::{DynamicsError, Result};
-use crate::model::{JointModel, Model};
+use crate::model::{Ancestors, JointModel, Model};
 use crate::spatial::{Force, Inertia, Motion, Se3};
 
 /// Scratch and results of the algorithms for one [`Model`]. One per thread.
@@ -158,26 +158,26 @@ fn right_jacobian_rate_mul(s: &Vector3<f64>, sdot: &Vector3<f64>) -> Vector3<f64
     -sxd * (dalpha * sd) + s.cross(&sxd) * (dbeta * sd) + sdot.cross(&sxd) * beta
 }
 
-/// In-place sparse `LᵀL` factorisation of `M` following the DOF tree `λ`
+/// In-place sparse `LᵀL` factorisation of `M` following the DOF tree
 /// (RBDA Table 6.3): `factor ← L` lower-triangular with `M = LᵀL`, zero fill-in
 /// because `M[i][j] ≠ 0` only for `i` an ancestor of `j` or the converse.
+/// The ancestors of an ancestor `i` of `k` are the tail of `k`'s ancestor
+/// list after `i`, so each update is one sparse row operation over a slice.
 /// Returns the index of a non-positive pivot.
 pub(crate) fn ltl_factor(
     factor: &mut DMatrix<f64>,
     m: &DMatrix<f64>,
-    parent: &[Option<usize>],
+    ancestors: &Ancestors,
 ) -> std::result::Result<(), usize> {
     let n = m.nrows();
     let (src, l) = (m.as_slice(), factor.as_mut_slice());
     // `m` is column-major; the factor is kept row-major (entry (r, c) at
-    // r·n + c), so that the walks along a row's ancestors stay in one row.
-    // Only the lower-triangular ancestor pattern (k, i), i = k or an
-    // ancestor of k, is read or written.
+    // r·n + c), so that a row's ancestor entries are close together. Only
+    // the lower-triangular ancestor pattern is read or written.
     for k in 0..n {
-        let mut i = Some(k);
-        while let Some(ii) = i {
-            l[k * n + ii] = src[ii * n + k];
-            i = parent[ii];
+        l[k * n + k] = src[k * n + k];
+        for &i in ancestors.of(k) {
+            l[k * n + i] = src[i * n + k];
         }
     }
     let scale = (0..n).map(|i| src[i * n + i].abs()).fold(0.0, f64::max);
@@ -188,20 +188,16 @@ pub(crate) fn ltl_factor(
         }
         let d = d.sqrt();
         l[k * n + k] = d;
-        let mut i = parent[k];
-        while let Some(ii) = i {
-            l[k * n + ii] /= d;
-            i = parent[ii];
+        let anc = ancestors.of(k);
+        for &i in anc {
+            l[k * n + i] /= d;
         }
-        let mut i = parent[k];
-        while let Some(ii) = i {
-            let lki = l[k * n + ii];
-            let mut j = Some(ii);
-            while let Some(jj) = j {
-                l[ii * n + jj] -= lki * l[k * n + jj];
-                j = parent[jj];
+        for (idx, &i) in anc.iter().enumerate() {
+            let lki = l[k * n + i];
+            l[i * n + i] -= lki * lki;
+            for &j in &anc[idx + 1..] {
+                l[i * n + j] -= lki * l[k * n + j];
             }
-            i = parent[ii];
         }
     }
     Ok(())
@@ -209,7 +205,7 @@ pub(crate) fn ltl_factor(
 
 /// Solves `LᵀL x = b` in place (`b ← x`) with the factor of [`ltl_factor`]
 /// (RBDA Table 6.4).
-pub(crate) fn ltl_solve(l: &DMatrix<f64>, parent: &[Option<usize>], b: &mut DVector<f64>) {
+pub(crate) fn ltl_solve(l: &DMatrix<f64>, ancestors: &Ancestors, b: &mut DVector<f64>) {
     let n = b.len();
     let l = l.as_slice();
     let b = b.as_mut_slice();
@@ -217,19 +213,15 @@ pub(crate) fn ltl_solve(l: &DMatrix<f64>, parent: &[Option<usize>], b: &mut DVec
     for k in (0..n).rev() {
         b[k] /= l[k * n + k];
         let yk = b[k];
-        let mut i = parent[k];
-        while let Some(ii) = i {
-            b[ii] -= l[k * n + ii] * yk;
-            i = parent[ii];
+        for &i in ancestors.of(k) {
+            b[i] -= l[k * n + i] * yk;
         }
     }
     // L x = y, from the root down.
     for k in 0..n {
-        let mut i = parent[k];
         let mut acc = b[k];
-        while let Some(ii) = i {
-            acc -= l[k * n + ii] * b[ii];
-            i = parent[ii];
+        for &i in ancestors.of(k) {
+            acc -= l[k * n + i] * b[i];
         }
         b[k] = acc / l[k * n + k];
     }
@@ -248,42 +240,82 @@ fn inertia_matrix(i: &Inertia) -> Matrix6<f64> {
     m
 }
 
-/// The matrix of [`Se3::act_inv_motion`]: parent-frame motion → child frame,
-/// `[[Rᵀ, 0], [−Rᵀ[p]×, Rᵀ]]`; its transpose maps child forces to the parent.
-fn motion_inverse_matrix(x: &Se3) -> Matrix6<f64> {
-    let rt = x.r.transpose();
-    let mut m = Matrix6::zeros();
-    m.fixed_view_mut::<3, 3>(0, 0).copy_from(&rt);
-    m.fixed_view_mut::<3, 3>(3, 0)
-        .copy_from(&(-(rt * crate::spatial::skew(&x.p))));
-    m.fixed_view_mut::<3, 3>(3, 3).copy_from(&rt);
-    m
+/// `Xᵀ Ia X`: an articulated inertia written in the child frame, moved to
+/// the parent frame, `X = [[Rᵀ, 0], [−Rᵀ[p]×, Rᵀ]]` the motion transform
+/// parent → child for the child's pose `(R, p)`. By blocks, with
+/// `Ia = [[A, B], [Bᵀ, C]]`, `A' = R A Rᵀ` (likewise `B'`, `C'`) and `P = [p]×`:
+/// `[[A' + P B'ᵀ − B' P − P C' P, B' + P C'], [B'ᵀ − C' P, C']]`.
+fn articulated_to_parent(ia: &Matrix6<f64>, x: &Se3) -> Matrix6<f64> {
+    let r = &x.r;
+    let rt = r.transpose();
+    let a = r * ia.fixed_view::<3, 3>(0, 0) * rt;
+    let b = r * ia.fixed_view::<3, 3>(0, 3) * rt;
+    let c = r * ia.fixed_view::<3, 3>(3, 3) * rt;
+    let p = crate::spatial::skew(&x.p);
+    let bt = b.transpose();
+    let cp = c * p;
+    let mut out = Matrix6::zeros();
+    out.fixed_view_mut::<3, 3>(0, 0)
+        .copy_from(&(a + p * bt - b * p - p * cp));
+    let top_right = b + p * c;
+    out.fixed_view_mut::<3, 3>(0, 3).copy_from(&top_right);
+    out.fixed_view_mut::<3, 3>(3, 0)
+        .copy_from(&top_right.transpose());
+    out.fixed_view_mut::<3, 3>(3, 3).copy_from(&c);
+    out
 }
 
-/// Inverse of the leading `n × n` block of `d` (n ∈ {1, 2, 3, 6}), zero
-/// elsewhere; `None` when singular.
-fn invert_leading(d: &Matrix6<f64>, n: usize) -> Option<Matrix6<f64>> {
-    let mut out = Matrix6::zeros();
-    match n {
-        1 => {
-            if d[(0, 0)] <= 0.0 {
-                return None;
-            }
-            out[(0, 0)] = 1.0 / d[(0, 0)];
+/// One body's inputs to ABA's second pass (RBDA Table 7.1).
+struct AbaJoint<'a> {
+    s: &'a [Motion],
+    armature: &'a [f64],
+    tau: &'a [f64],
+    ia: &'a Matrix6<f64>,
+    pa: &'a Vector6<f64>,
+    c: &'a Vector6<f64>,
+}
+
+/// Its outputs, in 6 × 6 storage (leading `N` columns / block used).
+struct AbaStep {
+    u_mat: Matrix6<f64>,
+    d_inv: Matrix6<f64>,
+    u: Vector6<f64>,
+    ia_a: Matrix6<f64>,
+    pa_a: Vector6<f64>,
+}
+
+impl AbaJoint<'_> {
+    /// `U = IA S`, `D = Sᵀ U + armature`, `u = τ − Sᵀ pA`,
+    /// `Ia = IA − U D⁻¹ Uᵀ`, `pa = pA + Ia c + U D⁻¹ u`, with `N`-column
+    /// matrices (no work on the columns a joint does not have).
+    fn project<const N: usize>(&self) -> Option<AbaStep> {
+        let mut s = SMatrix::<f64, 6, N>::zeros();
+        for (k, m) in self.s.iter().enumerate() {
+            s.set_column(k, &Vector6::new(m.w.x, m.w.y, m.w.z, m.v.x, m.v.y, m.v.z));
         }
-        2 => {
-            let m: Matrix2<f64> = d.fixed_view::<2, 2>(0, 0).into_owned();
-            out.fixed_view_mut::<2, 2>(0, 0)
-                .copy_from(&m.cholesky()?.inverse());
+        let u_mat = self.ia * s;
+        let mut d = s.transpose() * u_mat;
+        let mut u = s.transpose() * self.pa;
+        for k in 0..N {
+            d[(k, k)] += self.armature[k];
+            u[k] = self.tau[k] - u[k];
         }
-        3 => {
-            let m: Matrix3<f64> = d.fixed_view::<3, 3>(0, 0).into_owned();
-            out.fixed_view_mut::<3, 3>(0, 0)
-                .copy_from(&m.cholesky()?.inverse());
-        }
-        _ => out = d.cholesky()?.inverse(),
+        let d_inv = d.cholesky()?.inverse();
+        let ud = u_mat * d_inv;
+        let ia_a = self.ia - ud * u_mat.transpose();
+        let pa_a = self.pa + ia_a * self.c + ud * u;
+        let mut step = AbaStep {
+            u_mat: Matrix6::zeros(),
+            d_inv: Matrix6::zeros(),
+            u: Vector6::zeros(),
+            ia_a,
+            pa_a,
+        };
+        step.u_mat.fixed_view_mut::<6, N>(0, 0).copy_from(&u_mat);
+        step.d_inv.fixed_view_mut::<N, N>(0, 0).copy_from(&d_inv);
+        step.u.fixed_rows_mut::<N>(0).copy_from(&u);
+        Some(step)
     }
-    Some(out)
 }
 
 impl Model {
@@ -402,13 +434,12 @@ impl Model {
             let yc = data.composite[b];
             for i in body.idx_v..body.idx_v + body.joint_model.nv() {
                 let f = yc.mul_motion(&data.s_world[i]);
-                // Row entries for i's own earlier DOFs and every ancestor DOF.
-                let mut j = Some(i);
-                while let Some(jj) = j {
-                    let mji = data.s_world[jj].dot(&f);
-                    mass[i * n + jj] = mji;
-                    mass[jj * n + i] = mji;
-                    j = self.dof_parent[jj];
+                // The diagonal, then i's own earlier DOFs and every ancestor DOF.
+                mass[i * n + i] = data.s_world[i].dot(&f);
+                for &j in self.ancestors.of(i) {
+                    let mji = data.s_world[j].dot(&f);
+                    mass[i * n + j] = mji;
+                    mass[j * n + i] = mji;
                 }
             }
             if let Some(p) = body.parent {
@@ -586,7 +617,7 @@ impl Model {
         for ((r, t), c) in data.rhs.iter_mut().zip(tau).zip(data.tau.iter()) {
             *r = t - c;
         }
-        ltl_solve(&data.factor, &self.dof_parent, &mut data.rhs);
+        ltl_solve(&data.factor, &self.ancestors, &mut data.rhs);
         Ok(&data.rhs)
     }
 
@@ -622,35 +653,31 @@ impl Model {
         // Pass 2: articulated inertias and bias forces, leaves to root.
         for b in (0..self.bodies.len()).rev() {
             let body = &self.bodies[b];
-            let nv = body.joint_model.nv();
-            let ia = data.aba_inertia[b];
-            let mut s = Matrix6::zeros();
-            for k in 0..nv {
-                s.set_column(k, &as6(&data.s_local[body.idx_v + k]));
+            let range = body.idx_v..body.idx_v + body.joint_model.nv();
+            let joint = AbaJoint {
+                s: &data.s_local[range.clone()],
+                armature: &self.armature[range.clone()],
+                tau: &tau[range],
+                ia: &data.aba_inertia[b],
+                pa: &data.aba_bias[b],
+                c: &as6(&data.aba_c[b]),
+            };
+            let step = match body.joint_model.nv() {
+                1 => joint.project::<1>(),
+                2 => joint.project::<2>(),
+                3 => joint.project::<3>(),
+                _ => joint.project::<6>(),
             }
-            let u_mat = ia * s;
-            let mut d = s.transpose() * u_mat;
-            let mut u = Vector6::zeros();
-            let pa = data.aba_bias[b];
-            for k in 0..nv {
-                d[(k, k)] += self.armature[body.idx_v + k];
-                u[k] = tau[body.idx_v + k] - s.column(k).dot(&pa);
-            }
-            let d_inv = invert_leading(&d, nv).ok_or_else(|| DynamicsError::Degenerate {
+            .ok_or_else(|| DynamicsError::Degenerate {
                 joint: self.skeleton().joint(body.joint).name.clone(),
                 index: body.idx_v,
             })?;
-            data.aba_u[b] = u_mat;
-            data.aba_d_inv[b] = d_inv;
-            data.aba_small_u[b] = u;
+            data.aba_u[b] = step.u_mat;
+            data.aba_d_inv[b] = step.d_inv;
+            data.aba_small_u[b] = step.u;
             if let Some(p) = body.parent {
-                let ud = u_mat * d_inv;
-                let ia_a = ia - ud * u_mat.transpose();
-                let c = as6(&data.aba_c[b]);
-                let pa_a = pa + ia_a * c + ud * u;
-                let x = motion_inverse_matrix(&data.li_m_i[b]);
-                data.aba_inertia[p] += x.transpose() * ia_a * x;
-                let fp = data.li_m_i[b].act_force(&from6(&pa_a));
+                data.aba_inertia[p] += articulated_to_parent(&step.ia_a, &data.li_m_i[b]);
+                let fp = data.li_m_i[b].act_force(&from6(&step.pa_a));
                 data.aba_bias[p] += force6(&fp);
             }
         }
@@ -681,7 +708,7 @@ impl Model {
     /// [`Model::mass_matrix`] or [`Model::mass_matrix_and_bias`]).
     pub fn factorize(&self, data: &mut Data) -> Result<()> {
         self.check_data(data)?;
-        ltl_factor(&mut data.factor, &data.mass_matrix, &self.dof_parent).map_err(|index| {
+        ltl_factor(&mut data.factor, &data.mass_matrix, &self.ancestors).map_err(|index| {
             DynamicsError::Degenerate {
                 joint: self
                     .skeleton()
@@ -704,7 +731,7 @@ impl Model {
                 got: b.len(),
             });
         }
-        ltl_solve(&data.factor, &self.dof_parent, b);
+        ltl_solve(&data.factor, &self.ancestors, b);
         Ok(())
     }
 

@@ -125,12 +125,47 @@ pub struct Model {
     /// Parent of each velocity index in the tree of DOFs (RBDA §6.5's λ):
     /// the previous index of the same joint, else the last of the parent body.
     pub(crate) dof_parent: Vec<Option<usize>>,
+    /// The DOF ancestors of each velocity index, nearest first, as one
+    /// compressed list: those of `k` are `ancestors.list[ancestors.start[k]..ancestors.start[k + 1]]`.
+    pub(crate) ancestors: Ancestors,
     /// Body of each velocity index.
     pub(crate) dof_body: Vec<usize>,
     pub(crate) gravity: Vector3<f64>,
     /// Added to `M`'s diagonal and `armature · a` to RNEA's `τ`.
     pub(crate) armature: Vec<f64>,
     nv: usize,
+}
+
+/// Compressed lists of DOF ancestors (see [`Model`]'s `ancestors`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Ancestors {
+    pub(crate) start: Vec<usize>,
+    pub(crate) list: Vec<usize>,
+}
+
+impl Ancestors {
+    fn new(parent: &[Option<usize>]) -> Self {
+        let mut out = Self {
+            start: Vec::with_capacity(parent.len() + 1),
+            list: Vec::new(),
+        };
+        for k in 0..parent.len() {
+            out.start.push(out.list.len());
+            let mut i = parent[k];
+            while let Some(ii) = i {
+                out.list.push(ii);
+                i = parent[ii];
+            }
+        }
+        out.start.push(out.list.len());
+        out
+    }
+
+    /// Ancestors of `k`, nearest first.
+    #[inline]
+    pub(crate) fn of(&self, k: usize) -> &[usize] {
+        &self.list[self.start[k]..self.start[k + 1]]
+    }
 }
 
 /// Options of [`Model::from_skeleton_with`].
@@ -291,11 +326,13 @@ impl Model {
                 if floating { 0.0 } else { armature }
             })
             .collect();
+        let ancestors = Ancestors::new(&dof_parent);
         let model = Self {
             skeleton: skeleton.clone(),
             bodies,
             frames,
             dof_parent,
+            ancestors,
             dof_body,
             gravity,
             armature,
@@ -460,7 +497,7 @@ impl Model {
         let mut data = crate::Data::new(self);
         let rest = self.skeleton.rest_pose();
         self.crba_unchecked(&mut data, &rest);
-        match crate::algorithms::ltl_factor(&mut data.factor, &data.mass_matrix, &self.dof_parent) {
+        match crate::algorithms::ltl_factor(&mut data.factor, &data.mass_matrix, &self.ancestors) {
             Ok(()) => Ok(()),
             Err(index) => Err(DynamicsError::Degenerate {
                 joint: self
