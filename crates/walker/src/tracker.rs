@@ -440,6 +440,42 @@ impl Pose {
         ]
     }
 
+    /// Parameters of `skeleton::presets::physprior_lower_body` showing this
+    /// pose, for drawing with the shared skeleton code: root translation,
+    /// heading (torso hinge about y), hip flexion (Euler x = −hip), knee,
+    /// ankle pitch (`−ankle_x`). The preset's segment lengths are fixed
+    /// (0.4, 0.5, 0.3, 0.2 m), so joint positions agree exactly only for
+    /// those lengths; its `ankle_z` hinge rolls the foot about its long axis
+    /// rather than yawing it, so it is left at 0.
+    ///
+    /// # Errors
+    /// [`WalkerError::Skeleton`] if `skeleton` lacks a joint of the preset.
+    pub fn to_preset(&self, skeleton: &skeleton::Skeleton) -> Result<Vec<f64>> {
+        let mut q = skeleton.rest_pose();
+        let set = |q: &mut Vec<f64>, name: &str, k: usize, v: f64| -> Result<()> {
+            let j = skeleton.find(name)?;
+            let r = skeleton.param_range(j);
+            q[r.start + k] = v;
+            Ok(())
+        };
+        // The root joint sits at (0, thigh + shank + 0.05, 0) in the preset.
+        let root_offset = skeleton.joints()[skeleton.find("root_x")?]
+            .placement()
+            .translation
+            .vector;
+        set(&mut q, "root_x", 0, self.root.x - root_offset.x)?;
+        set(&mut q, "root_y", 0, self.root.y - root_offset.y)?;
+        set(&mut q, "root_z", 0, self.root.z - root_offset.z)?;
+        set(&mut q, "torso", 0, self.heading)?;
+        for (i, side) in ["l", "r"].iter().enumerate() {
+            let a = &self.legs[i];
+            set(&mut q, &format!("{side}_hip"), 0, -a.hip)?;
+            set(&mut q, &format!("{side}_knee"), 0, a.knee)?;
+            set(&mut q, &format!("{side}_ankle_x"), 0, -a.ankle_x)?;
+        }
+        Ok(q)
+    }
+
     /// The five tracking points (hip, l knee, l foot, r knee, r foot).
     pub fn tracking_points(&self) -> [Point3<f64>; POINTS] {
         let [a, b] = self.leg_points();
@@ -1277,5 +1313,46 @@ mod tests {
         obs.points[1] = Some([f64::NAN, 0.0]);
         let e = t.step(&obs).unwrap_err();
         assert!(e.to_string().contains("l_knee"), "{e}");
+    }
+
+    /// The preset skeleton, posed by [`Pose::to_preset`], puts hips, knees,
+    /// ankles and heels where this crate's kinematics does.
+    #[test]
+    fn preset_pose_matches_the_kinematics() {
+        let sk = skeleton::presets::physprior_lower_body();
+        for (heading, hips, knees, ankles) in [
+            (0.0, [0.3, -0.2], [-0.1, -0.6], [0.2, -0.3]),
+            (0.7, [-0.4, 0.5], [-1.2, 0.0], [-0.5, 0.4]),
+            (-2.0, [0.1, 0.05], [-0.3, -0.2], [0.0, 0.1]),
+        ] {
+            let pose = Pose {
+                root: Point3::new(0.3, 0.91, -1.2),
+                heading,
+                legs: std::array::from_fn(|i| LegAngles {
+                    hip: hips[i],
+                    knee: knees[i],
+                    ankle_x: ankles[i],
+                    ankle_z: 0.0,
+                }),
+                segments: Segments::default(),
+                stance: 0,
+            };
+            let q = pose.to_preset(&sk).unwrap();
+            let world = sk.forward_kinematics(&q).unwrap();
+            let at = |name: &str| Point3::from(world[sk.find(name).unwrap()].translation.vector);
+            let legs = pose.leg_points();
+            for (i, side) in ["l", "r"].iter().enumerate() {
+                for (name, p) in [
+                    ("hip", legs[i].hip),
+                    ("knee", legs[i].knee),
+                    ("ankle_x", legs[i].ankle),
+                    ("heel", legs[i].heel),
+                    ("toe_tip", legs[i].toe),
+                ] {
+                    let e = (at(&format!("{side}_{name}")) - p).norm();
+                    assert!(e < 1e-9, "{side}_{name}: {e} (heading {heading})");
+                }
+            }
+        }
     }
 }
