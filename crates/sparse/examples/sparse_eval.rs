@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --release -p sparse --example sparse_eval -- [--frames N] [--png DIR]
-//!     [--paper] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S] [--no-physics]
+//!     [--paper] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S] [--no-physics] [--filter-gain A]
 //! ```
 
 use std::error::Error;
@@ -30,6 +30,7 @@ struct Options {
     prior_damping: f64,
     sigma: f64,
     physics: bool,
+    filter_gain: f64,
 }
 
 fn parse() -> Result<Options, Box<dyn Error>> {
@@ -43,6 +44,7 @@ fn parse() -> Result<Options, Box<dyn Error>> {
         prior_damping: TrackerConfig::tuned().prior_damping,
         sigma: 0.12,
         physics: true,
+        filter_gain: TrackerConfig::default().filter_gain,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -55,6 +57,7 @@ fn parse() -> Result<Options, Box<dyn Error>> {
             "--damping" => o.damping = value()?.parse()?,
             "--prior-damping" => o.prior_damping = value()?.parse()?,
             "--no-physics" => o.physics = false,
+            "--filter-gain" => o.filter_gain = value()?.parse()?,
             "--paper" => {
                 o.paper = true;
                 o.damping = TrackerConfig::default().damping;
@@ -63,7 +66,7 @@ fn parse() -> Result<Options, Box<dyn Error>> {
             "--sigma" => o.sigma = value()?.parse()?,
             "--help" | "-h" => {
                 println!(
-                    "sparse_eval [--frames N] [--png DIR] [--paper] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S] [--no-physics]"
+                    "sparse_eval [--frames N] [--png DIR] [--paper] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S] [--no-physics] [--filter-gain A]"
                 );
                 std::process::exit(0);
             }
@@ -187,6 +190,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         damping: o.damping,
         prior_damping: o.prior_damping,
         physics: o.physics,
+        filter_gain: o.filter_gain,
         ..TrackerConfig::default()
     };
     println!(

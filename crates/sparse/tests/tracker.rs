@@ -393,3 +393,86 @@ fn toggling_sensors_changes_the_rows() {
     t.set_prior(MotionPrior::noisy_ground_truth(clip.poses.clone(), 0.12, 3).unwrap());
     assert_eq!(t.prior().name(), "NGT");
 }
+
+/// A subject standing still: both feet are in contact and the contact
+/// forces carry the body weight, with little residual force at the root
+/// (SPARSE §2.2.6: the root moves through contacts).
+#[test]
+fn standing_still_is_carried_by_the_feet() {
+    let clip = walk();
+    let sk = &clip.skeleton;
+    let sensors = SensorSet::paper_layout(sk).unwrap();
+    let exact = MotionPrior::noisy_ground_truth(vec![clip.poses[0].clone()], 0.0, 1).unwrap();
+    let mut t = SparseTracker::new(sk, sensors.clone(), exact, TrackerConfig::tuned()).unwrap();
+    t.reset(&clip.poses[0], None).unwrap();
+    let still = SyntheticSensors::default()
+        .synthesize(&sensors, sk, &[clip.poses[0].clone()])
+        .unwrap();
+    let weight = t.model().total_mass() * 9.80665;
+    let mut last = None;
+    for _ in 0..20 {
+        last = Some(t.step(&still[0]).unwrap());
+    }
+    let report = last.unwrap();
+    let left = report
+        .contacts
+        .iter()
+        .any(|c| sk.joint(c.joint).name.starts_with("Left"));
+    let right = report
+        .contacts
+        .iter()
+        .any(|c| sk.joint(c.joint).name.starts_with("Right"));
+    assert!(
+        left && right,
+        "contacts on {:?}",
+        report
+            .contacts
+            .iter()
+            .map(|c| &sk.joint(c.joint).name)
+            .collect::<Vec<_>>()
+    );
+    let up: f64 = report.contacts.iter().map(|c| c.force().y).sum();
+    assert!(
+        (up - weight).abs() < 0.1 * weight,
+        "vertical contact force {up:.0} N, weight {weight:.0} N"
+    );
+    let root = Vector3::new(
+        report.joint_torques[0],
+        report.joint_torques[1],
+        report.joint_torques[2],
+    )
+    .norm();
+    assert!(root < 0.1 * weight, "residual root force {root:.0} N");
+}
+
+/// Eq. 11's box: with very low torque limits the filter runs and every
+/// joint torque of the final solve stays within its limit.
+#[test]
+fn final_torques_respect_the_limits() {
+    let clip = walk();
+    let sk = &clip.skeleton;
+    let sensors = SensorSet::paper_layout(sk).unwrap();
+    let config = TrackerConfig {
+        torque_limit_scale: 0.05,
+        ..TrackerConfig::tuned()
+    };
+    let limits = sparse::tracker::torque_limits(sk, config.total_mass, config.torque_limit_scale);
+    let mut t =
+        SparseTracker::new(sk, sensors.clone(), MotionPrior::reference(sk), config).unwrap();
+    t.reset(&clip.poses[0], None).unwrap();
+    let r = SyntheticSensors::default()
+        .synthesize(&sensors, sk, &clip.poses[..12])
+        .unwrap();
+    let mut filtered = 0;
+    for f in &r[1..] {
+        let report = t.step(f).unwrap();
+        filtered += report.filter_iterations;
+        for (i, (tau, lim)) in report.joint_torques.iter().zip(&limits).enumerate().skip(6) {
+            assert!(
+                tau.abs() <= lim * (1.0 + 1e-9) + 1e-9,
+                "dof {i}: {tau} > {lim}"
+            );
+        }
+    }
+    assert!(filtered > 0, "the torque filter never ran");
+}
