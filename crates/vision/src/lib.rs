@@ -11,6 +11,7 @@
 //! - [`segment`]: RTPF §IV-D background subtraction and body-part classes.
 pub mod camera_file;
 pub mod classes;
+pub mod cli;
 pub mod error;
 pub mod eval;
 pub mod frame;

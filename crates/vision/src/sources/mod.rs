@@ -19,7 +19,8 @@ pub use y4m::Y4mFile;
 /// Opens what `spec` names:
 ///
 /// - `webcam` or `webcam:N` → `/dev/videoN` (640 × 480; feature `webcam`);
-/// - a folder or a glob with `*`/`?` → [`ImageSequence`] at `fps`;
+/// - a folder or a glob with `*`/`?` → [`ImageSequence`] at `fps` (a
+///   folder written by [`crate::write_render`] reads its `frame_*.png`);
 /// - a `.y4m` file → [`Y4mFile`] (read directly);
 /// - any other file → [`VideoFile`] through `ffmpeg`.
 ///
@@ -44,6 +45,13 @@ pub fn open_source(spec: &str, fps: f64) -> Result<Box<dyn FrameSource>> {
         return open_webcam(index);
     }
     let path = Path::new(spec);
+    if path.is_dir() && path.join("ground_truth.csv").is_file() {
+        // A `posecloud render` folder: its RGB frames only.
+        return Ok(Box::new(ImageSequence::open(
+            path.join("frame_*.png"),
+            fps,
+        )?));
+    }
     if spec.contains(['*', '?']) || path.is_dir() {
         return Ok(Box::new(ImageSequence::open(path, fps)?));
     }
