@@ -112,6 +112,18 @@ fn tracking_table(
             ess,
             r.frames.len() as f64 / r.seconds
         );
+        if base_n == sizes(d, 2500).0 || d != Dynamics::ConstantVelocity {
+            let png = out.join(format!("physprior_{name}_{}_mean_pose.png", d.name()));
+            image_plot(
+                &png,
+                &format!("{name}, {} N={n}: mean pose every 4th frame", d.name()),
+                &cam,
+                clip,
+                Layer::MeanPose(&r.frames),
+                4,
+                &|_| false,
+            )?;
+        }
         series.push((
             format!("{} N={n}", d.name()),
             r.frames
@@ -212,6 +224,21 @@ fn occlusion(clip: &walker::mocap::TruthClip, seed: u64, out: &Path) -> Result<(
             place(in_gap, Some(g1 - 1)),
             place(after, None),
         );
+        for (layer, tag, what) in [
+            (Layer::Ellipses(&r.frames), "ellipses", "point ellipses"),
+            (Layer::Map(&r.map), "map", "MAP trajectory"),
+        ] {
+            let png = out.join(format!("physprior_occlusion_{}_{tag}.png", d.name()));
+            image_plot(
+                &png,
+                &format!("occlusion, {} N={n}: {what} every 4th frame", d.name()),
+                &cam,
+                clip,
+                layer,
+                4,
+                &|f| f >= g0 && f < g1,
+            )?;
+        }
         area_series.push((
             d.name().to_string(),
             (0..t).map(|f| kf_area(f).sqrt()).collect::<Vec<f64>>(),

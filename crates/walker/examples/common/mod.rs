@@ -92,6 +92,8 @@ pub struct FrameRecord {
     pub area: [f64; POINTS],
     pub ess: f64,
     pub mean_points: [Point3<f64>; POINTS],
+    pub ellipses: [walker::Ellipse; POINTS],
+    pub mean_legs: [walker::kinematics::LegPoints; 2],
 }
 
 /// A run's records, its MAP trajectory and its wall time.
@@ -140,6 +142,8 @@ pub fn run(
             area: [0.0; POINTS],
             ess: r.ess,
             mean_points: r.mean_points,
+            ellipses: r.ellipses,
+            mean_legs: r.mean_pose.leg_points(),
         };
         for k in 0..POINTS {
             let (u, v, _) = camera
@@ -257,6 +261,124 @@ pub fn line_plot(
         .border_style(BLACK)
         .label_font(("sans-serif", 14))
         .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// What [`image_plot`] draws per shown frame.
+pub enum Layer<'a> {
+    /// Mean-pose stick figures (hip segment red, thighs green, shanks blue,
+    /// feet red; PHYSPRIOR Ch. 4's colours).
+    MeanPose(&'a [FrameRecord]),
+    /// One-σ ellipses of the points (hip red, knees green, feet blue).
+    Ellipses(&'a [FrameRecord]),
+    /// Stick figures of the MAP trajectory's points.
+    Map(&'a [[Point3<f64>; POINTS]]),
+}
+
+/// An image-space figure (the camera's view, zoomed on the walk) of every `every`-th
+/// frame, like the thesis' Fig. 4.2–4.9, with the observed points as grey
+/// circles (hollow where occluded).
+pub fn image_plot(
+    path: &Path,
+    title: &str,
+    camera: &Camera,
+    clip: &TruthClip,
+    layer: Layer<'_>,
+    every: usize,
+    hidden: &dyn Fn(usize) -> bool,
+) -> Result<()> {
+    let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    // Zoom on the walk: the image region of the observed points, padded.
+    let (mut u0, mut u1, mut v0, mut v1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for fr in &clip.frames {
+        for p in &fr.points {
+            if let Some((u, v, _)) = camera.project(p) {
+                (u0, u1, v0, v1) = (u0.min(u), u1.max(u), v0.min(v), v1.max(v));
+            }
+        }
+    }
+    let pad = 0.15 * (u1 - u0).max(v1 - v0) + 10.0;
+    let (u0, u1, v0, v1) = (u0 - pad, u1 + pad, v0 - pad, v1 + pad);
+    let width = 1000u32;
+    let height = ((v1 - v0) / (u1 - u0) * f64::from(width))
+        .round()
+        .max(100.0) as u32;
+    let root = BitMapBackend::new(path, (width, height + 40)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 16))
+        .margin(5)
+        .build_cartesian_2d(u0..u1, v1..v0)?;
+    chart.configure_mesh().disable_mesh().draw()?;
+    let px = |p: &Point3<f64>| camera.project(p).map(|(u, v, _)| (u, v));
+    let red = RGBColor(214, 39, 40);
+    let green = RGBColor(44, 160, 44);
+    let blue = RGBColor(31, 119, 180);
+    let grey = RGBColor(150, 150, 150);
+    for f in (0..clip.len()).step_by(every.max(1)) {
+        for p in &clip.frames[f].points {
+            if let Some(c) = px(p) {
+                let style = if hidden(f) {
+                    grey.stroke_width(1)
+                } else {
+                    grey.filled()
+                };
+                chart.draw_series(std::iter::once(Circle::new(c, 2, style)))?;
+            }
+        }
+        let mut seg = |a: &Point3<f64>, b: &Point3<f64>, c: RGBColor| -> Result<()> {
+            if let (Some(a), Some(b)) = (px(a), px(b)) {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![a, b],
+                    c.stroke_width(2),
+                )))?;
+            }
+            Ok(())
+        };
+        match &layer {
+            Layer::MeanPose(recs) => {
+                let l = &recs[f].mean_legs;
+                seg(&l[0].hip, &l[1].hip, red)?;
+                for leg in l {
+                    seg(&leg.hip, &leg.knee, green)?;
+                    seg(&leg.knee, &leg.ankle, blue)?;
+                    seg(&leg.heel, &leg.toe, red)?;
+                }
+            }
+            Layer::Map(map) => {
+                let p = &map[f];
+                seg(&p[0], &p[1], green)?;
+                seg(&p[1], &p[2], blue)?;
+                seg(&p[0], &p[3], green)?;
+                seg(&p[3], &p[4], blue)?;
+            }
+            Layer::Ellipses(recs) => {
+                for (k, e) in recs[f].ellipses.iter().enumerate() {
+                    let c = match k {
+                        0 => red,
+                        1 | 3 => green,
+                        _ => blue,
+                    };
+                    let (a, b, ang) = e.axes();
+                    let (sa, ca) = ang.sin_cos();
+                    let pts: Vec<(f64, f64)> = (0..=32)
+                        .map(|i| {
+                            let t = i as f64 / 32.0 * std::f64::consts::TAU;
+                            let (x, y) = (a.max(0.5) * t.cos(), b.max(0.5) * t.sin());
+                            (e.mean[0] + ca * x - sa * y, e.mean[1] + sa * x + ca * y)
+                        })
+                        .collect();
+                    chart.draw_series(std::iter::once(PathElement::new(pts, c.stroke_width(1))))?;
+                }
+            }
+        }
+    }
     root.present()?;
     Ok(())
 }
