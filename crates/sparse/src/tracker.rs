@@ -347,6 +347,21 @@ impl SparseTracker {
         &self.q
     }
 
+    /// World transforms of every joint at the current pose (for drawing).
+    pub fn body_transforms(&self) -> Vec<Isometry3<f64>> {
+        let skeleton = self.model.skeleton();
+        let mut world = vec![Isometry3::identity(); skeleton.len()];
+        skeleton.forward_kinematics_into(&self.q, &mut world);
+        world
+    }
+
+    /// Where the sensors sit on the tracked body now: IMU orientations and
+    /// marker positions as the current pose would read them (draw these
+    /// beside the measured readings to show the tracking residual).
+    pub fn predicted_readings(&self) -> SensorFrame {
+        self.sensors.measure(&self.body_transforms())
+    }
+
     pub fn velocity(&self) -> &[f64] {
         &self.v
     }

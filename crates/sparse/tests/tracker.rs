@@ -476,3 +476,26 @@ fn final_torques_respect_the_limits() {
     }
     assert!(filtered > 0, "the torque filter never ran");
 }
+
+#[test]
+fn predicted_readings_match_the_reset_pose() {
+    let clip = walk();
+    let sk = &clip.skeleton;
+    let sensors = SensorSet::paper_layout(sk).unwrap();
+    let mut t = SparseTracker::new(
+        sk,
+        sensors.clone(),
+        MotionPrior::reference(sk),
+        TrackerConfig::tuned(),
+    )
+    .unwrap();
+    t.reset(&clip.poses[7], None).unwrap();
+    let want = SyntheticSensors::default()
+        .synthesize(&sensors, sk, &clip.poses[7..8])
+        .unwrap();
+    let got = t.predicted_readings();
+    for (a, b) in got.markers.iter().zip(&want[0].markers) {
+        assert!((a.unwrap() - b.unwrap()).norm() < 1e-12);
+    }
+    assert_eq!(t.body_transforms().len(), sk.len());
+}
