@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --release -p sparse --example sparse_eval -- [--frames N] [--png DIR]
-//!     [--paper] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S] [--no-physics] [--filter-gain A]
+//!     [--paper] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S] [--no-physics] [--filter-gain A] [--root-weight W] [--torque-scale S]
 //! ```
 
 use std::error::Error;
@@ -31,6 +31,8 @@ struct Options {
     sigma: f64,
     physics: bool,
     filter_gain: f64,
+    root_weight: f64,
+    torque_scale: f64,
 }
 
 fn parse() -> Result<Options, Box<dyn Error>> {
@@ -45,6 +47,8 @@ fn parse() -> Result<Options, Box<dyn Error>> {
         sigma: 0.12,
         physics: true,
         filter_gain: TrackerConfig::default().filter_gain,
+        root_weight: TrackerConfig::default().root_torque_weight,
+        torque_scale: TrackerConfig::default().torque_limit_scale,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -58,6 +62,8 @@ fn parse() -> Result<Options, Box<dyn Error>> {
             "--prior-damping" => o.prior_damping = value()?.parse()?,
             "--no-physics" => o.physics = false,
             "--filter-gain" => o.filter_gain = value()?.parse()?,
+            "--root-weight" => o.root_weight = value()?.parse()?,
+            "--torque-scale" => o.torque_scale = value()?.parse()?,
             "--paper" => {
                 o.paper = true;
                 o.damping = TrackerConfig::default().damping;
@@ -66,7 +72,7 @@ fn parse() -> Result<Options, Box<dyn Error>> {
             "--sigma" => o.sigma = value()?.parse()?,
             "--help" | "-h" => {
                 println!(
-                    "sparse_eval [--frames N] [--png DIR] [--paper] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S] [--no-physics] [--filter-gain A]"
+                    "sparse_eval [--frames N] [--png DIR] [--paper] [--clusters K] [--cd-include-self] [--damping D] [--prior-damping D] [--sigma S] [--no-physics] [--filter-gain A] [--root-weight W] [--torque-scale S]"
                 );
                 std::process::exit(0);
             }
@@ -191,6 +197,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         prior_damping: o.prior_damping,
         physics: o.physics,
         filter_gain: o.filter_gain,
+        root_torque_weight: o.root_weight,
+        torque_limit_scale: o.torque_scale,
         ..TrackerConfig::default()
     };
     println!(
