@@ -237,7 +237,7 @@ pub fn contact_generalized_forces(
 /// at `λ_n = 1` is the diamond `|λ_t1| + |λ_t2| ≤ μ` times the interval
 /// `|λ_τ| ≤ sμ`, a polytope with the eight vertices `(1, ±μ, 0, ±sμ)`,
 /// `(1, 0, ±μ, ±sμ)`. Every λ in the cone is `Σ_k α_k r_k` with `α ≥ 0`.
-fn cone_rays(mu: f64, s: f64) -> [[f64; 4]; 8] {
+pub fn cone_rays(mu: f64, s: f64) -> [[f64; 4]; 8] {
     let t = s * mu;
     [
         [1.0, mu, 0.0, t],
