@@ -66,3 +66,67 @@ fn global_brightness_change_keeps_the_silhouette() {
         assert!(r.foreground_iou >= 0.9, "gain {gain}: {r:?}");
     }
 }
+
+#[test]
+fn colours_learned_from_strokes_segment_like_a_known_pose() {
+    use nalgebra::{Point3, Vector3};
+    use skeleton::BodyPart;
+    use vision::segment::iou;
+    use vision::{ColourClass, Segmenter, Stroke, SyntheticRenderer};
+    let bvh = walk();
+    let world = bvh
+        .skeleton
+        .forward_kinematics(bvh.frames.pose(600))
+        .unwrap();
+    let hips = Point3::from(world[0].translation.vector);
+    let camera = gpu::Camera::looking_at(
+        hips + Vector3::new(0.0, 0.2, 2.3),
+        hips,
+        Vector3::y(),
+        50f64.to_radians(),
+        640,
+        480,
+    )
+    .unwrap();
+    let r =
+        SyntheticRenderer::new(&bvh.skeleton, camera.clone(), RenderOptions::default()).unwrap();
+    let mut seg = Segmenter::new(Default::default(), 640, 480).unwrap();
+    seg.learn_background(&[&r.render_empty(0, 0, 0.0)]).unwrap();
+    let f = r.render(bvh.frames.pose(600), 1, 1, 0.0).unwrap();
+    // "User strokes": every 7th pixel of a few parts, as a user would
+    // scribble over them; hair is the dark part of the head.
+    let mut strokes: Vec<Stroke> = ColourClass::ALL
+        .iter()
+        .map(|&class| Stroke {
+            class,
+            points: Vec::new(),
+        })
+        .collect();
+    for (i, &l) in f.labels.iter().enumerate().step_by(7) {
+        let (x, y) = ((i % 640) as u32, (i / 640) as u32);
+        let class = match BodyPart::ALL.get(usize::from(l).wrapping_sub(1)) {
+            Some(BodyPart::Head) if f.frame.pixel(x, y)[0] < 110 => ColourClass::Hair,
+            Some(BodyPart::Forearm | BodyPart::Hand) => ColourClass::Skin,
+            Some(BodyPart::Torso) => ColourClass::Shirt,
+            Some(BodyPart::Thigh | BodyPart::Shank) => ColourClass::Trousers,
+            _ => continue,
+        };
+        strokes[class as usize].points.push((x, y));
+    }
+    seg.learn_colours_from_strokes(&f.frame, &strokes).unwrap();
+    let g = r.render(bvh.frames.pose(630), 2, 2, 0.0).unwrap();
+    let out = seg.segment(&g.frame).unwrap();
+    let small = vision::resize_camera(&camera, 160, 120).unwrap();
+    let mut truth = gpu::render_label_image(r.skeleton(), &small, bvh.frames.pose(630)).unwrap();
+    r.class_map().remap(&mut truth);
+    let fg = iou(&out.labels, &truth, |l| l != 0, |l| l != 0).unwrap();
+    let classes: Vec<f64> = (1..=4u8)
+        .map(|c| iou(&out.labels, &truth, |l| l == c, |l| l == c).unwrap())
+        .collect();
+    println!("strokes: fg {fg:.3}, classes {classes:?}");
+    assert!(fg >= 0.95);
+    assert!(classes[2] >= 0.9 && classes[3] >= 0.9, "{classes:?}");
+    assert!(classes.iter().sum::<f64>() / 4.0 >= 0.8, "{classes:?}");
+    assert_eq!(out.counts.iter().sum::<u32>(), 160 * 120);
+    out.observation().unwrap();
+}
