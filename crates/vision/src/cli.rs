@@ -204,7 +204,7 @@ pub fn run_render(args: &RenderArgs) -> Result<RenderSummary> {
 pub struct SegmentArgs {
     /// Frames: a folder of PNG/JPEG (a `posecloud render` folder reads its
     /// frame_*.png), a glob, a video file (ffmpeg), a .y4m file, or
-    /// webcam / webcam:N.
+    /// webcam / webcam:N / webcam:N@WxH.
     #[arg(long)]
     pub frames: String,
     /// Image of the empty scene.

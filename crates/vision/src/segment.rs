@@ -950,7 +950,9 @@ impl Segmenter {
     /// resolution, each projected class keeps its pixels whose 8
     /// neighbours share the class (and, when a background model exists,
     /// are foreground), and the head's pixels are split into skin and hair
-    /// by 2-means. `camera` is the camera of `frame`.
+    /// by 2-means. `camera` is the camera of `frame`; `skeleton` is the
+    /// body the frame shows (for synthetic frames the dressed skeleton,
+    /// [`crate::SyntheticRenderer::skeleton`] / [`crate::dress_skeleton`]).
     ///
     /// # Errors
     /// As [`Self::segment`] for the frame; [`VisionError::Gpu`] for a bad

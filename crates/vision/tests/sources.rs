@@ -211,7 +211,10 @@ fn bad_inputs_give_clear_errors() {
     assert!(e.to_string().contains("junk.mp4"), "{e}");
     let e = VideoFile::open(dir.join("missing.mp4")).unwrap_err();
     assert!(matches!(e, VisionError::Io { .. }), "{e}");
-    assert!(open_source("webcam:x", 30.0).is_err());
+    for bad in ["webcam:x", "webcam:0@640", "webcam:0@0x480", "webcamera"] {
+        let e = open_source(bad, 30.0).err().expect(bad);
+        assert!(matches!(e, VisionError::Parameter { .. }), "{bad}: {e}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -18,7 +18,8 @@ pub use y4m::Y4mFile;
 
 /// Opens what `spec` names:
 ///
-/// - `webcam` or `webcam:N` → `/dev/videoN` (640 × 480; feature `webcam`);
+/// - `webcam`, `webcam:N` or `webcam:N@WxH` → `/dev/videoN` at the
+///   supported size nearest to W × H (default 640 × 480; feature `webcam`);
 /// - a folder or a glob with `*`/`?` → [`ImageSequence`] at `fps` (a
 ///   folder written by [`crate::write_render`] reads its `frame_*.png`);
 /// - a `.y4m` file → [`Y4mFile`] (read directly);
@@ -29,20 +30,33 @@ pub use y4m::Y4mFile;
 /// `webcam:N`, or for `webcam` when built without the feature.
 pub fn open_source(spec: &str, fps: f64) -> Result<Box<dyn FrameSource>> {
     if let Some(rest) = spec.strip_prefix("webcam") {
-        let index: u32 = match rest.strip_prefix(':') {
-            None if rest.is_empty() => 0,
-            Some(n) => n.parse().map_err(|_| {
-                VisionError::parameter("--frames", spec, "expected webcam or webcam:N")
-            })?,
-            None => {
-                return Err(VisionError::parameter(
-                    "--frames",
-                    spec,
-                    "expected webcam or webcam:N",
-                ));
-            }
+        let bad = || {
+            VisionError::parameter(
+                "--frames",
+                spec,
+                "expected webcam, webcam:N or webcam:N@WxH",
+            )
         };
-        return open_webcam(index);
+        let (index, size) = match rest.strip_prefix(':') {
+            None if rest.is_empty() => (0, None),
+            Some(r) => {
+                let (n, size) = match r.split_once('@') {
+                    Some((n, wh)) => {
+                        let (w, h) = wh.split_once('x').ok_or_else(bad)?;
+                        let w: u32 = w.parse().map_err(|_| bad())?;
+                        let h: u32 = h.parse().map_err(|_| bad())?;
+                        if w == 0 || h == 0 {
+                            return Err(bad());
+                        }
+                        (n, Some((w, h)))
+                    }
+                    None => (r, None),
+                };
+                (n.parse::<u32>().map_err(|_| bad())?, size)
+            }
+            None => return Err(bad()),
+        };
+        return open_webcam(index, size);
     }
     let path = Path::new(spec);
     if path.is_dir() && path.join("ground_truth.csv").is_file() {
@@ -66,14 +80,17 @@ pub fn open_source(spec: &str, fps: f64) -> Result<Box<dyn FrameSource>> {
 }
 
 #[cfg(all(feature = "webcam", target_os = "linux"))]
-fn open_webcam(index: u32) -> Result<Box<dyn FrameSource>> {
-    Ok(Box::new(webcam::Webcam::open(
-        &webcam::WebcamOptions::index(index),
-    )?))
+fn open_webcam(index: u32, size: Option<(u32, u32)>) -> Result<Box<dyn FrameSource>> {
+    let mut options = webcam::WebcamOptions::index(index);
+    if let Some((w, h)) = size {
+        options.width = w;
+        options.height = h;
+    }
+    Ok(Box::new(webcam::Webcam::open(&options)?))
 }
 
 #[cfg(not(all(feature = "webcam", target_os = "linux")))]
-fn open_webcam(index: u32) -> Result<Box<dyn FrameSource>> {
+fn open_webcam(index: u32, _size: Option<(u32, u32)>) -> Result<Box<dyn FrameSource>> {
     Err(VisionError::parameter(
         "--frames",
         format!("webcam:{index}"),
