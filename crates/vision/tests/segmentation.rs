@@ -130,3 +130,41 @@ fn colours_learned_from_strokes_segment_like_a_known_pose() {
     assert_eq!(out.counts.iter().sum::<u32>(), 160 * 120);
     out.observation().unwrap();
 }
+
+#[test]
+fn background_from_several_frames_ignores_noise_and_gain() {
+    use vision::{Segmenter, SyntheticRenderer};
+    let bvh = walk();
+    let camera = vision::load_camera(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/camera_front.toml"
+    ))
+    .unwrap();
+    let options = RenderOptions {
+        noise_sigma: 5.0,
+        ..RenderOptions::default()
+    };
+    let r = SyntheticRenderer::new(&bvh.skeleton, camera, options).unwrap();
+    let empties: Vec<_> = (0..4).map(|k| r.render_empty(k, k as usize, 0.0)).collect();
+    let params = vision::SegmentParams {
+        noise_sigma: 5.0,
+        ..Default::default()
+    };
+    let mut seg = Segmenter::new(params, 640, 480).unwrap();
+    seg.learn_background(&[&empties[0], &empties[1], &empties[2]])
+        .unwrap();
+    assert_eq!(seg.background().unwrap().frames, 3);
+    let mut dim = empties[3].clone();
+    dim.rgb
+        .iter_mut()
+        .for_each(|v| *v = (f64::from(*v) * 0.8).round() as u8);
+    for f in [&empties[3], &dim] {
+        let fg = seg
+            .foreground_mask(f)
+            .unwrap()
+            .iter()
+            .filter(|&&m| m != 0)
+            .count();
+        assert!(fg <= 10, "{fg} false foreground pixels of 19200");
+    }
+}
