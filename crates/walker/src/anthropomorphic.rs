@@ -18,7 +18,7 @@
 //! where the torso is lumped with the stance leg (`m₁ = m_l + m_t`, `C₁`,
 //! `I₁` as in the thesis). The spring force is `−∇ ½κ(φ₂ − φ₁)²`, so with a
 //! constant `κ` the total energy [`Walker::energy`] is conserved between
-//! collisions: that is what [`Walker::passive_energy_drift`] measures.
+//! collisions (`tests::passive_energy_error_per_stride` measures the drift).
 //!
 //! **Heel strike**: the swing foot is level with the ground when
 //! `𝒞(φ₁, φ₂) = φ₁ + φ₂ = 0`; a zero crossing is a collision only when
