@@ -8,7 +8,7 @@
 //!     [--frames 40] [--stride 2] [--start 200] [--classes rtpf|parts]
 //!     [--flip-noise 0.005] [--sigma-f 0.1] [--sigma-limb 0.06]
 //!     [--sigma-trunk 0.01] [--prior-weight 1] [--backend cpu|gpu|auto]
-//!     [--seed 1] [--csv FILE]
+//!     [--seed 1] [--csv FILE] [--png FILE]
 //! ```
 //!
 //! Observations are `gpu::synth`-style renders of the clip's BVH skeleton
@@ -44,6 +44,7 @@ struct Args {
     backend: BackendChoice,
     seed: u64,
     csv: Option<String>,
+    png: Option<String>,
     sigma_f: f64,
     sigma_limb: f64,
     sigma_trunk: f64,
@@ -65,6 +66,7 @@ fn parse() -> Res<Args> {
         backend: BackendChoice::Cpu,
         seed: 1,
         csv: None,
+        png: None,
         sigma_f: 0.1,
         sigma_limb: 0.06,
         sigma_trunk: 0.01,
@@ -98,6 +100,7 @@ fn parse() -> Res<Args> {
                 a.limit_margin_deg = if x == "none" { None } else { Some(x.parse()?) }
             }
             "--csv" => a.csv = Some(v()?),
+            "--png" => a.png = Some(v()?),
             "-h" | "--help" => {
                 eprintln!("see the doc comment of crates/track/examples/track_eval.rs");
                 std::process::exit(0);
@@ -125,6 +128,8 @@ struct Row {
     elbow_rmse_mean_deg: f64,
     fps: f64,
     evaluations: f64,
+    /// MAP elbow flexion per frame, degrees.
+    trace: Vec<f64>,
 }
 
 fn main() -> Res<()> {
@@ -261,11 +266,13 @@ fn main() -> Res<()> {
                 described = true;
             }
             let (mut f_sum, mut se, mut se_mean, mut evals) = (0.0, 0.0, 0.0, 0usize);
+            let mut trace = Vec::with_capacity(synth.observations.len());
             let t0 = Instant::now();
             for (k, obs) in synth.observations.iter().enumerate() {
                 let r = tracker.step(obs)?;
                 let world = body.skeleton().forward_kinematics(&r.map_pose)?;
                 let e = arm.flexion(&world) - truth_flex[k];
+                trace.push(arm.flexion(&world).to_degrees());
                 if std::env::var("TRACK_EVAL_DEBUG").is_ok() {
                     let root = |p: &[f64]| {
                         body.skeleton()
@@ -299,6 +306,7 @@ fn main() -> Res<()> {
                 elbow_rmse_mean_deg: (se_mean / m).sqrt().to_degrees(),
                 fps: m / secs,
                 evaluations: evals as f64 / m,
+                trace,
             };
             eprintln!(
                 "{:<6} N = {:>5}: mean F {:.4}, right elbow RMSE {:6.2}°, {:6.1} frames/s, {:7.0} evaluations/frame",
@@ -347,6 +355,10 @@ fn main() -> Res<()> {
         &|r| format!("{:.1}", r.elbow_rmse_mean_deg),
     );
     table("Frames per second", &|r| format!("{:.1}", r.fps));
+    if let Some(path) = &args.png {
+        plot(path, &args, &rows, &truth_flex)?;
+        eprintln!("wrote {path}");
+    }
     if let Some(path) = &args.csv {
         let mut f = std::fs::File::create(path)?;
         writeln!(
@@ -368,5 +380,122 @@ fn main() -> Res<()> {
         }
         eprintln!("wrote {path}");
     }
+    Ok(())
+}
+
+/// Left: right-elbow RMSE against N per filter (RTPF Table III as lines);
+/// right: the elbow angle over the clip, truth and each filter's MAP at the
+/// largest N.
+fn plot(path: &str, args: &Args, rows: &[Row], truth: &[f64]) -> Res<()> {
+    use plotters::prelude::*;
+    static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+        .map_err(|_| "the embedded font could not be parsed")?;
+    let palette = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+    ];
+    let root = BitMapBackend::new(path, (1200, 480)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (left, right) = root.split_horizontally(600);
+    let nmax = *args.particles.iter().max().unwrap_or(&1) as f64;
+    let nmin = *args.particles.iter().min().unwrap_or(&1) as f64;
+    let ymax = rows.iter().map(|r| r.elbow_rmse_deg).fold(10.0, f64::max) * 1.1;
+    let mut c = ChartBuilder::on(&left)
+        .caption("Right-elbow RMSE vs particles", ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d((nmin - 0.05 * nmax).max(0.0)..nmax * 1.05, 0.0..ymax)?;
+    c.configure_mesh()
+        .x_desc("particles N")
+        .y_desc("RMSE (degrees)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .label_style(("sans-serif", 14))
+        .draw()?;
+    for (i, &f) in args.filters.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = args
+            .particles
+            .iter()
+            .filter_map(|&n| {
+                rows.iter()
+                    .find(|r| r.filter == f && r.particles == n)
+                    .map(|r| (n as f64, r.elbow_rmse_deg))
+            })
+            .collect();
+        let col = palette[i % palette.len()];
+        c.draw_series(LineSeries::new(pts.clone(), col.stroke_width(2)))?
+            .label(f.name())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2)));
+        c.draw_series(pts.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
+    }
+    c.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()?;
+    let n_trace = *args.particles.iter().max().unwrap_or(&0);
+    let (lo, hi) = rows
+        .iter()
+        .flat_map(|r| r.trace.iter())
+        .chain(
+            truth
+                .iter()
+                .map(|t| t.to_degrees())
+                .collect::<Vec<_>>()
+                .iter(),
+        )
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let mut c = ChartBuilder::on(&right)
+        .caption(
+            format!("Right-elbow angle, {} clip, N = {n_trace}", args.clip),
+            ("sans-serif", 20),
+        )
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0.0..truth.len() as f64, (lo - 5.0)..(hi + 5.0))?;
+    c.configure_mesh()
+        .x_desc("frame")
+        .y_desc("flexion (degrees)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .label_style(("sans-serif", 14))
+        .draw()?;
+    c.draw_series(LineSeries::new(
+        truth
+            .iter()
+            .enumerate()
+            .map(|(k, t)| (k as f64, t.to_degrees())),
+        BLACK.stroke_width(3),
+    ))?
+    .label("truth")
+    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(3)));
+    for (i, &f) in args.filters.iter().enumerate() {
+        if let Some(r) = rows
+            .iter()
+            .find(|r| r.filter == f && r.particles == n_trace)
+        {
+            let col = palette[i % palette.len()];
+            c.draw_series(LineSeries::new(
+                r.trace.iter().enumerate().map(|(k, &v)| (k as f64, v)),
+                col.stroke_width(2),
+            ))?
+            .label(f.name())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2)));
+        }
+    }
+    c.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()?;
+    root.present()?;
     Ok(())
 }
