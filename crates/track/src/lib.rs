@@ -18,6 +18,7 @@
 
 pub mod backend;
 pub mod body;
+pub mod cli;
 pub mod error;
 pub mod flip;
 pub mod prior;
