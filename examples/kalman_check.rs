@@ -19,17 +19,16 @@
 //!     --a 0.9 --q 0.5 --h 1 --r 0.3 --m0 0.5 --p0 2 --particles 100000 --seed 1 --exact
 //! ```
 
-use std::f64::consts::PI;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use smc::rand::RngExt;
-use smc::rand_distr::StandardNormal;
+use smc::lgssm::Lgssm;
+use smc::nalgebra::DVector;
 use smc::{
-    Filter, FilterConfig, History, ParticleRng, ParticleSet, PerParticle, Propagate,
-    ResamplePolicy, Resampling, StreamDomain, stream_rng,
+    Filter, FilterConfig, History, ParticleSet, ResamplePolicy, Resampling, StreamDomain,
+    stream_rng,
 };
 
 /// Bootstrap particle filter vs the exact Kalman filter on a 1-D model.
@@ -78,77 +77,35 @@ struct Args {
     simulate: Option<usize>,
 }
 
-/// The model's parameters, checked.
-#[derive(Debug, Clone, Copy)]
-struct Model {
-    a: f64,
-    q: f64,
-    h: f64,
-    r: f64,
-    m0: f64,
-    p0: f64,
-}
-
-impl Model {
-    fn from_args(args: &Args) -> Result<Self> {
-        let finite = [
-            ("--a", args.a),
-            ("--q", args.q),
-            ("--h", args.h),
-            ("--r", args.r),
-            ("--m0", args.m0),
-            ("--p0", args.p0),
-        ];
-        for (name, v) in finite {
-            if !v.is_finite() {
-                bail!("{name} must be a finite number, got {v}");
-            }
+/// The model (`smc::lgssm`, the bootstrap proposal and the likelihood),
+/// with errors naming the flag.
+fn model_from_args(args: &Args) -> Result<Lgssm> {
+    let finite = [
+        ("--a", args.a),
+        ("--q", args.q),
+        ("--h", args.h),
+        ("--r", args.r),
+        ("--m0", args.m0),
+        ("--p0", args.p0),
+    ];
+    for (name, v) in finite {
+        if !v.is_finite() {
+            bail!("{name} must be a finite number, got {v}");
         }
-        if args.q < 0.0 {
-            bail!("--q is a variance and must be >= 0, got {}", args.q);
-        }
-        if args.p0 < 0.0 {
-            bail!("--p0 is a variance and must be >= 0, got {}", args.p0);
-        }
-        if args.r <= 0.0 {
-            bail!(
-                "--r is the observation noise variance and must be > 0, got {}",
-                args.r
-            );
-        }
-        Ok(Model {
-            a: args.a,
-            q: args.q,
-            h: args.h,
-            r: args.r,
-            m0: args.m0,
-            p0: args.p0,
-        })
     }
-
-    fn log_likelihood(&self, y: f64, x: f64) -> f64 {
-        -0.5 * (y - self.h * x).powi(2) / self.r - 0.5 * (2.0 * PI * self.r).ln()
+    if args.q < 0.0 {
+        bail!("--q is a variance and must be >= 0, got {}", args.q);
     }
-}
-
-/// Bootstrap proposal: draw from the model itself.
-impl Propagate<f64> for Model {
-    fn initial(&self, _: &f64, x: &mut [f64], rng: &mut ParticleRng) -> f64 {
-        x[0] = self.m0 + self.p0.sqrt() * rng.sample::<f64, _>(StandardNormal);
-        0.0
+    if args.p0 < 0.0 {
+        bail!("--p0 is a variance and must be >= 0, got {}", args.p0);
     }
-
-    fn propagate(
-        &self,
-        _: usize,
-        _: &f64,
-        prev: &[f64],
-        next: &mut [f64],
-        rng: &mut ParticleRng,
-    ) -> f64 {
-        next[0] = self.a * prev[0] + self.q.sqrt() * rng.sample::<f64, _>(StandardNormal);
-        0.0
+    if args.r <= 0.0 {
+        bail!(
+            "--r is the observation noise variance and must be > 0, got {}",
+            args.r
+        );
     }
+    Lgssm::scalar(args.a, args.q, args.h, args.r, args.m0, args.p0).context("invalid model")
 }
 
 /// Observations from `path`, with errors naming the file and line. A UTF-8
@@ -192,41 +149,23 @@ fn read_observations(path: &Path) -> Result<Vec<f64>> {
 }
 
 /// Exact Kalman filter: filtered means and variances, and log p(y_{0:T−1}).
-fn kalman(model: &Model, ys: &[f64]) -> (Vec<(f64, f64)>, f64) {
-    let (mut m, mut p) = (model.m0, model.p0);
-    let mut loglik = 0.0;
-    let mut out = Vec::with_capacity(ys.len());
-    for (t, &y) in ys.iter().enumerate() {
-        if t > 0 {
-            m *= model.a;
-            p = model.a * model.a * p + model.q;
-        }
-        let s = model.h * model.h * p + model.r;
-        let innovation = y - model.h * m;
-        loglik += -0.5 * (innovation * innovation / s + (2.0 * PI * s).ln());
-        let k = p * model.h / s;
-        m += k * innovation;
-        p *= 1.0 - k * model.h;
-        out.push((m, p));
-    }
-    (out, loglik)
+fn kalman(model: &Lgssm, ys: &[f64]) -> Result<(Vec<(f64, f64)>, f64)> {
+    let ys: Vec<DVector<f64>> = ys.iter().map(|&y| DVector::from_element(1, y)).collect();
+    let kf = model.kalman(&ys)?;
+    let moments = kf.mean.iter().zip(&kf.cov).map(|(m, p)| (m[0], p[(0, 0)]));
+    Ok((moments.collect(), kf.log_evidence))
 }
 
-fn simulate(model: &Model, steps: usize, seed: u64) {
+fn simulate(model: &Lgssm, steps: usize, seed: u64) {
     let mut rng = stream_rng(seed, 0, StreamDomain::User(0), 0);
-    let mut normal = || rng.sample::<f64, _>(StandardNormal);
-    let mut x = model.m0 + model.p0.sqrt() * normal();
-    for t in 0..steps {
-        if t > 0 {
-            x = model.a * x + model.q.sqrt() * normal();
-        }
-        println!("{:?}", model.h * x + model.r.sqrt() * normal());
+    for y in model.simulate(steps, &mut rng).observations {
+        println!("{:?}", y[0]);
     }
 }
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    let model = Model::from_args(&args)?;
+    let model = model_from_args(&args)?;
     if let Some(steps) = args.simulate {
         simulate(&model, steps, args.seed);
         return Ok(());
@@ -251,8 +190,7 @@ fn main() -> Result<()> {
     };
     let mut filter = Filter::new(config).context("invalid --ess-threshold")?;
     let mut particles = ParticleSet::new(args.particles, 1)?;
-    let likelihood = PerParticle(|y: &f64, x: &[f64]| model.log_likelihood(*y, x[0]));
-    let exact = args.exact.then(|| kalman(&model, &ys));
+    let exact = args.exact.then(|| kalman(&model, &ys)).transpose()?;
 
     println!(
         "{}",
@@ -264,7 +202,7 @@ fn main() -> Result<()> {
     );
     for (t, y) in ys.iter().enumerate() {
         filter
-            .step(&mut particles, &model, &likelihood, y)
+            .step(&mut particles, &model, &model, y)
             .with_context(|| {
                 format!(
                     "filter failed at step {t} (observation {y} of {})",

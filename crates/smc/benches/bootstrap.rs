@@ -6,42 +6,15 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use smc::rand::RngExt;
-use smc::rand_distr::StandardNormal;
-use smc::{
-    Filter, FilterConfig, ParticleRng, ParticleSet, PerParticle, Propagate, ResamplePolicy,
-    Resampling,
-};
+use smc::lgssm::Lgssm;
+use smc::{Filter, FilterConfig, ParticleSet, ResamplePolicy, Resampling};
 
 const N: usize = 1_000_000;
 
-/// x₀ ~ N(0, 1), x_t = 0.9 x_{t−1} + N(0, 0.5).
-struct Ar1;
-
-impl Propagate<f64> for Ar1 {
-    fn initial(&self, _: &f64, x: &mut [f64], rng: &mut ParticleRng) -> f64 {
-        x[0] = rng.sample::<f64, _>(StandardNormal);
-        0.0
-    }
-
-    fn propagate(
-        &self,
-        _: usize,
-        _: &f64,
-        prev: &[f64],
-        next: &mut [f64],
-        rng: &mut ParticleRng,
-    ) -> f64 {
-        next[0] = 0.9 * prev[0] + 0.5f64.sqrt() * rng.sample::<f64, _>(StandardNormal);
-        0.0
-    }
-}
-
 fn bench_step(c: &mut Criterion) {
-    // y = x + N(0, 0.3).
-    let r = 0.3;
-    let norm = -0.5 * (2.0 * std::f64::consts::PI * r).ln();
-    let likelihood = PerParticle(move |y: &f64, x: &[f64]| norm - 0.5 * (y - x[0]).powi(2) / r);
+    // x₀ ~ N(0, 1), x_t = 0.9 x_{t−1} + N(0, 0.5), y = x + N(0, 0.3): the
+    // model is both the bootstrap proposal and the likelihood.
+    let model = Lgssm::scalar(0.9, 0.5, 1.0, 0.3, 0.0, 1.0).expect("valid model");
     let mut group = c.benchmark_group("bootstrap_step_1e6");
     group.throughput(Throughput::Elements(N as u64));
     group.sample_size(20);
@@ -59,7 +32,7 @@ fn bench_step(c: &mut Criterion) {
         };
         let mut filter = Filter::new(config).expect("valid config");
         let mut particles = ParticleSet::new(N, 1).expect("N > 0");
-        pool.install(|| filter.step(&mut particles, &Ar1, &likelihood, &0.0))
+        pool.install(|| filter.step(&mut particles, &model, &model, &0.0))
             .expect("first step");
         // Observations that keep the cloud where the model puts it.
         let mut y = 0.0;
@@ -67,7 +40,7 @@ fn bench_step(c: &mut Criterion) {
             b.iter(|| {
                 y = -y + 0.25;
                 let report = pool
-                    .install(|| filter.step(&mut particles, &Ar1, &likelihood, &y))
+                    .install(|| filter.step(&mut particles, &model, &model, &y))
                     .expect("step");
                 black_box(report);
             })

@@ -36,14 +36,11 @@ use rayon::prelude::*;
 
 use crate::ancestry::Ancestry;
 use crate::error::SmcError;
-use crate::model::{Likelihood, Propagate};
+use crate::model::{Likelihood, MIN_TASK, Propagate};
 use crate::particles::ParticleSet;
 use crate::resampling::Resampling;
 use crate::rng::{StreamDomain, StreamKey, stream_rng};
 use crate::weights::Weights;
-
-/// Fewest particles per rayon task in the per-particle stages.
-pub(crate) const MIN_TASK: usize = 256;
 
 /// When to resample (PHYSPRIOR Alg. 1 step 1).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -580,39 +577,16 @@ impl Filter {
 mod tests {
     use super::*;
     use crate::error::BoxError;
+    use crate::lgssm::Lgssm;
     use crate::model::PerParticle;
     use crate::rng::ParticleRng;
     use rand::RngExt;
     use rand_distr::StandardNormal;
 
-    /// x₀ ~ N(0, 1); x_t = a x_{t−1} + N(0, q); y = x + N(0, r).
-    struct Ar1 {
-        a: f64,
-        q: f64,
-    }
-
-    impl Propagate<f64> for Ar1 {
-        fn initial(&self, _: &f64, x: &mut [f64], rng: &mut ParticleRng) -> f64 {
-            x[0] = rng.sample::<f64, _>(StandardNormal);
-            0.0
-        }
-        fn propagate(
-            &self,
-            _: usize,
-            _: &f64,
-            prev: &[f64],
-            next: &mut [f64],
-            rng: &mut ParticleRng,
-        ) -> f64 {
-            next[0] = self.a * prev[0] + self.q.sqrt() * rng.sample::<f64, _>(StandardNormal);
-            0.0
-        }
-    }
-
-    fn gauss_lik(r: f64) -> PerParticle<impl Fn(&f64, &[f64]) -> f64 + Sync> {
-        PerParticle(move |y: &f64, x: &[f64]| {
-            -0.5 * (y - x[0]).powi(2) / r - 0.5 * (2.0 * std::f64::consts::PI * r).ln()
-        })
+    /// x₀ ~ N(0, 1); x_t = a x_{t−1} + N(0, q); y = x + N(0, r): the
+    /// bootstrap proposal and the likelihood in one value.
+    fn ar1(a: f64, q: f64, r: f64) -> Lgssm {
+        Lgssm::scalar(a, q, 1.0, r, 0.0, 1.0).unwrap()
     }
 
     const OBS: [f64; 8] = [0.5, 1.2, -0.3, 2.5, 2.2, 0.1, -1.0, 0.4];
@@ -620,9 +594,9 @@ mod tests {
     fn run(config: FilterConfig, n: usize) -> (ParticleSet, Filter) {
         let mut p = ParticleSet::new(n, 1).unwrap();
         let mut f = Filter::new(config).unwrap();
+        let model = ar1(0.9, 0.5, 0.3);
         for y in OBS {
-            f.step(&mut p, &Ar1 { a: 0.9, q: 0.5 }, &gauss_lik(0.3), &y)
-                .unwrap();
+            f.step(&mut p, &model, &model, &y).unwrap();
         }
         (p, f)
     }
@@ -672,8 +646,8 @@ mod tests {
     fn stages_must_run_in_order() {
         let mut p = ParticleSet::new(10, 1).unwrap();
         let mut f = Filter::new(FilterConfig::default()).unwrap();
-        let lik = gauss_lik(1.0);
-        let model = Ar1 { a: 1.0, q: 1.0 };
+        let model = ar1(1.0, 1.0, 1.0);
+        let lik = model.clone();
         assert!(matches!(
             f.weigh(&mut p, &lik, &0.0),
             Err(SmcError::StageOrder {
@@ -723,7 +697,7 @@ mod tests {
     fn nan_likelihood_and_correction_name_the_particle() {
         let mut p = ParticleSet::new(10, 1).unwrap();
         let mut f = Filter::new(FilterConfig::default()).unwrap();
-        let model = Ar1 { a: 1.0, q: 1.0 };
+        let model = ar1(1.0, 1.0, 1.0);
         let poisoned =
             PerParticle(|_: &f64, x: &[f64]| if x[0] == x[0].max(0.0) { f64::NAN } else { 0.0 });
         f.propagate(&mut p, &model, &0.0).unwrap();
@@ -758,7 +732,7 @@ mod tests {
         let mut f = Filter::new(FilterConfig::default()).unwrap();
         f.propagate(&mut p, &NanProposal, &0.0).unwrap();
         assert!(matches!(
-            f.weigh(&mut p, &gauss_lik(1.0), &0.0),
+            f.weigh(&mut p, &model, &0.0),
             Err(SmcError::NanCorrection { index: 0, step: 0 })
         ));
     }
@@ -780,7 +754,7 @@ mod tests {
         let mut p = ParticleSet::new(4, 1).unwrap();
         let mut f = Filter::new(FilterConfig::default()).unwrap();
         let e = f
-            .step(&mut p, &Ar1 { a: 1.0, q: 1.0 }, &Broken, &0.0)
+            .step(&mut p, &ar1(1.0, 1.0, 1.0), &Broken, &0.0)
             .unwrap_err();
         assert!(matches!(&e, SmcError::Likelihood { step: 0, .. }));
         assert_eq!(
@@ -796,14 +770,14 @@ mod tests {
         // above 3 among 20 000 (expected 27, P(none) ≈ e⁻²⁷).
         let cut =
             PerParticle(|_: &f64, x: &[f64]| if x[0] > 3.0 { 0.0 } else { f64::NEG_INFINITY });
-        let model = Ar1 { a: 0.0, q: 1e-6 };
+        let model = ar1(0.0, 1e-6, 1.0);
         let mut p = ParticleSet::new(20_000, 1).unwrap();
         let mut f = Filter::new(FilterConfig {
             history: History::Ancestors,
             ..Default::default()
         })
         .unwrap();
-        f.step(&mut p, &model, &gauss_lik(1.0), &0.0).unwrap();
+        f.step(&mut p, &model, &model, &0.0).unwrap();
         let weights_before = p.log_weights().to_vec();
         let e = f.step(&mut p, &model, &cut, &0.0).unwrap_err();
         assert!(matches!(e, SmcError::AllWeightsZero { n: 20_000 }), "{e}");
@@ -819,8 +793,8 @@ mod tests {
         assert_eq!(f.recoveries(), 1);
         assert_eq!(f.ancestry().unwrap().first_step(), 1);
         // The run goes on.
-        f.step(&mut p, &Ar1 { a: 1.0, q: 0.1 }, &gauss_lik(1.0), &3.0)
-            .unwrap();
+        let walk = ar1(1.0, 0.1, 1.0);
+        f.step(&mut p, &walk, &walk, &3.0).unwrap();
         assert_eq!(f.ancestry().unwrap().steps(), 2);
     }
 

@@ -25,17 +25,21 @@
 //!   signature each.
 //! - [`estimate`]: MAP, mean, covariance, quantiles, mean rotation.
 //! - [`smoothing`]: SMC-IK Eq. 15 (lerp / slerp with factor `α`).
+//! - [`lgssm`]: the linear-Gaussian model (bootstrap proposal, likelihood,
+//!   simulation) and its exact Kalman filter, the reference for the tests.
 //! - [`stream_rng`]: per-particle random streams, so a seed fixes a run on
 //!   any number of threads.
 //!
 //! The crate is validated against exact answers: the bootstrap filter on
 //! linear-Gaussian models agrees with the Kalman filter within Monte-Carlo
-//! error derived from the filter's asymptotic variance (`tests/kalman.rs`).
+//! error derived from the filter's asymptotic variance (`tests/kalman.rs`,
+//! on the models of [`lgssm`]).
 
 pub mod ancestry;
 pub mod error;
 pub mod estimate;
 pub mod filter;
+pub mod lgssm;
 pub mod model;
 pub mod particles;
 pub mod resampling;
@@ -53,6 +57,8 @@ pub use rng::{ParticleRng, StreamDomain, StreamKey, stream_rng};
 pub use smoothing::{Block, Smoother, lerp_into, slerp};
 pub use weights::{Weights, log_sum_exp};
 
+/// The `nalgebra` of [`lgssm`]'s matrices and the estimators' covariances.
+pub use nalgebra;
 /// The `rand` the engine's generators implement, re-exported so callers
 /// use the same version.
 pub use rand;

@@ -19,6 +19,11 @@ use rayon::prelude::*;
 use crate::error::BoxError;
 use crate::rng::ParticleRng;
 
+/// Fewest particles per rayon task in the per-particle stages (the default
+/// of [`Propagate::particles_per_task`]; the filter's resampling copy uses
+/// four times as many).
+pub(crate) const MIN_TASK: usize = 256;
+
 /// Draws particles from the proposal (the "propagate" stage).
 ///
 /// Called in parallel, once per particle, each call with its own generator
@@ -47,7 +52,7 @@ pub trait Propagate<O: ?Sized>: Sync {
     /// less so that small clouds still use every core. Results do not depend
     /// on it: every particle has its own random stream.
     fn particles_per_task(&self) -> usize {
-        crate::filter::MIN_TASK
+        MIN_TASK
     }
 }
 

@@ -29,100 +29,45 @@
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::StandardNormal;
+use smc::lgssm::{Kalman, Lgssm};
 use smc::{
-    BoxError, Filter, FilterConfig, History, Likelihood, ParticleRng, ParticleSet, Propagate,
-    ResamplePolicy, Resampling, StreamDomain, stream_rng,
+    Filter, FilterConfig, History, ParticleRng, ParticleSet, Propagate, ResamplePolicy, Resampling,
+    StreamDomain, stream_rng,
 };
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
-/// A linear-Gaussian state-space model.
-#[derive(Clone)]
-struct Lgssm {
-    a: DMatrix<f64>,
-    q: DMatrix<f64>,
-    h: DMatrix<f64>,
-    r: DMatrix<f64>,
-    m0: DVector<f64>,
-    p0: DMatrix<f64>,
+/// Constant-velocity 2-D target with damped velocity, positions observed.
+fn tracking_4d() -> Lgssm {
+    let dt = 0.5;
+    #[rustfmt::skip]
+    let a = DMatrix::from_row_slice(4, 4, &[
+        1.0, 0.0, dt,  0.0,
+        0.0, 1.0, 0.0, dt,
+        0.0, 0.0, 0.9, 0.0,
+        0.0, 0.0, 0.0, 0.9,
+    ]);
+    #[rustfmt::skip]
+    let q = DMatrix::from_row_slice(4, 4, &[
+        0.05, 0.01, 0.0,  0.0,
+        0.01, 0.05, 0.0,  0.0,
+        0.0,  0.0,  0.2,  0.05,
+        0.0,  0.0,  0.05, 0.2,
+    ]);
+    let h = DMatrix::from_row_slice(2, 4, &[1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+    let r = DMatrix::from_row_slice(2, 2, &[0.3, 0.1, 0.1, 0.3]);
+    let m0 = DVector::from_vec(vec![0.0, 0.0, 1.0, 0.0]);
+    Lgssm::new(a, q, h, r, m0, DMatrix::identity(4, 4)).expect("valid model")
 }
 
-impl Lgssm {
-    fn dim(&self) -> usize {
-        self.a.nrows()
-    }
-
-    fn scalar(a: f64, q: f64, h: f64, r: f64, m0: f64, p0: f64) -> Self {
-        let s = |v| DMatrix::from_element(1, 1, v);
-        Lgssm {
-            a: s(a),
-            q: s(q),
-            h: s(h),
-            r: s(r),
-            m0: DVector::from_element(1, m0),
-            p0: s(p0),
-        }
-    }
-
-    /// Constant-velocity 2-D target with damped velocity, positions observed.
-    fn tracking_4d() -> Self {
-        let dt = 0.5;
-        #[rustfmt::skip]
-        let a = DMatrix::from_row_slice(4, 4, &[
-            1.0, 0.0, dt,  0.0,
-            0.0, 1.0, 0.0, dt,
-            0.0, 0.0, 0.9, 0.0,
-            0.0, 0.0, 0.0, 0.9,
-        ]);
-        #[rustfmt::skip]
-        let q = DMatrix::from_row_slice(4, 4, &[
-            0.05, 0.01, 0.0,  0.0,
-            0.01, 0.05, 0.0,  0.0,
-            0.0,  0.0,  0.2,  0.05,
-            0.0,  0.0,  0.05, 0.2,
-        ]);
-        let h = DMatrix::from_row_slice(2, 4, &[1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
-        let r = DMatrix::from_row_slice(2, 2, &[0.3, 0.1, 0.1, 0.3]);
-        Lgssm {
-            a,
-            q,
-            h,
-            r,
-            m0: DVector::from_vec(vec![0.0, 0.0, 1.0, 0.0]),
-            p0: DMatrix::identity(4, 4),
-        }
-    }
-
-    /// `T` observations simulated from the model with a fixed seed.
-    fn simulate(&self, t_max: usize, seed: u64) -> Vec<DVector<f64>> {
-        let mut rng = stream_rng(seed, 0, StreamDomain::User(7), 0);
-        let mut normal =
-            |n: usize| DVector::from_fn(n, |_, _| rng.sample::<f64, _>(StandardNormal));
-        let lq = self.q.clone().cholesky().unwrap().l();
-        let lr = self.r.clone().cholesky().unwrap().l();
-        let lp = self.p0.clone().cholesky().unwrap().l();
-        let (d, k) = (self.dim(), self.h.nrows());
-        let mut x = &self.m0 + &lp * normal(d);
-        let mut ys = Vec::with_capacity(t_max);
-        for t in 0..t_max {
-            if t > 0 {
-                x = &self.a * &x + &lq * normal(d);
-            }
-            ys.push(&self.h * &x + &lr * normal(k));
-        }
-        ys
-    }
+/// `T` observations simulated from the model with a fixed seed.
+fn simulate(model: &Lgssm, t_max: usize, seed: u64) -> Vec<DVector<f64>> {
+    let mut rng = stream_rng(seed, 0, StreamDomain::User(7), 0);
+    model.simulate(t_max, &mut rng).observations
 }
 
-/// Exact Kalman filter output.
-struct Kalman {
-    /// Predictive `η_t = N(pred_mean, pred_cov)`.
-    pred_mean: Vec<DVector<f64>>,
-    pred_cov: Vec<DMatrix<f64>>,
-    /// Filtering means `m_t`.
-    mean: Vec<DVector<f64>>,
-    /// `log p(y_{0:T−1})`.
-    loglik: f64,
+fn kalman(model: &Lgssm, ys: &[DVector<f64>]) -> Kalman {
+    model.kalman(ys).expect("observations of the model's size")
 }
 
 fn log_det_spd(m: &DMatrix<f64>) -> f64 {
@@ -132,37 +77,6 @@ fn log_det_spd(m: &DMatrix<f64>) -> f64 {
 
 fn inverse(m: &DMatrix<f64>) -> DMatrix<f64> {
     m.clone().try_inverse().expect("invertible")
-}
-
-fn kalman(model: &Lgssm, ys: &[DVector<f64>]) -> Kalman {
-    let d = model.dim();
-    let (mut m, mut p) = (model.m0.clone(), model.p0.clone());
-    let mut out = Kalman {
-        pred_mean: vec![],
-        pred_cov: vec![],
-        mean: vec![],
-        loglik: 0.0,
-    };
-    for (t, y) in ys.iter().enumerate() {
-        if t > 0 {
-            m = &model.a * &m;
-            p = &model.a * &p * model.a.transpose() + &model.q;
-        }
-        out.pred_mean.push(m.clone());
-        out.pred_cov.push(p.clone());
-        let s = &model.h * &p * model.h.transpose() + &model.r;
-        let si = inverse(&s);
-        let innov = y - &model.h * &m;
-        out.loglik +=
-            -0.5 * (innov.dot(&(&si * &innov)) + log_det_spd(&s) + y.len() as f64 * LN_2PI);
-        let k = &p * model.h.transpose() * &si;
-        m = &m + &k * innov;
-        let i_kh = DMatrix::identity(d, d) - &k * &model.h;
-        // Joseph form keeps P symmetric positive definite.
-        p = &i_kh * &p * i_kh.transpose() + &k * &model.r * k.transpose();
-        out.mean.push(m.clone());
-    }
-    out
 }
 
 /// `β(x) = exp(−½ xᵀΛx + hᵀx)` up to a constant.
@@ -196,11 +110,11 @@ fn asymptotic_variances(
     ys: &[DVector<f64>],
     kf: &Kalman,
 ) -> (Vec<DVector<f64>>, f64) {
-    let d = model.dim();
-    let ri = inverse(&model.r);
-    let qi = inverse(&model.q);
-    let ht_ri = model.h.transpose() * &ri;
-    let obs_lambda = &ht_ri * &model.h;
+    let d = model.state_dim();
+    let ri = inverse(model.r());
+    let qi = inverse(model.q());
+    let ht_ri = model.h().transpose() * &ri;
+    let obs_lambda = &ht_ri * model.h();
     // β_{s,t} for s = t down to 0, by the backward information filter.
     let betas = |t: usize| -> Vec<Beta> {
         let mut out: Vec<Beta> = Vec::with_capacity(t + 1);
@@ -214,8 +128,8 @@ fn asymptotic_variances(
         });
         for s in (0..t).rev() {
             let sm = inverse(&(&qi + &beta.lambda));
-            let lambda_pred = model.a.transpose() * (&qi - &qi * &sm * &qi) * &model.a;
-            let h_pred = model.a.transpose() * &qi * &sm * &beta.h;
+            let lambda_pred = model.a().transpose() * (&qi - &qi * &sm * &qi) * model.a();
+            let h_pred = model.a().transpose() * &qi * &sm * &beta.h;
             beta = Beta {
                 lambda: lambda_pred + &obs_lambda,
                 h: h_pred + &ht_ri * &ys[s],
@@ -236,16 +150,16 @@ fn asymptotic_variances(
             DMatrix::zeros(d, d),
         );
         for y in &ys[s + 1..=t] {
-            f = &model.a * f;
-            g = &model.a * g;
-            p = &model.a * &p * model.a.transpose() + &model.q;
+            f = model.a() * f;
+            g = model.a() * g;
+            p = model.a() * &p * model.a().transpose() + model.q();
             let k = &p
-                * model.h.transpose()
-                * inverse(&(&model.h * &p * model.h.transpose() + &model.r));
-            let i_kh = DMatrix::identity(d, d) - &k * &model.h;
+                * model.h().transpose()
+                * inverse(&(model.h() * &p * model.h().transpose() + model.r()));
+            let i_kh = DMatrix::identity(d, d) - &k * model.h();
             f = &i_kh * f;
             g = &i_kh * g + &k * y;
-            p = &i_kh * &p * i_kh.transpose() + &k * &model.r * k.transpose();
+            p = &i_kh * &p * i_kh.transpose() + &k * model.r() * k.transpose();
         }
         (f, g)
     };
@@ -255,8 +169,9 @@ fn asymptotic_variances(
         let bs = betas(t);
         let mut v = DVector::zeros(d);
         for (s, beta) in bs.iter().enumerate() {
-            let (log_z1, _, _) = tilt(&kf.pred_mean[s], &kf.pred_cov[s], beta, 1.0);
-            let (log_z2, mu2, sigma2) = tilt(&kf.pred_mean[s], &kf.pred_cov[s], beta, 2.0);
+            let (log_z1, _, _) = tilt(&kf.predicted_mean[s], &kf.predicted_cov[s], beta, 1.0);
+            let (log_z2, mu2, sigma2) =
+                tilt(&kf.predicted_mean[s], &kf.predicted_cov[s], beta, 2.0);
             let ratio = (log_z2 - 2.0 * log_z1).exp();
             let (f, g) = conditional_mean(s, t);
             let centre = &f * &mu2 + &g - &kf.mean[t];
@@ -273,113 +188,6 @@ fn asymptotic_variances(
     (v_mean, v_log_z)
 }
 
-/// The model as a bootstrap filter: draw from `p(x₀)` and `p(x_t | x_{t−1})`.
-struct Bootstrap {
-    d: usize,
-    a: Vec<f64>,
-    chol_q: Vec<f64>,
-    m0: Vec<f64>,
-    chol_p0: Vec<f64>,
-}
-
-/// The batched Gaussian likelihood `log N(y; H x, R)`.
-struct GaussianLikelihood {
-    k: usize,
-    h: Vec<f64>,
-    r_inv: Vec<f64>,
-    log_norm: f64,
-}
-
-fn row_major(m: &DMatrix<f64>) -> Vec<f64> {
-    m.transpose().as_slice().to_vec()
-}
-
-impl Bootstrap {
-    fn new(model: &Lgssm) -> Self {
-        Bootstrap {
-            d: model.dim(),
-            a: row_major(&model.a),
-            chol_q: row_major(&model.q.clone().cholesky().unwrap().l()),
-            m0: model.m0.as_slice().to_vec(),
-            chol_p0: row_major(&model.p0.clone().cholesky().unwrap().l()),
-        }
-    }
-
-    /// `out = base + L z` with `z ~ N(0, I)`.
-    fn add_noise(&self, l: &[f64], out: &mut [f64], rng: &mut ParticleRng) {
-        let mut z = [0.0; 8];
-        for zi in z.iter_mut().take(self.d) {
-            *zi = rng.sample(StandardNormal);
-        }
-        for (i, o) in out.iter_mut().enumerate() {
-            *o += (0..=i).map(|j| l[i * self.d + j] * z[j]).sum::<f64>();
-        }
-    }
-}
-
-impl Propagate<DVector<f64>> for Bootstrap {
-    fn initial(&self, _: &DVector<f64>, x: &mut [f64], rng: &mut ParticleRng) -> f64 {
-        x.copy_from_slice(&self.m0);
-        self.add_noise(&self.chol_p0, x, rng);
-        0.0
-    }
-
-    fn propagate(
-        &self,
-        _: usize,
-        _: &DVector<f64>,
-        prev: &[f64],
-        next: &mut [f64],
-        rng: &mut ParticleRng,
-    ) -> f64 {
-        for (i, n) in next.iter_mut().enumerate() {
-            *n = (0..self.d).map(|j| self.a[i * self.d + j] * prev[j]).sum();
-        }
-        self.add_noise(&self.chol_q, next, rng);
-        0.0
-    }
-}
-
-impl GaussianLikelihood {
-    fn new(model: &Lgssm) -> Self {
-        let k = model.h.nrows();
-        GaussianLikelihood {
-            k,
-            h: row_major(&model.h),
-            r_inv: row_major(&inverse(&model.r)),
-            log_norm: -0.5 * (log_det_spd(&model.r) + k as f64 * LN_2PI),
-        }
-    }
-}
-
-impl Likelihood<DVector<f64>> for GaussianLikelihood {
-    fn log_likelihood(
-        &self,
-        y: &DVector<f64>,
-        states: &[f64],
-        dim: usize,
-        out: &mut [f64],
-    ) -> Result<(), BoxError> {
-        use rayon::prelude::*;
-        out.par_iter_mut()
-            .zip(states.par_chunks_exact(dim))
-            .for_each(|(o, x)| {
-                let mut e = [0.0; 8];
-                for (i, ei) in e.iter_mut().enumerate().take(self.k) {
-                    *ei = y[i] - (0..dim).map(|j| self.h[i * dim + j] * x[j]).sum::<f64>();
-                }
-                let mut quad = 0.0;
-                for i in 0..self.k {
-                    for j in 0..self.k {
-                        quad += e[i] * self.r_inv[i * self.k + j] * e[j];
-                    }
-                }
-                *o = self.log_norm - 0.5 * quad;
-            });
-        Ok(())
-    }
-}
-
 /// Filtered means per step and the final log-likelihood of one run.
 fn run_filter(
     model: &Lgssm,
@@ -387,15 +195,11 @@ fn run_filter(
     n: usize,
     config: FilterConfig,
 ) -> (Vec<Vec<f64>>, f64) {
-    let proposal = Bootstrap::new(model);
-    let likelihood = GaussianLikelihood::new(model);
-    let mut particles = ParticleSet::new(n, model.dim()).unwrap();
+    let mut particles = ParticleSet::new(n, model.state_dim()).unwrap();
     let mut filter = Filter::new(config).unwrap();
     let mut means = Vec::with_capacity(ys.len());
     for y in ys {
-        filter
-            .step(&mut particles, &proposal, &likelihood, y)
-            .unwrap();
+        filter.step(&mut particles, model, model, y).unwrap();
         means.push(particles.mean());
     }
     (means, filter.log_evidence())
@@ -417,7 +221,7 @@ fn check_against_kalman(
     inflation: f64,
     label: &str,
 ) {
-    let ys = model.simulate(t_max, 11);
+    let ys = simulate(model, t_max, 11);
     let kf = kalman(model, &ys);
     let (mut v_mean, mut v_log_z) = asymptotic_variances(model, &ys, &kf);
     v_mean.iter_mut().for_each(|v| *v *= inflation);
@@ -426,7 +230,7 @@ fn check_against_kalman(
     let nf = n as f64;
     let mut worst: f64 = 0.0;
     for t in 0..t_max {
-        for k in 0..model.dim() {
+        for k in 0..model.state_dim() {
             let sd = (v_mean[t][k] / nf).sqrt();
             let z = (means[t][k] - kf.mean[t][k]) / sd;
             worst = worst.max(z.abs());
@@ -441,14 +245,14 @@ fn check_against_kalman(
     let sd = (v_log_z / nf).sqrt();
     let bias = v_log_z / (2.0 * nf);
     assert!(
-        (loglik - kf.loglik).abs() <= 5.0 * sd + bias,
+        (loglik - kf.log_evidence).abs() <= 5.0 * sd + bias,
         "{label}: log-likelihood {loglik} vs Kalman {} (sd {sd:.2e})",
-        kf.loglik
+        kf.log_evidence
     );
     eprintln!(
         "{label}: max |z| of means = {worst:.2}; loglik {loglik:.5} vs exact {:.5} ({:.2} sd)",
-        kf.loglik,
-        (loglik - kf.loglik) / sd
+        kf.log_evidence,
+        (loglik - kf.log_evidence) / sd
     );
 }
 
@@ -462,7 +266,7 @@ fn always(scheme: Resampling) -> FilterConfig {
 }
 
 fn model_1d() -> Lgssm {
-    Lgssm::scalar(0.9, 0.5, 1.0, 0.3, 0.5, 2.0)
+    Lgssm::scalar(0.9, 0.5, 1.0, 0.3, 0.5, 2.0).expect("valid model")
 }
 
 #[test]
@@ -515,7 +319,7 @@ fn bootstrap_1d_matches_kalman_with_lower_variance_schemes() {
 
 #[test]
 fn bootstrap_4d_matches_kalman() {
-    let model = Lgssm::tracking_4d();
+    let model = tracking_4d();
     check_against_kalman(
         &model,
         30,
@@ -549,7 +353,7 @@ fn asymptotic_variance_is_the_filters_variance() {
     // ADAPTIVE_INFLATION, the allowance the comparisons above give it.
     let model = model_1d();
     let (t_max, n, reps) = (20, 1000, 400);
-    let ys = model.simulate(t_max, 11);
+    let ys = simulate(&model, t_max, 11);
     let kf = kalman(&model, &ys);
     let (v_mean, v_log_z) = asymptotic_variances(&model, &ys, &kf);
     let v_total: f64 = v_mean.iter().map(|v| v[0]).sum();
@@ -581,7 +385,7 @@ fn asymptotic_variance_is_the_filters_variance() {
                 .zip(&kf.mean)
                 .map(|(m, e)| (m[0] - e[0]).powi(2))
                 .sum::<f64>();
-            sq_log_z += (loglik - kf.loglik).powi(2);
+            sq_log_z += (loglik - kf.log_evidence).powi(2);
         }
         let ratio_mean = sq_mean / reps as f64 * n as f64 / v_total;
         let ratio_log_z = sq_log_z / reps as f64 * n as f64 / v_log_z;
