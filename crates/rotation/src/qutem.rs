@@ -240,11 +240,6 @@ impl QuTem {
         &self.covariance
     }
 
-    /// The Cholesky factor `L` (lower triangular, `Σ = L Lᵀ`).
-    pub fn cholesky_factor(&self) -> &Matrix3<f64> {
-        &self.cholesky
-    }
-
     /// The same covariance around a new mean; no re-factorisation.
     pub fn with_mean(&self, mean: UnitQuaternion<f64>) -> Self {
         Self {

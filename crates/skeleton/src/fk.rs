@@ -84,10 +84,6 @@ impl PoseBatch {
         &mut self.data
     }
 
-    pub fn into_vec(self) -> Vec<f64> {
-        self.data
-    }
-
     /// Appends one pose.
     pub fn push(&mut self, pose: &[f64]) -> Result<()> {
         if pose.len() != self.dof {

@@ -336,24 +336,6 @@ impl JointKind {
         }
     }
 
-    /// Short names of the parameters, for CSV headers and UI labels.
-    pub fn param_names(&self) -> &'static [&'static str] {
-        match self {
-            Self::Fixed => &[],
-            Self::Hinge { .. } => &["angle"],
-            Self::Prismatic { .. } => &["disp"],
-            Self::Swing { .. } => &["swing1", "swing2"],
-            Self::Ball(BallRotation::ExpMap { .. }) => &["vx", "vy", "vz"],
-            Self::Ball(BallRotation::SwingTwist { .. }) => &["swing1", "swing2", "twist"],
-            Self::Ball(BallRotation::Euler { .. }) => &["euler0", "euler1", "euler2"],
-            Self::Free { rotation, .. } => match rotation {
-                BallRotation::ExpMap { .. } => &["tx", "ty", "tz", "vx", "vy", "vz"],
-                BallRotation::SwingTwist { .. } => &["tx", "ty", "tz", "swing1", "swing2", "twist"],
-                BallRotation::Euler { .. } => &["tx", "ty", "tz", "euler0", "euler1", "euler2"],
-            },
-        }
-    }
-
     /// The joint's motion for parameters `p` (`p.len() == self.dof()`).
     #[inline]
     pub fn motion(&self, p: &[f64]) -> Isometry3<f64> {

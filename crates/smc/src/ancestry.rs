@@ -86,11 +86,6 @@ impl Ancestry {
         self.parents.get(t).map(Vec::as_slice)
     }
 
-    /// Whether states were recorded.
-    pub fn has_states(&self) -> bool {
-        self.states.is_some()
-    }
-
     /// Lineage `(i₀, …, i_T)` of particle `last` of the last step.
     ///
     /// # Errors

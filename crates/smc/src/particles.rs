@@ -168,14 +168,6 @@ impl ParticleSet {
         &self.states[i * self.dim..(i + 1) * self.dim]
     }
 
-    /// Mutable state of particle `i`.
-    ///
-    /// # Panics
-    /// If `i >= N`.
-    pub fn state_mut(&mut self, i: usize) -> &mut [f64] {
-        &mut self.states[i * self.dim..(i + 1) * self.dim]
-    }
-
     /// The states as rows.
     pub fn rows(&self) -> std::slice::ChunksExact<'_, f64> {
         self.states.chunks_exact(self.dim)
