@@ -197,7 +197,7 @@ fn run_phase(
 ) -> Result<Phase> {
     for (i, t) in targets.iter().enumerate() {
         // Constraints 0..5 are the fingertips (see `trial`).
-        solver.constraints_mut().set_position_target(i, *t);
+        solver.constraints_mut().set_position_target(i, *t)?;
     }
     let skel = &hand.skeleton;
     let mut p = Phase {

@@ -64,11 +64,9 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use ik::lever_arm_noise;
 use ik::sample_within_limits;
-use ik::{
-    Adaptation, Constraint, ConstraintKind, ConstraintSet, FloorMode, JointNoise, LimitSampler,
-    Noise, SmcIk, SmcIkConfig,
-};
-use nalgebra::{Point3, Unit, Vector3};
+use ik::scenarios::{HUMAN_FEET, HumanProblem};
+use ik::{Adaptation, JointNoise, LimitSampler, SmcIk, SmcIkConfig};
+use nalgebra::Point3;
 use posecloud_examples::plot::{self, INK, Mark, Panel, Series};
 use posecloud_examples::{Csv, median, require_positive, sci};
 use rand::{RngExt, SeedableRng};
@@ -148,8 +146,6 @@ struct Args {
     png: Option<PathBuf>,
 }
 
-const FEET: [&str; 4] = ["l_heel", "l_toe_tip", "r_heel", "r_toe_tip"];
-const HANDS: [&str; 2] = ["l_finger_tip", "r_finger_tip"];
 /// Joints drawn uniformly within their limits for the targets.
 const UPPER: [&str; 9] = [
     "lumbar", "thorax", "chest", "clavicle", "shoulder", "elbow", "forearm", "wrist", "fingers",
@@ -160,34 +156,15 @@ type EndPoints = ([Point3<f64>; 2], [Point3<f64>; 4]);
 
 struct Body {
     skeleton: Arc<Skeleton>,
-    hands: [usize; 2],
-    feet: [usize; 4],
-    feet_rest: [Point3<f64>; 4],
+    /// The §6.3 problem: hands, feet and where the feet stand.
+    problem: HumanProblem,
 }
 
 impl Body {
     fn new() -> Result<Self> {
         let skeleton = Arc::new(presets::human());
-        let rest = skeleton.forward_kinematics(&skeleton.rest_pose())?;
-        let find = |n: &str| skeleton.find(n);
-        let feet = [
-            find(FEET[0])?,
-            find(FEET[1])?,
-            find(FEET[2])?,
-            find(FEET[3])?,
-        ];
-        let feet_rest = feet.map(|j| Point3::from(rest[j].translation.vector));
-        for (p, n) in feet_rest.iter().zip(FEET) {
-            if p.y.abs() > 1e-9 {
-                bail!("the preset's {n} is not on the floor at rest (y = {})", p.y);
-            }
-        }
-        Ok(Self {
-            hands: [find(HANDS[0])?, find(HANDS[1])?],
-            feet,
-            feet_rest,
-            skeleton,
-        })
+        let problem = HumanProblem::new(&skeleton)?;
+        Ok(Self { problem, skeleton })
     }
 
     fn param(&self, joint: &str, k: usize) -> Result<usize> {
@@ -202,7 +179,7 @@ impl Body {
     fn points(&self, pose: &[f64]) -> Result<EndPoints> {
         let w = self.skeleton.forward_kinematics(pose)?;
         let at = |j: usize| Point3::from(w[j].translation.vector);
-        Ok((self.hands.map(at), self.feet.map(at)))
+        Ok((self.problem.hands.map(at), self.problem.feet.map(at)))
     }
 
     /// The target rule of the module docs: (target pose, finger-tip targets).
@@ -231,13 +208,13 @@ impl Body {
         }
         // Put the feet back: translate the (upright) pelvis.
         let (_, feet) = self.points(&pose)?;
-        let d = feet[0] - self.feet_rest[0];
+        let d = feet[0] - self.problem.feet_rest[0];
         let root = skel.param_range(0);
         for a in 0..3 {
             pose[root.start + a] -= d[a];
         }
         let (hands, feet) = self.points(&pose)?;
-        for ((p, r), n) in feet.iter().zip(&self.feet_rest).zip(FEET) {
+        for ((p, r), n) in feet.iter().zip(&self.problem.feet_rest).zip(HUMAN_FEET) {
             if (p - r).norm() > 1e-9 {
                 bail!(
                     "target rule: {n} is {:.3e} m from its rest position after the crouch",
@@ -285,26 +262,9 @@ fn solve(
     seed: u64,
 ) -> Result<Outcome> {
     let skel = &body.skeleton;
-    let mut constraints = ConstraintSet::new();
-    for (j, t) in body.hands.iter().zip(targets) {
-        constraints.add(skel, Constraint::position(*j, *t, args.hand_sigma))?;
-    }
-    for (j, r) in body.feet.iter().zip(&body.feet_rest) {
-        constraints.add(
-            skel,
-            Constraint::new(
-                ConstraintKind::Floor {
-                    joint: *j,
-                    point: Vector3::zeros(),
-                    up: Unit::new_normalize(Vector3::y()),
-                    height: 0.0,
-                    mode: FloorMode::On,
-                },
-                Noise::Isotropic(args.foot_sigma),
-            ),
-        )?;
-        constraints.add(skel, Constraint::position(*j, *r, args.foot_sigma))?;
-    }
+    let constraints = body
+        .problem
+        .constraints(skel, targets, args.hand_sigma, args.foot_sigma)?;
     let config = SmcIkConfig {
         particles: args.particles,
         seed,
@@ -335,7 +295,13 @@ fn solve(
         n[0].translation = args.root_sigma;
         n
     } else {
-        let points: Vec<usize> = body.hands.iter().chain(&body.feet).copied().collect();
+        let points: Vec<usize> = body
+            .problem
+            .hands
+            .iter()
+            .chain(&body.problem.feet)
+            .copied()
+            .collect();
         lever_arm_noise(
             skel,
             &rest,
@@ -383,7 +349,7 @@ fn solve(
             .fold(0.0, f64::max);
         let foot = feet
             .iter()
-            .zip(&body.feet_rest)
+            .zip(&body.problem.feet_rest)
             .map(|(p, r)| (p - r).norm())
             .fold(0.0, f64::max);
         out.hand_error.push(hand);

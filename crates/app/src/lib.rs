@@ -5,6 +5,8 @@
 pub mod colormap;
 pub mod gui;
 pub mod playground;
+pub mod runtime;
 pub mod scenes;
 pub mod script;
+pub mod session;
 pub mod settings;

@@ -3,7 +3,9 @@
 //! …). Subcommands are command-line tools: `posecloud fk FILE.bvh --frame N`
 //! prints world joint positions (to compare our forward kinematics with any
 //! other BVH tool), `posecloud info` describes a skeleton from a BVH or URDF
-//! file or a preset.
+//! file or a preset, `posecloud render` / `segment` make and segment camera
+//! frames (`crates/vision`), `posecloud track` tracks a person in them
+//! (`crates/track`).
 
 use std::path::{Path, PathBuf};
 
@@ -98,6 +100,15 @@ enum Command {
     },
     /// List the built-in presets.
     Presets,
+    /// Render a BVH clip through a camera into RGB frames, label images and
+    /// ground truth (`ground_truth.csv`): the synthetic test bench.
+    Render(vision::cli::RenderArgs),
+    /// Segment frames (folder, video, webcam) into body-part label images
+    /// (RTPF §IV-D); prints ms per frame.
+    Segment(vision::cli::SegmentArgs),
+    /// Track a person in frames (folder, video, webcam) with RTPF's
+    /// particle filter; writes the estimated joint positions as CSV.
+    Track(Box<track::cli::TrackArgs>),
 }
 
 fn main() {
@@ -117,6 +128,9 @@ fn main() {
             }
             Ok(())
         }
+        Some(Command::Render(a)) => vision::cli::run_render(&a).map(drop).map_err(Into::into),
+        Some(Command::Segment(a)) => vision::cli::run_segment(&a).map(drop).map_err(Into::into),
+        Some(Command::Track(a)) => track::cli::run_track(&a).map(drop).map_err(Into::into),
         None => gui(cli.gui, launched),
     };
     if let Err(e) = result {
@@ -152,6 +166,33 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     {
         bail!("--fixed-dt: must be finite and > 0, got {dt}");
     }
+    // wgpu's smallest guaranteed texture size (WebGPU's default limits);
+    // larger windows fail inside the renderer.
+    const MAX_WINDOW: u32 = 8192;
+    for (flag, v) in [("--width", a.width), ("--height", a.height)] {
+        if !(1..=MAX_WINDOW).contains(&v) {
+            bail!("{flag}: must be 1 … {MAX_WINDOW} pixels, got {v}");
+        }
+    }
+    if !(a.after_secs.is_finite() && a.after_secs >= 0.0) {
+        bail!(
+            "--after-secs: must be finite and >= 0, got {}",
+            a.after_secs
+        );
+    }
+    if let Some(path) = &a.screenshot {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            bail!(
+                "--screenshot {}: the folder {} does not exist",
+                path.display(),
+                dir.display()
+            );
+        }
+    }
     let settings = a.settings.as_deref().map(Settings::load).transpose()?;
     run(
         GuiOptions {
@@ -174,18 +215,12 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
 
 fn fk(file: &Path, frame: usize, end_sites: bool) -> Result<()> {
     let bvh = Bvh::load(file)?;
-    if frame >= bvh.frames.len() {
-        bail!(
-            "{}: frame {frame} out of range (the clip has {} frames)",
-            file.display(),
-            bvh.frames.len()
-        );
-    }
-    let world = bvh.skeleton.forward_kinematics(bvh.frames.pose(frame))?;
+    let world = bvh
+        .forward_kinematics(frame)
+        .with_context(|| file.display().to_string())?;
     let mut out = String::from("name,x,y,z\n");
-    for ((joint, w), channels) in bvh.skeleton.joints().iter().zip(&world).zip(&bvh.channels) {
-        let is_end_site = channels.is_empty() && joint.name.ends_with("_end");
-        if is_end_site && !end_sites {
+    for (j, (joint, w)) in bvh.skeleton.joints().iter().zip(&world).enumerate() {
+        if bvh.is_end_site(j) && !end_sites {
             continue;
         }
         let t = w.translation.vector;

@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use ik::{Constraint, ConstraintKind, FloorMode, Noise};
-use nalgebra::{Point3, Unit, UnitQuaternion, Vector3};
+use ik::scenarios::{HUMAN_FEET, HumanProblem};
+use ik::{Constraint, ConstraintKind, Noise};
+use nalgebra::{UnitQuaternion, Vector3};
 use skeleton::{Bvh, JointKind, Skeleton, presets};
 
-use crate::settings::SolverKind;
+use crate::settings::{ConstraintGroup, SolverKind};
 
 /// Which scene to build (`--scene NAME`, `--urdf FILE`, `--bvh FILE --frame N`).
 #[derive(Clone, Debug, PartialEq)]
@@ -66,63 +67,6 @@ fn file_name(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
-/// What a constraint is, for grouping its Σ in the noise panel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ConstraintGroup {
-    Position,
-    Orientation,
-    CentreOfMass,
-    Floor,
-    Smoothness,
-    Coupled,
-}
-
-impl ConstraintGroup {
-    pub const ALL: [Self; 6] = [
-        Self::Position,
-        Self::Orientation,
-        Self::CentreOfMass,
-        Self::Floor,
-        Self::Smoothness,
-        Self::Coupled,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Position => "position",
-            Self::Orientation => "orientation",
-            Self::CentreOfMass => "centre of mass",
-            Self::Floor => "floor",
-            Self::Smoothness => "smoothness",
-            Self::Coupled => "coupled joints",
-        }
-    }
-
-    /// The key used in settings files.
-    pub fn key(self) -> &'static str {
-        match self {
-            Self::Position => "position",
-            Self::Orientation => "orientation",
-            Self::CentreOfMass => "centre_of_mass",
-            Self::Floor => "floor",
-            Self::Smoothness => "smoothness",
-            Self::Coupled => "coupled",
-        }
-    }
-
-    /// Default σ (m, rad or dimensionless, as the residual is).
-    pub fn default_sigma(self) -> f64 {
-        match self {
-            Self::Position => 0.03,
-            Self::Orientation => 0.3,
-            Self::CentreOfMass => 0.05,
-            Self::Floor => 0.01,
-            Self::Smoothness => 0.5,
-            Self::Coupled => 0.02,
-        }
-    }
-}
-
 /// A constraint that belongs to the scene (not a user target).
 #[derive(Clone, Debug)]
 pub struct FixedConstraint {
@@ -163,6 +107,24 @@ pub struct Scene {
 }
 
 impl Scene {
+    /// The constraint groups whose σ the user can tune in this scene:
+    /// position targets always, every group of a fixed constraint, and the
+    /// floor's when feet "stay" targets (which share the floor's σ) exist.
+    pub fn constraint_groups(&self) -> Vec<ConstraintGroup> {
+        ConstraintGroup::ALL
+            .into_iter()
+            .filter(|g| {
+                *g == ConstraintGroup::Position
+                    || self.fixed.iter().any(|c| c.group == *g)
+                    || (*g == ConstraintGroup::Floor
+                        && self
+                            .fixed
+                            .iter()
+                            .any(|c| c.group == ConstraintGroup::Position))
+            })
+            .collect()
+    }
+
     pub fn build(source: &SceneSource) -> Result<Self> {
         match source {
             SceneSource::Human => human(),
@@ -179,30 +141,19 @@ fn human() -> Result<Scene> {
     let skeleton = Arc::new(presets::human());
     let initial = skeleton.rest_pose();
     let rest = skeleton.forward_kinematics(&initial)?;
+    let problem = HumanProblem::new(&skeleton)?;
     let mut fixed = Vec::new();
-    let feet = ["l_heel", "l_toe_tip", "r_heel", "r_toe_tip"];
-    for name in feet {
-        let j = skeleton.find(name)?;
+    for (k, name) in HUMAN_FEET.iter().enumerate() {
         fixed.push(FixedConstraint {
             group: ConstraintGroup::Floor,
             label: format!("floor: {name}"),
-            kind: ConstraintKind::Floor {
-                joint: j,
-                point: Vector3::zeros(),
-                up: Unit::new_normalize(Vector3::y()),
-                height: 0.0,
-                mode: FloorMode::On,
-            },
+            kind: problem.floor(k),
         });
         // The feet stay where they stand (no sliding): the SMC-IK §6.3 setup.
         fixed.push(FixedConstraint {
             group: ConstraintGroup::Position,
             label: format!("stay: {name}"),
-            kind: ConstraintKind::Position {
-                joint: j,
-                point: Vector3::zeros(),
-                target: Point3::from(rest[j].translation.vector),
-            },
+            kind: problem.stay(k),
         });
     }
     let head = skeleton.find("head")?;
@@ -214,10 +165,7 @@ fn human() -> Result<Scene> {
             target: rest[head].rotation,
         },
     });
-    let hands = vec![
-        skeleton.find("l_finger_tip")?,
-        skeleton.find("r_finger_tip")?,
-    ];
+    let hands = problem.hands.to_vec();
     Ok(Scene {
         source: SceneSource::Human,
         initial,

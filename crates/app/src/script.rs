@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use nalgebra::{Point3, Vector3};
 
-use crate::playground::Playground;
-use crate::scenes::ConstraintGroup;
+use crate::session::IkControl;
+use crate::settings::ConstraintGroup;
 use crate::settings::{ResamplingName, SolverKind};
 
 /// One scripted action.
@@ -100,7 +100,9 @@ pub struct Player {
 impl Player {
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-        Self::parse(&text, &path.display().to_string())
+        // A byte-order mark (Windows editors) is not part of line 1.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        Self::parse(text, &path.display().to_string())
     }
 
     pub fn parse(text: &str, file: &str) -> Result<Self> {
@@ -108,7 +110,7 @@ impl Player {
         let mut last = 0.0f64;
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
-            let code = raw.split('#').next().unwrap_or("").trim();
+            let code = strip_comment(raw).trim();
             if code.is_empty() {
                 continue;
             }
@@ -143,7 +145,7 @@ impl Player {
 
     /// Applies everything due at `time` (seconds since the first frame) and
     /// advances the drags; returns what the window must do.
-    pub fn advance(&mut self, time: f64, p: &mut Playground) -> Result<Vec<Effect>> {
+    pub fn advance(&mut self, time: f64, p: &mut impl IkControl) -> Result<Vec<Effect>> {
         let mut effects = Vec::new();
         while let Some(e) = self.events.get(self.next) {
             if e.time > time {
@@ -182,7 +184,7 @@ impl Player {
         &mut self,
         e: &Event,
         time: f64,
-        p: &mut Playground,
+        p: &mut impl IkControl,
         effects: &mut Vec<Effect>,
     ) -> Result<()> {
         match &e.action {
@@ -237,7 +239,7 @@ impl Player {
 }
 
 /// Changes one setting by name (scripts and `--set`).
-pub fn set(p: &mut Playground, key: &str, value: &str) -> Result<()> {
+pub fn set(p: &mut impl IkControl, key: &str, value: &str) -> Result<()> {
     let mut s = p.settings().clone();
     let num = |v: &str| -> Result<f64> {
         v.parse::<f64>()
@@ -257,6 +259,7 @@ pub fn set(p: &mut Playground, key: &str, value: &str) -> Result<()> {
         ("alpha", None) => s.filter.alpha = num(value)?,
         ("seed", None) => s.filter.seed = int(value)?,
         ("iterations", None) => s.filter.iterations_per_frame = int(value)? as usize,
+        ("budget_ms", None) => s.filter.budget_ms = num(value)?,
         ("adaptive", None) => s.filter.adaptive = parse_bool(value)?,
         ("solver", None) => s.filter.solver = SolverKind::from_key(value)?,
         ("resampling", None) => {
@@ -285,7 +288,7 @@ pub fn set(p: &mut Playground, key: &str, value: &str) -> Result<()> {
             s.set_constraint_sigma(group, num(value)?);
         }
         _ => bail!(
-            "unknown setting '{key}' (particles, ess_threshold, alpha, seed, iterations, adaptive, \
+            "unknown setting '{key}' (particles, ess_threshold, alpha, seed, iterations, budget_ms, adaptive, \
              solver, resampling, sigma, root_translation, lever_arm, group NAME, constraint GROUP)"
         ),
     }
@@ -299,6 +302,25 @@ fn parse_bool(v: &str) -> Result<bool> {
         other => bail!("'{other}' is not a boolean (true/false)"),
     }
 }
+
+/// The line before its `#` comment (a `#` inside quotes is text).
+fn strip_comment(line: &str) -> &str {
+    let mut quoted = false;
+    for (i, c) in line.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '#' if !quoted => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+/// Largest coordinate (m) or offset a script may give: far beyond any
+/// scene, small enough that positions stay finite through the solver.
+const MAX_COORDINATE: f64 = 1000.0;
+/// Latest time and longest drag (s) a script may give.
+const MAX_SECONDS: f64 = 1e6;
 
 /// Splits on whitespace, keeping "quoted words" together.
 fn split_words(s: &str) -> Result<Vec<String>> {
@@ -337,8 +359,8 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
     let time: f64 = w[0]
         .parse()
         .with_context(|| format!("'{}' is not a time in seconds", w[0]))?;
-    if !(time.is_finite() && time >= 0.0) {
-        bail!("time must be finite and >= 0, got {time}");
+    if !(time.is_finite() && (0.0..=MAX_SECONDS).contains(&time)) {
+        bail!("time must be in [0, {MAX_SECONDS}] s, got {time}");
     }
     let cmd = w.get(1).context("a command must follow the time")?;
     let args = &w[2..];
@@ -353,22 +375,32 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
         let v: f64 = s
             .parse()
             .with_context(|| format!("'{s}' is not a number"))?;
-        if v.is_finite() {
-            Ok(v)
-        } else {
+        if !v.is_finite() {
             bail!("'{s}' is not finite")
         }
+        Ok(v)
+    };
+    let coordinate = |s: &String| -> Result<f64> {
+        let v = num(s)?;
+        if v.abs() > MAX_COORDINATE {
+            bail!("'{s}' is out of range (|x| ≤ {MAX_COORDINATE} m)");
+        }
+        Ok(v)
     };
     let action = match cmd.as_str() {
         "drag" => {
             want(5, "JOINT DX DY DZ SECONDS")?;
             let duration = num(&args[4])?;
-            if duration < 0.0 {
-                bail!("drag duration must be >= 0, got {duration}");
+            if !(0.0..=MAX_SECONDS).contains(&duration) {
+                bail!("drag duration must be in [0, {MAX_SECONDS}] s, got {duration}");
             }
             Action::Drag {
                 joint: args[0].clone(),
-                offset: Vector3::new(num(&args[1])?, num(&args[2])?, num(&args[3])?),
+                offset: Vector3::new(
+                    coordinate(&args[1])?,
+                    coordinate(&args[2])?,
+                    coordinate(&args[3])?,
+                ),
                 duration,
             }
         }
@@ -376,7 +408,11 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
             want(4, "JOINT X Y Z")?;
             Action::Target {
                 joint: args[0].clone(),
-                position: Point3::new(num(&args[1])?, num(&args[2])?, num(&args[3])?),
+                position: Point3::new(
+                    coordinate(&args[1])?,
+                    coordinate(&args[2])?,
+                    coordinate(&args[3])?,
+                ),
             }
         }
         "set" => {
@@ -419,7 +455,19 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
         }
         "screenshot" => {
             want(1, "FILE.png")?;
-            Action::Screenshot(PathBuf::from(&args[0]))
+            let path = PathBuf::from(&args[0]);
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            if !dir.is_dir() {
+                bail!(
+                    "screenshot {}: the folder {} does not exist",
+                    path.display(),
+                    dir.display()
+                );
+            }
+            Action::Screenshot(path)
         }
         "quit" => {
             want(0, "")?;
@@ -435,6 +483,7 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::playground::Playground;
     use crate::scenes::{Scene, SceneSource};
     use crate::settings::Settings;
 
@@ -501,5 +550,66 @@ mod tests {
         player.advance(2.0, &mut p).unwrap();
         assert!((p.targets()[i].position.y - (start.y + 0.5)).abs() < 1e-12);
         assert!(player.finished());
+    }
+
+    #[test]
+    fn hostile_script_values_are_errors_naming_the_line() {
+        for (text, needle) in [
+            ("0 target l_finger_tip 1e300 1e300 1e300\n", "t.txt:1"),
+            ("0 drag tip 0 1e308 0 1\n", "out of range"),
+            ("1e300 quit\n", "time must be in"),
+            ("0 drag tip 0 0.1 0 1e300\n", "drag duration"),
+            ("0 screenshot /nonexistent/dir/a.png\n", "does not exist"),
+        ] {
+            let e = format!("{:#}", Player::parse(text, "t.txt").unwrap_err());
+            assert!(e.contains(needle) && e.contains("t.txt:1"), "{text:?}: {e}");
+        }
+        // A '#' inside quotes is part of the word, not a comment.
+        let p = Player::parse("0 set group \"a#b\" 1 # comment\n", "t.txt").unwrap();
+        assert_eq!(
+            p.events()[0].action,
+            Action::Set {
+                key: "group a#b".into(),
+                value: "1".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_a_script_is_accepted() {
+        let dir = std::env::temp_dir().join(format!("posecloud-bom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.txt");
+        std::fs::write(&path, "\u{feff}0.5 quit\n").unwrap();
+        let p = Player::load(&path).unwrap();
+        assert_eq!(p.events().len(), 1);
+        let settings = dir.join("s.toml");
+        std::fs::write(&settings, "\u{feff}[filter]\nparticles = 50\n").unwrap();
+        assert_eq!(Settings::load(&settings).unwrap().filter.particles, 50);
+    }
+
+    #[test]
+    fn settings_out_of_range_or_naming_unknown_groups_are_errors() {
+        let scene = Scene::build(&SceneSource::Arm).unwrap();
+        let mut p = Playground::new(scene, Settings::default()).unwrap();
+        let mut s = p.settings().clone();
+        s.noise.groups.insert("no such group".into(), 0.5);
+        let e = format!("{:#}", p.set_settings(s).unwrap_err());
+        assert!(e.contains("no such group"), "{e}");
+        let mut s = p.settings().clone();
+        s.noise.joints.insert("nobody".into(), [0.1; 3]);
+        assert!(p.set_settings(s).is_err());
+        let mut s = p.settings().clone();
+        s.constraints.insert("position".into(), 1e-300);
+        let e = format!("{:#}", p.set_settings(s).unwrap_err());
+        assert!(e.contains("constraints.position"), "{e}");
+        let mut s = p.settings().clone();
+        s.filter.particles = 10_000;
+        s.filter.iterations_per_frame = 1000;
+        let e = format!("{:#}", p.set_settings(s).unwrap_err());
+        assert!(e.contains("particle-iterations"), "{e}");
+        let mut s = p.settings().clone();
+        s.noise.sigma = 1e9;
+        assert!(p.set_settings(s).is_err());
     }
 }

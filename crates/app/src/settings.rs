@@ -9,10 +9,68 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use smc::Resampling;
 
-use crate::scenes::ConstraintGroup;
-
 /// Most particles the panel offers (the 1 … 10,000).
 pub const MAX_PARTICLES: usize = 10_000;
+
+/// Most particle-iterations one frame of a `--fixed-dt` replay may run.
+pub const MAX_REPLAY_WORK: usize = 100_000;
+
+/// What a constraint is, for grouping its Σ in the noise panel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConstraintGroup {
+    Position,
+    Orientation,
+    CentreOfMass,
+    Floor,
+    Smoothness,
+    Coupled,
+}
+
+impl ConstraintGroup {
+    pub const ALL: [Self; 6] = [
+        Self::Position,
+        Self::Orientation,
+        Self::CentreOfMass,
+        Self::Floor,
+        Self::Smoothness,
+        Self::Coupled,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Position => "position",
+            Self::Orientation => "orientation",
+            Self::CentreOfMass => "centre of mass",
+            Self::Floor => "floor",
+            Self::Smoothness => "smoothness",
+            Self::Coupled => "coupled joints",
+        }
+    }
+
+    /// The key used in settings files.
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Position => "position",
+            Self::Orientation => "orientation",
+            Self::CentreOfMass => "centre_of_mass",
+            Self::Floor => "floor",
+            Self::Smoothness => "smoothness",
+            Self::Coupled => "coupled",
+        }
+    }
+
+    /// Default σ (m, rad or dimensionless, as the residual is).
+    pub fn default_sigma(self) -> f64 {
+        match self {
+            Self::Position => 0.03,
+            Self::Orientation => 0.3,
+            Self::CentreOfMass => 0.05,
+            Self::Floor => 0.01,
+            Self::Smoothness => 0.5,
+            Self::Coupled => 0.02,
+        }
+    }
+}
 
 /// Which solver moves the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,6 +177,11 @@ pub struct FilterSettings {
     /// Eq. 15 smoothing α of the drawn estimate.
     pub alpha: f64,
     pub seed: u64,
+    /// Solver time per displayed frame (ms): the solver thread steps until
+    /// it has spent this much, then publishes (the default pacing).
+    pub budget_ms: f64,
+    /// Iterations per frame of deterministic replays (`--fixed-dt`), where
+    /// the frame steps the solver itself.
     pub iterations_per_frame: usize,
     pub sampler: SamplerName,
     /// The success rule on the noise scale (off: the paper's fixed σ).
@@ -136,6 +199,7 @@ impl Default for FilterSettings {
             ess_threshold: 0.5,
             alpha: 0.2,
             seed: 0,
+            budget_ms: 12.0,
             iterations_per_frame: 2,
             sampler: SamplerName::Reject,
             adaptive: true,
@@ -219,21 +283,48 @@ impl Settings {
         if !(f.alpha > 0.0 && f.alpha <= 1.0) {
             bail!("filter.alpha: must be in (0, 1], got {}", f.alpha);
         }
+        if !(f.budget_ms.is_finite() && (0.1..=1000.0).contains(&f.budget_ms)) {
+            bail!(
+                "filter.budget_ms: must be 0.1 … 1000 ms, got {}",
+                f.budget_ms
+            );
+        }
         if !(1..=1000).contains(&f.iterations_per_frame) {
             bail!(
                 "filter.iterations_per_frame: must be 1 … 1000, got {}",
                 f.iterations_per_frame
             );
         }
+        // Replays step the solver on the frame's thread: bound one frame's
+        // work so that a settings file cannot freeze the window (10,000
+        // particles × 10 iterations is a few seconds of a human).
+        let work = f.iterations_per_frame * f.particles;
+        if work > MAX_REPLAY_WORK {
+            bail!(
+                "filter.iterations_per_frame: {} iterations × {} particles = {work} particle-iterations per frame, more than {MAX_REPLAY_WORK}",
+                f.iterations_per_frame,
+                f.particles
+            );
+        }
         let n = &self.noise;
-        positive("noise.sigma", n.sigma)?;
-        non_negative("noise.root_translation", n.root_translation)?;
+        in_range(
+            "noise.sigma",
+            n.sigma,
+            f64::MIN_POSITIVE,
+            std::f64::consts::PI,
+        )?;
+        in_range("noise.root_translation", n.root_translation, 0.0, 10.0)?;
         for (k, v) in &n.groups {
-            non_negative(&format!("noise.groups.\"{k}\""), *v)?;
+            in_range(&format!("noise.groups.\"{k}\""), *v, 0.0, 100.0)?;
         }
         for (k, v) in &n.joints {
             for (a, x) in v.iter().enumerate() {
-                non_negative(&format!("noise.joints.\"{k}\"[{a}]"), *x)?;
+                in_range(
+                    &format!("noise.joints.\"{k}\"[{a}]"),
+                    *x,
+                    0.0,
+                    std::f64::consts::PI,
+                )?;
             }
         }
         for (k, v) in &self.constraints {
@@ -244,14 +335,38 @@ impl Settings {
                     keys.join(", ")
                 );
             }
-            positive(&format!("constraints.{k}"), *v)?;
+            // 1/σ² must stay finite and the cost meaningful.
+            in_range(&format!("constraints.{k}"), *v, 1e-6, 1e3)?;
+        }
+        Ok(())
+    }
+
+    /// [`Settings::validate`], then checks that every noise group and
+    /// joint the settings name exists in the scene (a typo would otherwise
+    /// be ignored silently).
+    pub fn validate_for(&self, joints: &[&str], regions: &[String]) -> Result<()> {
+        self.validate()?;
+        for k in self.noise.groups.keys() {
+            if !regions.iter().any(|r| r == k) {
+                bail!(
+                    "noise.groups.\"{k}\": no such noise group in this scene ({})",
+                    regions.join(", ")
+                );
+            }
+        }
+        for k in self.noise.joints.keys() {
+            if !joints.contains(&k.as_str()) {
+                bail!("noise.joints.\"{k}\": no such joint in this scene");
+            }
         }
         Ok(())
     }
 
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-        let s: Settings = toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
+        // A byte-order mark (Windows editors) is not part of the TOML.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let s: Settings = toml::from_str(text).with_context(|| format!("{}", path.display()))?;
         s.validate()
             .with_context(|| format!("{}", path.display()))?;
         Ok(s)
@@ -263,19 +378,11 @@ impl Settings {
     }
 }
 
-fn positive(field: &str, v: f64) -> Result<()> {
-    if v.is_finite() && v > 0.0 {
+fn in_range(field: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
         Ok(())
     } else {
-        bail!("{field}: must be finite and > 0, got {v}")
-    }
-}
-
-fn non_negative(field: &str, v: f64) -> Result<()> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(())
-    } else {
-        bail!("{field}: must be finite and >= 0, got {v}")
+        bail!("{field}: must be in [{lo}, {hi}], got {v}")
     }
 }
 

@@ -1,7 +1,8 @@
 //! The app as a person sees it: `posecloud` runs under `xvfb-run` (Mesa's
 //! lavapipe/llvmpipe render on the CPU in CI), saves screenshots, replays a
-//! scripted drag. These tests skip on a machine without `xvfb-run` unless
-//! `POSECLOUD_REQUIRE_GPU=1` (set by `.ci/run`), in which case they fail.
+//! scripted drag. The tests that open a window are `#[ignore]`d, so a plain
+//! `cargo test` reports them as ignored; `.ci/run` runs them with
+//! `--include-ignored`, where a missing `xvfb-run` or adapter is a failure.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,21 +10,12 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_posecloud");
 
-fn required() -> bool {
-    std::env::var("POSECLOUD_REQUIRE_GPU").is_ok_and(|v| v == "1")
-}
-
-/// `xvfb-run` and a Vulkan ICD, or `None` (skip) when not required.
-fn display_available() -> bool {
-    let xvfb = Command::new("xvfb-run").arg("--help").output().is_ok();
-    if !xvfb {
-        assert!(
-            !required(),
-            "POSECLOUD_REQUIRE_GPU=1 but xvfb-run is missing (apt-get install xvfb xauth)"
-        );
-        eprintln!("skipping: no xvfb-run on this machine");
-    }
-    xvfb
+/// A window test was asked for: a missing `xvfb-run` is a failure.
+fn require_display() {
+    assert!(
+        Command::new("xvfb-run").arg("--help").output().is_ok(),
+        "this test needs xvfb-run (apt-get install xvfb xauth) and a Vulkan adapter (mesa-vulkan-drivers)"
+    );
 }
 
 fn out_dir() -> PathBuf {
@@ -153,10 +145,9 @@ fn census(img: &Image) -> Census {
 }
 
 #[test]
+#[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn every_scene_renders_floor_body_cloud_and_panel() {
-    if !display_available() {
-        return;
-    }
+    require_display();
     let dir = out_dir();
     for scene in ["human", "arm", "chain", "hand"] {
         let png = dir.join(format!("{scene}.png"));
@@ -199,10 +190,9 @@ fn bad_scene_files_are_reported_not_panics() {
 }
 
 #[test]
-fn scripted_drag_moves_the_hand_within_a_centimetre_inside_the_limits() {
-    if !display_available() {
-        return;
-    }
+#[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
+fn scripted_drag_moves_the_hand_within_two_millimetres_inside_the_limits() {
+    require_display();
     let dir = out_dir();
     let report = dir.join("drag.csv");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts/drag_hand.txt");
@@ -246,8 +236,11 @@ fn scripted_drag_moves_the_hand_within_a_centimetre_inside_the_limits() {
     eprintln!("{rows} frames\n{stderr}");
     assert!(!settled.is_empty(), "no frame after 3.5 s:\n{text}");
     let worst = settled.iter().copied().fold(0.0, f64::max);
+    // The replay is deterministic and lands within ~0.2 mm; 2 mm leaves a
+    // margin for other drivers' float differences while a solver that stops
+    // following (centimetres) fails.
     assert!(
-        worst < 0.01,
+        worst < 0.002,
         "hand {worst} m from its target after the drag"
     );
 }

@@ -631,10 +631,33 @@ impl ConstraintSet {
         self.constraints.remove(i)
     }
 
-    /// Sets the target of a position, orientation-free point target.
-    pub fn set_position_target(&mut self, i: usize, target: Point3<f64>) {
-        if let ConstraintKind::Position { target: t, .. } = &mut self.constraints[i].kind {
-            *t = target;
+    /// Moves the target of position constraint `i`. The target's
+    /// finiteness is checked where the constraint is evaluated (a solver
+    /// step reports [`IkError::NonFinite`] with its index).
+    ///
+    /// # Errors
+    /// [`IkError::InvalidConstraint`] when `i` is out of range or
+    /// constraint `i` is not a position constraint.
+    pub fn set_position_target(&mut self, i: usize, target: Point3<f64>) -> Result<()> {
+        let count = self.constraints.len();
+        let c = self
+            .constraints
+            .get_mut(i)
+            .ok_or_else(|| IkError::InvalidConstraint {
+                index: i,
+                kind: "position",
+                message: format!("no constraint {i} (the set has {count})"),
+            })?;
+        match &mut c.kind {
+            ConstraintKind::Position { target: t, .. } => {
+                *t = target;
+                Ok(())
+            }
+            other => Err(IkError::InvalidConstraint {
+                index: i,
+                kind: "position",
+                message: format!("constraint {i} is not a position constraint ({other:?})"),
+            }),
         }
     }
 

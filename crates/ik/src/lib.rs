@@ -11,12 +11,15 @@
 //! - [`jacobian`]: analytic and finite-difference Jacobians of the whitened
 //!   residual; Jacobian-transpose and damped-least-squares solvers (SMC-IK §3,
 //!   Eq. 5).
+//! - [`scenarios`]: problems shared by the app, examples and tests (the
+//!   §6.3 human).
 
 pub mod constraint;
 pub mod error;
 pub mod jacobian;
 pub mod prior;
 pub mod protocol;
+pub mod scenarios;
 pub mod solver;
 
 pub use constraint::{Constraint, ConstraintKind, ConstraintSet, FloorMode, Noise};

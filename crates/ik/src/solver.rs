@@ -602,7 +602,7 @@ impl SmcIk {
             &self.map,
             self.config.alpha,
             &mut self.estimate,
-        );
+        )?;
 
         if let Adaptation::SuccessRule {
             grow,
@@ -705,7 +705,29 @@ fn filter_config(config: &SmcIkConfig) -> FilterConfig {
 /// SMC-IK Eq. 15: `out = interpolate(a, b, α)` joint by joint — lerp for
 /// translations, hinge angles and prismatic displacements, slerp for
 /// rotations written back continuously with `a`'s parameters.
-pub fn interpolate_pose(skeleton: &Skeleton, a: &[f64], b: &[f64], alpha: f64, out: &mut [f64]) {
+///
+/// # Errors
+/// [`IkError::InvalidConfig`] when `a`, `b` or `out` is not one pose of
+/// `skeleton` long.
+pub fn interpolate_pose(
+    skeleton: &Skeleton,
+    a: &[f64],
+    b: &[f64],
+    alpha: f64,
+    out: &mut [f64],
+) -> Result<()> {
+    let dof = skeleton.dof();
+    if a.len() != dof || b.len() != dof || out.len() != dof {
+        return Err(IkError::InvalidConfig {
+            field: "interpolate_pose",
+            message: format!(
+                "poses must have {dof} parameters, got a: {}, b: {}, out: {}",
+                a.len(),
+                b.len(),
+                out.len()
+            ),
+        });
+    }
     for (j, joint) in skeleton.joints().iter().enumerate() {
         let r = skeleton.param_range(j);
         let (pa, pb) = (&a[r.clone()], &b[r.clone()]);
@@ -731,4 +753,5 @@ pub fn interpolate_pose(skeleton: &Skeleton, a: &[f64], b: &[f64], alpha: f64, o
             }
         }
     }
+    Ok(())
 }

@@ -504,7 +504,9 @@ fn bad_input_is_an_error_not_a_panic() {
 
     // A target edited to NaN in place is reported with its index; the pose
     // is left alone.
-    set.set_position_target(0, Point3::new(f64::NAN, 0.0, 0.0));
+    set.set_position_target(0, Point3::new(f64::NAN, 0.0, 0.0))
+        .unwrap();
+    assert!(set.set_position_target(99, Point3::origin()).is_err());
     let before = pose.clone();
     let err = solver.iterate(&s, &set, &mut pose).unwrap_err();
     assert!(matches!(err, IkError::NonFinite { index: 0, .. }), "{err}");

@@ -205,7 +205,8 @@ fn bad_input_is_a_clear_error() {
     let mut ik = SmcIk::new(s.clone(), c, SmcIkConfig::default(), &rest).unwrap();
     ik.step().unwrap();
     ik.constraints_mut()
-        .set_position_target(0, Point3::new(0.0, f64::INFINITY, 0.0));
+        .set_position_target(0, Point3::new(0.0, f64::INFINITY, 0.0))
+        .unwrap();
     assert!(matches!(ik.step(), Err(IkError::NonFinite { .. })));
 }
 

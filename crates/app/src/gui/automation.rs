@@ -23,7 +23,7 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 
 use super::view::PlaygroundSet;
-use super::{GuiOptions, PlaygroundRes, UiState};
+use super::{GuiOptions, PlaygroundRes, SceneCommand, UiState};
 use crate::script::{Effect, Player};
 
 /// What the run was told to do, and its progress.
@@ -112,6 +112,7 @@ fn run_script(
     mut auto: ResMut<Automation>,
     mut pg: ResMut<PlaygroundRes>,
     mut ui: ResMut<UiState>,
+    mut scene: MessageWriter<SceneCommand>,
 ) {
     let t = ui.clock;
     let Some(player) = auto.player.as_mut() else {
@@ -127,12 +128,14 @@ fn run_script(
     };
     for fx in effects {
         match fx {
-            Effect::TogglePause => pg.0.paused = !pg.0.paused,
-            Effect::SingleStep => ui.single_step = true,
+            Effect::TogglePause => {
+                scene.write(SceneCommand::TogglePause);
+            }
+            Effect::SingleStep => {
+                scene.write(SceneCommand::SingleStep);
+            }
             Effect::Reset => {
-                if let Err(e) = pg.0.reset() {
-                    ui.fail("reset", &e);
-                }
+                scene.write(SceneCommand::Reset);
             }
             Effect::Screenshot(path) => auto.request_screenshot(&mut commands, path),
             Effect::Quit => auto.quit = true,
@@ -156,7 +159,7 @@ fn record(
         return;
     };
     let p = &pg.0;
-    let r = &ui.last_report;
+    let s = p.snapshot();
     let targets: Vec<String> = p
         .targets()
         .iter()
@@ -168,12 +171,12 @@ fn record(
         "{:.4},{frame},{:.2},{},{:.3},{:.2},{},{},{},{}",
         ui.clock,
         ui.fps,
-        r.iterations,
-        r.step_ms,
+        s.slice_steps,
+        s.slice_ms,
         p.last_ess(),
-        p.paused,
-        r.estimate_violations,
-        r.particle_violations,
+        p.paused(),
+        s.data.estimate_violations,
+        s.data.particle_violations,
         targets.join(";")
     );
 }

@@ -12,7 +12,7 @@
 
 use bevy::prelude::*;
 
-use super::view::{PlaygroundSet, to_vec3};
+use super::view::{PlaygroundSet, to_transform};
 use super::{PlaygroundRes, UiState};
 use crate::colormap::{viridis, weight_alpha, weight_position};
 
@@ -60,11 +60,11 @@ fn draw_cloud(
         return;
     }
     let p = &pg.0;
-    let Some((fk, weights)) = p.cloud() else {
+    let Some((positions, weights, joints)) = p.cloud() else {
         return;
     };
     let skel = p.skeleton();
-    let display = p.display();
+    let display = to_transform(&p.display());
     let scratch = &mut *scratch;
     let current = std::sync::Arc::downgrade(&p.scene.skeleton);
     if !scratch
@@ -88,10 +88,12 @@ fn draw_cloud(
         let t = weight_position(weights[i], w_max);
         let [r, g, b] = viridis(t);
         let colour = Color::srgba(r, g, b, weight_alpha(t));
-        let world = fk.world(i);
+        let Some(world) = positions.get(i * joints..(i + 1) * joints) else {
+            continue;
+        };
         for &(a, c) in bones {
-            let pa = to_vec3(&(display * world[a]).translation.vector);
-            let pc = to_vec3(&(display * world[c]).translation.vector);
+            let pa = display.transform_point(Vec3::from_array(world[a]));
+            let pc = display.transform_point(Vec3::from_array(world[c]));
             gizmos.line(pa, pc, colour);
         }
     }

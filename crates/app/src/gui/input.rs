@@ -18,7 +18,7 @@ use bevy_egui::input::EguiWantsInput;
 use super::view::{
     BodySegment, OrbitCamera, PlaygroundSet, TargetMarker, display_point, skeleton_point,
 };
-use super::{PlaygroundRes, UiState};
+use super::{PlaygroundRes, SceneCommand, UiState};
 
 pub struct InteractionPlugin;
 
@@ -199,20 +199,19 @@ fn keys(
     egui: Res<EguiWantsInput>,
     mut pg: ResMut<PlaygroundRes>,
     mut ui: ResMut<UiState>,
+    mut commands: MessageWriter<SceneCommand>,
 ) {
     if egui.wants_any_keyboard_input() {
         return;
     }
     if keys.just_pressed(KeyCode::Space) {
-        pg.0.paused = !pg.0.paused;
+        commands.write(SceneCommand::TogglePause);
     }
     if keys.just_pressed(KeyCode::KeyS) {
-        ui.single_step = true;
+        commands.write(SceneCommand::SingleStep);
     }
-    if keys.just_pressed(KeyCode::KeyR)
-        && let Err(e) = pg.0.reset()
-    {
-        ui.fail("reset", &e);
+    if keys.just_pressed(KeyCode::KeyR) {
+        commands.write(SceneCommand::Reset);
     }
     if (keys.just_pressed(KeyCode::Delete) || keys.just_pressed(KeyCode::Backspace))
         && let Some(i) = ui.selected_target.take()

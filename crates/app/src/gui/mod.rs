@@ -1,9 +1,11 @@
 //! The interactive playground window: Bevy 0.19 + bevy_egui, as a list of
-//! plugins (STYLE.md). The solver state lives in one [`PlaygroundRes`]
-//! resource; the plugins read and write it:
+//! plugins (see the workspace's STYLE guide). The scene lives in one
+//! [`PlaygroundRes`] resource: an [`IkSession`] whose solver runs on its
+//! own thread ([`crate::runtime`]); the plugins read its latest snapshot
+//! and send it edits:
 //!
 //! - [`view::IkScenePlugin`]: camera, lights, floor, the estimate drawn as
-//!   solid capsules, target markers; runs the solver every frame.
+//!   solid capsules, target markers; ticks the solver every frame.
 //! - [`cloud::ParticleCloudPlugin`]: every particle pose as line segments
 //!   coloured by weight, in one batched instanced draw.
 //! - [`input::InteractionPlugin`]: drag targets, click joints to add
@@ -25,8 +27,9 @@ use bevy::prelude::*;
 use bevy::window::WindowResolution;
 use bevy_egui::EguiPlugin;
 
-use crate::playground::{FrameReport, Playground};
+use crate::runtime::Pacing;
 use crate::scenes::{Scene, SceneSource};
+use crate::session::IkSession;
 use crate::settings::Settings;
 
 /// How the window starts.
@@ -54,9 +57,21 @@ pub struct GuiOptions {
     pub no_vsync: bool,
 }
 
-/// The playground, shared by every plugin.
+/// The IK scene as the frame sees it (the solver runs on its own thread),
+/// shared by every plugin.
 #[derive(Resource)]
-pub struct PlaygroundRes(pub Playground);
+pub struct PlaygroundRes(pub IkSession);
+
+/// What the panels, keys and scripts ask of the scene, handled once per
+/// frame before the solver's tick.
+#[derive(Message, Clone, Debug)]
+pub enum SceneCommand {
+    /// Switch to another scene (the old one stays if this fails).
+    Load(SceneSource),
+    Reset,
+    SingleStep,
+    TogglePause,
+}
 
 /// UI-side state that is not a solver setting.
 #[derive(Resource)]
@@ -65,8 +80,6 @@ pub struct UiState {
     pub error: Option<String>,
     /// The target last dragged or clicked (Delete removes it).
     pub selected_target: Option<usize>,
-    /// A scene to switch to at the next frame.
-    pub load_scene: Option<SceneSource>,
     /// Text fields of the scene panel.
     pub urdf_path: String,
     pub bvh_path: String,
@@ -75,11 +88,8 @@ pub struct UiState {
     /// Draw at most this many particles (heaviest first).
     pub cloud_limit: usize,
     pub show_cloud: bool,
-    /// Smoothed frames per second.
+    /// Frames per second (Bevy's frame-time diagnostics).
     pub fps: f64,
-    /// Smoothed solver iterations per second.
-    pub iterations_per_second: f64,
-    pub last_report: FrameReport,
     /// Worst violation counts seen since the scene started.
     pub max_estimate_violations: usize,
     pub max_particle_violations: usize,
@@ -88,12 +98,13 @@ pub struct UiState {
     pub launched: Instant,
     pub first_frame: Option<f64>,
     pub first_interactive: Option<f64>,
-    /// One pending single step (S key).
-    pub single_step: bool,
     /// The playground's clock (s): wall time since start-up, or frames ×
     /// `fixed_dt`; scripts, plots and the automation read it.
     pub clock: f64,
     pub fixed_dt: Option<f64>,
+    /// How solvers are paced: threaded with a time budget, or inline
+    /// (`--fixed-dt` replays).
+    pub pacing: Pacing,
     /// Frames run so far.
     pub frames: u64,
 }
@@ -103,7 +114,6 @@ impl UiState {
         Self {
             error: None,
             selected_target: None,
-            load_scene: None,
             urdf_path: "assets/robots/arm6.urdf".into(),
             bvh_path: "assets/motions/cmu_131_01_walk.bvh".into(),
             bvh_frame: 0,
@@ -111,16 +121,14 @@ impl UiState {
             cloud_limit: 10_000,
             show_cloud: true,
             fps: 0.0,
-            iterations_per_second: 0.0,
-            last_report: FrameReport::default(),
             max_estimate_violations: 0,
             max_particle_violations: 0,
             launched,
             first_frame: None,
             first_interactive: None,
-            single_step: false,
             clock: 0.0,
             fixed_dt: None,
+            pacing: Pacing::Budget,
             frames: 0,
         }
     }
@@ -185,7 +193,14 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
     check_display_and_adapter()?;
     let settings = initial_settings(&scene, options.settings.as_ref(), options.particles);
     let title = format!("posecloud — {}", scene.source.label());
-    let playground = Playground::new(scene, settings)?;
+    // Replays step the solver on the frame's thread so that a script gives
+    // the same result on any machine; otherwise it runs on its own thread.
+    let pacing = if options.fixed_dt.is_some() {
+        Pacing::Inline
+    } else {
+        Pacing::Budget
+    };
+    let session = IkSession::new(scene, settings, pacing)?;
     let automation = automation::Automation::new(&options)?;
     let mut app = App::new();
     app.insert_resource(ClearColor(Color::srgb(0.16, 0.17, 0.19)))
@@ -204,9 +219,12 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
         }))
         .add_plugins(MeshPickingPlugin)
         .add_plugins(EguiPlugin::default())
-        .insert_resource(PlaygroundRes(playground))
+        .add_plugins(bevy::diagnostic::FrameTimeDiagnosticsPlugin::default())
+        .add_message::<SceneCommand>()
+        .insert_resource(PlaygroundRes(session))
         .insert_resource(UiState {
             fixed_dt: options.fixed_dt,
+            pacing,
             ..UiState::new(launched)
         })
         .insert_resource(automation)

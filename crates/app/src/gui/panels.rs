@@ -8,13 +8,14 @@ use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
-use skeleton::JointKind;
 
 use super::view::OrbitCamera;
-use super::{PlaygroundRes, UiState};
+use super::{PlaygroundRes, SceneCommand, UiState};
 use crate::colormap::{WEIGHT_DECADES, viridis};
-use crate::playground::{HISTORY_SECONDS, Playground};
-use crate::scenes::{ConstraintGroup, SCENE_NAMES, SceneSource};
+use crate::playground::{HISTORY_SECONDS, noise_axes};
+use crate::runtime::Pacing;
+use crate::scenes::{SCENE_NAMES, SceneSource};
+use crate::session::IkSession;
 use crate::settings::{MAX_PARTICLES, ResamplingName, SamplerName, Settings, SolverKind};
 
 /// Width of the left panel and height of the plot panel (logical pixels).
@@ -35,7 +36,9 @@ fn panels(
     mut ui_state: ResMut<UiState>,
     mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
     window: Single<&Window, With<PrimaryWindow>>,
+    mut scene_commands: MessageWriter<SceneCommand>,
 ) -> Result {
+    let mut requests = Vec::new();
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
         ctx.clone(),
@@ -50,13 +53,13 @@ fn panels(
         .default_size(PANEL_WIDTH)
         .show(&mut root, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
-                scene_section(ui, &mut ui_state, &pg.0);
-                status_section(ui, &mut ui_state, &mut pg.0);
+                scene_section(ui, &mut ui_state, &pg.0, &mut requests);
+                status_section(ui, &ui_state, &pg.0, &mut requests);
                 filter_section(ui, &mut ui_state, &mut settings);
                 noise_section(ui, &pg.0, &mut settings);
                 constraint_section(ui, &mut ui_state, &mut pg.0, &mut settings);
                 legend_section(ui);
-                file_section(ui, &mut ui_state, &mut pg.0, &mut settings);
+                file_section(ui, &mut ui_state, &pg.0, &mut settings);
             });
         })
         .response
@@ -68,6 +71,7 @@ fn panels(
         .response
         .rect
         .height();
+    scene_commands.write_batch(requests);
     if settings != *pg.0.settings()
         && let Err(e) = pg.0.set_settings(settings)
     {
@@ -86,7 +90,12 @@ fn panels(
     Ok(())
 }
 
-fn scene_section(ui: &mut egui::Ui, state: &mut UiState, p: &Playground) {
+fn scene_section(
+    ui: &mut egui::Ui,
+    state: &mut UiState,
+    p: &IkSession,
+    requests: &mut Vec<SceneCommand>,
+) {
     egui::CollapsingHeader::new("Scene")
         .default_open(true)
         .show(ui, |ui| {
@@ -98,8 +107,10 @@ fn scene_section(ui: &mut egui::Ui, state: &mut UiState, p: &Playground) {
             ));
             ui.horizontal(|ui| {
                 for name in SCENE_NAMES {
-                    if ui.button(name).clicked() {
-                        state.load_scene = SceneSource::from_name(name).ok();
+                    if ui.button(name).clicked()
+                        && let Ok(source) = SceneSource::from_name(name)
+                    {
+                        requests.push(SceneCommand::Load(source));
                     }
                 }
             });
@@ -107,7 +118,9 @@ fn scene_section(ui: &mut egui::Ui, state: &mut UiState, p: &Playground) {
                 ui.label("URDF");
                 ui.add(egui::TextEdit::singleline(&mut state.urdf_path).desired_width(170.0));
                 if ui.button("load").clicked() {
-                    state.load_scene = Some(SceneSource::Urdf(PathBuf::from(&state.urdf_path)));
+                    requests.push(SceneCommand::Load(SceneSource::Urdf(PathBuf::from(
+                        &state.urdf_path,
+                    ))));
                 }
             });
             ui.horizontal(|ui| {
@@ -115,10 +128,10 @@ fn scene_section(ui: &mut egui::Ui, state: &mut UiState, p: &Playground) {
                 ui.add(egui::TextEdit::singleline(&mut state.bvh_path).desired_width(110.0));
                 ui.add(egui::DragValue::new(&mut state.bvh_frame).prefix("frame "));
                 if ui.button("load").clicked() {
-                    state.load_scene = Some(SceneSource::Bvh {
+                    requests.push(SceneCommand::Load(SceneSource::Bvh {
                         path: PathBuf::from(&state.bvh_path),
                         frame: state.bvh_frame,
-                    });
+                    }));
                 }
             });
             if let Some(e) = &state.error {
@@ -130,11 +143,17 @@ fn scene_section(ui: &mut egui::Ui, state: &mut UiState, p: &Playground) {
         });
 }
 
-fn status_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut Playground) {
+fn status_section(
+    ui: &mut egui::Ui,
+    state: &UiState,
+    p: &IkSession,
+    requests: &mut Vec<SceneCommand>,
+) {
     egui::CollapsingHeader::new("Status")
         .default_open(true)
         .show(ui, |ui| {
-            let r = &state.last_report;
+            let snap = p.snapshot();
+            let r = &snap.data;
             egui::Grid::new("status").num_columns(2).show(ui, |ui| {
                 ui.label("fps");
                 ui.label(format!("{:.1}", state.fps));
@@ -147,10 +166,18 @@ fn status_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut Playground) {
                 });
                 ui.end_row();
                 ui.label("iterations/s");
-                ui.label(format!("{:.0}", state.iterations_per_second));
+                ui.label(format!("{:.0}", snap.steps_per_second));
                 ui.end_row();
-                ui.label("solver ms/frame");
-                ui.label(format!("{:.2}", r.step_ms));
+                ui.label("solver ms/slice");
+                ui.label(format!(
+                    "{:.2} ({} it., {})",
+                    snap.slice_ms,
+                    snap.slice_steps,
+                    match p.pacing() {
+                        Pacing::Budget => "own thread",
+                        Pacing::Inline => "inline replay",
+                    }
+                ));
                 ui.end_row();
                 ui.label("ESS");
                 ui.label(format!("{:.1}", p.last_ess()));
@@ -184,21 +211,19 @@ fn status_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut Playground) {
                 ui.end_row();
             });
             ui.horizontal(|ui| {
-                let label = if p.paused {
+                let label = if p.paused() {
                     "▶ run (space)"
                 } else {
                     "⏸ pause (space)"
                 };
                 if ui.button(label).clicked() {
-                    p.paused = !p.paused;
+                    requests.push(SceneCommand::TogglePause);
                 }
                 if ui.button("step (S)").clicked() {
-                    state.single_step = true;
+                    requests.push(SceneCommand::SingleStep);
                 }
-                if ui.button("reset (R)").clicked()
-                    && let Err(e) = p.reset()
-                {
-                    state.fail("reset", &e);
+                if ui.button("reset (R)").clicked() {
+                    requests.push(SceneCommand::Reset);
                 }
             });
         });
@@ -230,10 +255,16 @@ fn filter_section(ui: &mut egui::Ui, state: &mut UiState, s: &mut Settings) {
                 });
             ui.add(egui::Slider::new(&mut f.ess_threshold, 0.0..=1.0).text("ESS threshold"));
             ui.add(egui::Slider::new(&mut f.alpha, 0.01..=1.0).text("smoothing α (Eq. 15)"));
+            ui.add(
+                egui::Slider::new(&mut f.budget_ms, 1.0..=100.0)
+                    .logarithmic(true)
+                    .text("solver ms per frame"),
+            );
             ui.horizontal(|ui| {
                 ui.add(egui::DragValue::new(&mut f.seed).prefix("seed "));
                 ui.add(
-                    egui::Slider::new(&mut f.iterations_per_frame, 1..=50).text("iterations/frame"),
+                    egui::Slider::new(&mut f.iterations_per_frame, 1..=50)
+                        .text("iterations/frame (replays)"),
                 );
             });
             egui::ComboBox::from_label("limits")
@@ -264,7 +295,7 @@ fn filter_section(ui: &mut egui::Ui, state: &mut UiState, s: &mut Settings) {
         });
 }
 
-fn noise_section(ui: &mut egui::Ui, p: &Playground, s: &mut Settings) {
+fn noise_section(ui: &mut egui::Ui, p: &IkSession, s: &mut Settings) {
     egui::CollapsingHeader::new("Noise (QuTem σ, Eq. 12)")
         .default_open(false)
         .show(ui, |ui| {
@@ -295,12 +326,10 @@ fn noise_section(ui: &mut egui::Ui, p: &Playground, s: &mut Settings) {
                         }
                         for j in (0..skel.len()).filter(|&j| p.regions()[j] == region) {
                             let joint = skel.joint(j);
-                            let axes = match joint.kind {
-                                JointKind::Fixed => continue,
-                                JointKind::Hinge { .. } | JointKind::Prismatic { .. } => 1,
-                                JointKind::Swing { .. } => 2,
-                                _ => 3,
-                            };
+                            let axes = noise_axes(&joint.kind);
+                            if axes == 0 {
+                                continue;
+                            }
                             let mut sigma = p.joint_sigma(j);
                             let mut changed = false;
                             ui.horizontal(|ui| {
@@ -325,25 +354,11 @@ fn noise_section(ui: &mut egui::Ui, p: &Playground, s: &mut Settings) {
         });
 }
 
-fn constraint_section(
-    ui: &mut egui::Ui,
-    state: &mut UiState,
-    p: &mut Playground,
-    s: &mut Settings,
-) {
+fn constraint_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut IkSession, s: &mut Settings) {
     egui::CollapsingHeader::new("Constraints (Σ = σ² I)")
         .default_open(true)
         .show(ui, |ui| {
-            let present: Vec<ConstraintGroup> = ConstraintGroup::ALL
-                .into_iter()
-                .filter(|g| {
-                    *g == ConstraintGroup::Position
-                        || p.scene.fixed.iter().any(|c| c.group == *g)
-                        // The feet "stay" targets use the floor's σ.
-                        || (*g == ConstraintGroup::Floor && p.scene.fixed.iter().any(|c| c.group == ConstraintGroup::Position))
-                })
-                .collect();
-            for g in present {
+            for g in p.scene.constraint_groups() {
                 let mut sigma = s.constraint_sigma(g);
                 if ui
                     .add(
@@ -421,7 +436,7 @@ fn legend_section(ui: &mut egui::Ui) {
         });
 }
 
-fn file_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut Playground, s: &mut Settings) {
+fn file_section(ui: &mut egui::Ui, state: &mut UiState, p: &IkSession, s: &mut Settings) {
     egui::CollapsingHeader::new("Settings file (TOML)")
         .default_open(false)
         .show(ui, |ui| {
@@ -449,7 +464,7 @@ fn file_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut Playground, s: &
         });
 }
 
-fn plots(ui: &mut egui::Ui, p: &Playground) {
+fn plots(ui: &mut egui::Ui, p: &IkSession) {
     let history = p.history();
     let now = history.back().map(|s| s.time).unwrap_or(0.0);
     let width = (ui.available_width() - 16.0) / 3.0;

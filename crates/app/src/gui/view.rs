@@ -1,6 +1,7 @@
 //! `IkScenePlugin`: the 3D view. Camera, lights and floor; the estimate
 //! (MAP + Eq. 15 smoothing) as solid capsules, one entity per body segment;
-//! target markers; and the per-frame solver run.
+//! target markers; and the per-frame solver tick (the solver itself runs on
+//! its own thread, see [`crate::runtime`]).
 
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::light::GlobalAmbientLight;
@@ -8,9 +9,11 @@ use bevy::prelude::*;
 use bevy::render::renderer::RenderAdapterInfo;
 use nalgebra::{Isometry3, Point3, Vector3};
 
-use super::{PlaygroundRes, UiState, initial_settings};
-use crate::playground::Playground;
+use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
+
+use super::{PlaygroundRes, SceneCommand, UiState, initial_settings};
 use crate::scenes::Scene;
+use crate::session::IkSession;
 
 /// Frame stages, in order: input (mouse, script) → solve → draw.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
@@ -47,10 +50,8 @@ impl Plugin for IkScenePlugin {
         .add_systems(
             Update,
             (
-                (tick_clock, switch_scene)
-                    .chain()
-                    .before(PlaygroundSet::Input),
-                solve.in_set(PlaygroundSet::Solve),
+                tick_clock.before(PlaygroundSet::Input),
+                (scene_commands, solve).chain().in_set(PlaygroundSet::Solve),
                 (sync_body, sync_targets).in_set(PlaygroundSet::Draw),
             ),
         );
@@ -145,12 +146,12 @@ pub fn to_transform(iso: &Isometry3<f64>) -> Transform {
 }
 
 /// Display coordinates of a skeleton-frame point.
-pub fn display_point(p: &Playground, x: &Point3<f64>) -> Vec3 {
+pub fn display_point(p: &IkSession, x: &Point3<f64>) -> Vec3 {
     to_vec3(&(p.display() * x).coords)
 }
 
 /// Skeleton-frame point of a display-coordinates point.
-pub fn skeleton_point(p: &Playground, x: Vec3) -> Point3<f64> {
+pub fn skeleton_point(p: &IkSession, x: Vec3) -> Point3<f64> {
     p.display()
         .inverse_transform_point(&Point3::new(x.x as f64, x.y as f64, x.z as f64))
 }
@@ -222,7 +223,7 @@ fn setup_world(
 }
 
 /// Size of the skeleton at its initial pose (m), for marker and bone radii.
-fn skeleton_size(p: &Playground) -> f32 {
+fn skeleton_size(p: &IkSession) -> f32 {
     let world = p.estimate_world();
     let mut lo = Vector3::repeat(f64::INFINITY);
     let mut hi = Vector3::repeat(f64::NEG_INFINITY);
@@ -235,7 +236,7 @@ fn skeleton_size(p: &Playground) -> f32 {
 
 /// Radius of the marker of a target on `joint`: a fixed fraction of the
 /// body's size, and never hidden inside the capsules that meet at the joint.
-pub fn marker_radius(p: &Playground, joint: usize) -> f32 {
+pub fn marker_radius(p: &IkSession, joint: usize) -> f32 {
     let skel = p.skeleton();
     let mut r = (0.018 * skeleton_size(p)).clamp(0.008, 0.05);
     let own = skel.joint(joint);
@@ -264,7 +265,7 @@ fn spawn_segments(
     commands: &mut Commands,
     meshes: &mut Assets<Mesh>,
     materials: &mut Assets<StandardMaterial>,
-    p: &Playground,
+    p: &IkSession,
 ) {
     let skel = p.skeleton();
     let [r, g, b] = BODY_COLOUR;
@@ -310,9 +311,12 @@ fn spawn_segments(
     }
 }
 
-/// Loads a scene the panel or a script asked for; on failure the old scene
-/// stays and the error is shown.
-fn switch_scene(
+/// Handles the scene commands of the panels, keys and scripts: pause,
+/// single step, reset, and loading a scene (on failure the old scene stays
+/// and the error is shown).
+#[allow(clippy::too_many_arguments)]
+fn scene_commands(
+    mut requests: MessageReader<SceneCommand>,
     mut commands: Commands,
     mut ui: ResMut<UiState>,
     mut pg: ResMut<PlaygroundRes>,
@@ -321,12 +325,29 @@ fn switch_scene(
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
-    let Some(source) = ui.load_scene.take() else {
+    let mut load = None;
+    for r in requests.read() {
+        match r {
+            SceneCommand::Load(source) => load = Some(source.clone()),
+            SceneCommand::Reset => {
+                pg.0.reset();
+                ui.max_estimate_violations = 0;
+                ui.max_particle_violations = 0;
+            }
+            SceneCommand::SingleStep => pg.0.single_step(),
+            SceneCommand::TogglePause => {
+                let paused = pg.0.paused();
+                pg.0.set_paused(!paused);
+            }
+        }
+    }
+    let Some(source) = load else {
         return;
     };
+    let pacing = ui.pacing;
     let built = Scene::build(&source).and_then(|scene| {
         let settings = initial_settings(&scene, None, None);
-        Playground::new(scene, settings)
+        IkSession::new(scene, settings, pacing)
     });
     match built {
         Ok(p) => {
@@ -362,8 +383,14 @@ fn tick_clock(mut ui: ResMut<UiState>, time: Res<Time<Real>>) {
     ui.frames += 1;
 }
 
-/// Runs this frame's solver iterations.
-fn solve(mut pg: ResMut<PlaygroundRes>, mut ui: ResMut<UiState>, time: Res<Time<Real>>) {
+/// Ticks the solver (it runs this frame's slice on its own thread, or
+/// inline for replays) and takes its latest snapshot; never waits for it.
+fn solve(
+    mut pg: ResMut<PlaygroundRes>,
+    mut ui: ResMut<UiState>,
+    time: Res<Time<Real>>,
+    diagnostics: Res<DiagnosticsStore>,
+) {
     let t = ui.clock;
     let dt = time.delta_secs_f64();
     let now = ui.launched.elapsed().as_secs_f64();
@@ -374,36 +401,19 @@ fn solve(mut pg: ResMut<PlaygroundRes>, mut ui: ResMut<UiState>, time: Res<Time<
         ui.first_interactive = Some(now);
         eprintln!("posecloud: interactive (frame time < 100 ms) {now:.2} s after launch");
     }
-    if dt > 0.0 {
-        let a = (dt / 0.5).min(1.0);
-        ui.fps = if ui.fps == 0.0 {
-            1.0 / dt
-        } else {
-            ui.fps + a * (1.0 / dt - ui.fps)
-        };
+    if let Some(fps) = diagnostics
+        .get(&FrameTimeDiagnosticsPlugin::FPS)
+        .and_then(|d| d.smoothed())
+    {
+        ui.fps = fps;
     }
-    let step = std::mem::take(&mut ui.single_step);
-    let result = if step {
-        pg.0.iterate(1, t)
-    } else {
-        pg.0.frame(t)
-    };
-    match result {
-        Ok(report) => {
-            if dt > 0.0 {
-                let a = (dt / 0.5).min(1.0);
-                let rate = report.iterations as f64 / dt;
-                ui.iterations_per_second += a * (rate - ui.iterations_per_second);
-            }
-            ui.max_estimate_violations = ui.max_estimate_violations.max(report.estimate_violations);
-            ui.max_particle_violations = ui.max_particle_violations.max(report.particle_violations);
-            ui.last_report = report;
-        }
-        Err(e) => {
-            ui.fail("solver", &e);
-            pg.0.paused = true;
-        }
+    if let Some(e) = pg.0.frame(t) {
+        ui.fail("solver", &anyhow::anyhow!(e));
     }
+    let d = &pg.0.snapshot().data;
+    let (e, p) = (d.estimate_violations, d.particle_violations);
+    ui.max_estimate_violations = ui.max_estimate_violations.max(e);
+    ui.max_particle_violations = ui.max_particle_violations.max(p);
 }
 
 /// Places the solid body at the drawn estimate.
