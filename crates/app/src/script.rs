@@ -493,7 +493,7 @@ mod tests {
             "# a comment\n0.5 drag l_finger_tip -0.2 0.4 0.22 1.0\n\
              0.5 target r_finger_tip 0.3 1.2 0.2\n1 set particles 300\n\
              1 set group \"left arm\" 0.5 # trailing\n2 add-target l_elbow\n\
-             2.5 remove-target l_elbow\n3 key space\n4 screenshot out/a.png\n5 quit\n",
+             2.5 remove-target l_elbow\n3 key space\n4 screenshot a.png\n5 quit\n",
             "t.txt",
         )
         .unwrap();
