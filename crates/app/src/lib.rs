@@ -10,3 +10,4 @@ pub mod scenes;
 pub mod script;
 pub mod session;
 pub mod settings;
+pub mod tracking;
