@@ -29,9 +29,18 @@ struct Cli {
 /// Options of the playground window (used when no subcommand is given).
 #[derive(clap::Args, Debug)]
 struct GuiArgs {
-    /// Scene to open: human, arm, chain or hand.
+    /// Scene to open: human, arm, chain, hand (IK) or track (RTPF tracking
+    /// from --frames, or a synthetic render of --bvh without it).
     #[arg(long, default_value = "human")]
     scene: String,
+    /// Tracking scene: the frames (folder, glob, video, Y4M,
+    /// webcam[:N[@WxH]]); without it a synthetic render of --bvh.
+    #[arg(long)]
+    frames: Option<String>,
+    /// Tracking scene: the camera file (TOML; default: the synthetic
+    /// walk's camera).
+    #[arg(long)]
+    camera: Option<PathBuf>,
     /// Open a robot arm from a URDF file instead of a scene.
     #[arg(long, conflicts_with = "bvh")]
     urdf: Option<PathBuf>,
@@ -143,6 +152,12 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     use posecloud::gui::{GuiOptions, run};
     use posecloud::scenes::SceneSource;
     use posecloud::settings::{MAX_PARTICLES, Settings};
+    if matches!(a.scene.as_str(), "track" | "tracking") {
+        return track_gui(a, launched);
+    }
+    if a.frames.is_some() || a.camera.is_some() {
+        bail!("--frames and --camera belong to the tracking scene (--scene track)");
+    }
     let scene = match (&a.urdf, &a.bvh) {
         (Some(path), _) => SceneSource::Urdf(path.clone()),
         (None, Some(path)) => SceneSource::Bvh {
@@ -282,4 +297,97 @@ fn info(source: &str) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Checks the window flags every scene shares.
+fn check_window_flags(a: &GuiArgs) -> Result<()> {
+    if let Some(q) = a.quit_after
+        && !(q.is_finite() && q >= 0.0)
+    {
+        bail!("--quit-after: must be finite and >= 0, got {q}");
+    }
+    if let Some(dt) = a.fixed_dt
+        && !(dt.is_finite() && dt > 0.0)
+    {
+        bail!("--fixed-dt: must be finite and > 0, got {dt}");
+    }
+    const MAX_WINDOW: u32 = 8192;
+    for (flag, v) in [("--width", a.width), ("--height", a.height)] {
+        if !(1..=MAX_WINDOW).contains(&v) {
+            bail!("{flag}: must be 1 … {MAX_WINDOW} pixels, got {v}");
+        }
+    }
+    if !(a.after_secs.is_finite() && a.after_secs >= 0.0) {
+        bail!(
+            "--after-secs: must be finite and >= 0, got {}",
+            a.after_secs
+        );
+    }
+    if let Some(path) = &a.screenshot {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            bail!(
+                "--screenshot {}: the folder {} does not exist",
+                path.display(),
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `posecloud --scene track`: the tracking window.
+fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
+    use posecloud::gui::track_view::{TrackGuiOptions, run};
+    use posecloud::tracking::{MAX_TRACK_PARTICLES, TrackSettings, TrackSpec};
+    check_window_flags(&a)?;
+    for (flag, given) in [
+        ("--urdf", a.urdf.is_some()),
+        ("--settings", a.settings.is_some()),
+        ("--script", a.script.is_some()),
+        ("--report", a.report.is_some()),
+    ] {
+        if given {
+            bail!("{flag} is not available in the tracking scene");
+        }
+    }
+    let mut spec = TrackSpec {
+        frames: a.frames.clone(),
+        ..TrackSpec::default()
+    };
+    if let Some(c) = &a.camera {
+        spec.camera = c.clone();
+    } else if a.frames.is_some() {
+        bail!(
+            "--camera: the tracking scene needs the camera file of --frames (see the README's camera file)"
+        );
+    }
+    if let Some(b) = &a.bvh {
+        spec.body = b.clone();
+        spec.init_frame = a.frame;
+    }
+    let mut settings = TrackSettings::default();
+    if let Some(n) = a.particles {
+        if !(1..=MAX_TRACK_PARTICLES).contains(&n) {
+            bail!("--particles: must be 1 … {MAX_TRACK_PARTICLES}, got {n}");
+        }
+        settings.particles = n;
+    }
+    run(
+        TrackGuiOptions {
+            spec,
+            settings,
+            screenshot: a.screenshot,
+            after_secs: a.after_secs,
+            quit_after: a.quit_after,
+            width: a.width,
+            height: a.height,
+            fixed_dt: a.fixed_dt,
+            no_vsync: a.no_vsync,
+        },
+        launched,
+    )
 }

@@ -188,6 +188,9 @@ pub struct TrackSample {
 /// What the frame draws and shows.
 #[derive(Clone, Debug, Default)]
 pub struct TrackSnapshot {
+    /// Changes whenever the frame or label image changes (textures are
+    /// uploaded again only then).
+    pub frame_serial: u64,
     /// The last frame (RGB8) and its size.
     pub frame_rgb: Vec<u8>,
     pub frame_size: (u32, u32),
@@ -228,8 +231,8 @@ pub struct TrackSnapshot {
 /// Frames from a source; synthetic renders keep their ground truth.
 enum Input {
     Synthetic {
-        source: SyntheticSource,
-        clip: Bvh,
+        source: Box<SyntheticSource>,
+        clip: Box<Bvh>,
         next: usize,
     },
     Stream(Box<dyn FrameSource>),
@@ -314,6 +317,7 @@ pub struct TrackingScene {
     step_ms: f64,
     segment_ms: f64,
     message: Option<String>,
+    frame_serial: u64,
 }
 
 impl std::fmt::Debug for TrackingScene {
@@ -375,8 +379,8 @@ impl TrackingScene {
                     SyntheticSource::new(&bvh, renderer, spec.init_frame..end, spec.synthetic_step)
                         .context("synthetic source")?;
                 Input::Synthetic {
-                    source,
-                    clip: bvh.clone(),
+                    source: Box::new(source),
+                    clip: Box::new(bvh.clone()),
                     next: 0,
                 }
             }
@@ -446,6 +450,7 @@ impl TrackingScene {
             step_ms: 0.0,
             segment_ms: 0.0,
             message: None,
+            frame_serial: 0,
         };
         scene.learn_background_from_source()?;
         Ok(scene)
@@ -466,6 +471,7 @@ impl TrackingScene {
         self.segmenter
             .learn_background(&frames.iter().collect::<Vec<_>>())?;
         self.last = frames.pop();
+        self.frame_serial += 1;
         self.message = Some(format!("background learned from {k} frame(s)"));
         Ok(())
     }
@@ -614,6 +620,7 @@ impl Solver for TrackingScene {
         self.history.push_back(sample);
         self.last = Some(frame);
         self.last_clip_frame = clip_frame;
+        self.frame_serial += 1;
         Ok(())
     }
 
@@ -637,6 +644,7 @@ impl Solver for TrackingScene {
             out.frame_rgb.clear();
             out.frame_index = None;
         }
+        out.frame_serial = self.frame_serial;
         out.labels.clone_from(&self.segmentation.labels);
         out.label_size = (self.segmentation.width, self.segmentation.height);
         out.frame_count = self.input.frame_count();

@@ -12,11 +12,15 @@
 //!   targets, orbit/pan/zoom, keys.
 //! - [`panels::TuningPanelPlugin`]: egui panels and plots.
 //! - [`automation::AutomationPlugin`]: `--screenshot`, `--script`, `--report`.
+//!
+//! The tracking scene (`--scene track`) is its own window:
+//! [`track_view::run`] with [`track_view::TrackingScenePlugin`].
 
 pub mod automation;
 pub mod cloud;
 pub mod input;
 pub mod panels;
+pub mod track_view;
 pub mod view;
 
 use std::path::PathBuf;
@@ -165,7 +169,7 @@ pub fn initial_settings(
 
 /// Bevy panics when it finds no display or no GPU adapter; say so clearly
 /// instead, before opening anything.
-fn check_display_and_adapter() -> Result<()> {
+pub(crate) fn check_display_and_adapter() -> Result<()> {
     #[cfg(all(unix, not(target_os = "macos")))]
     {
         let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());

@@ -1,0 +1,859 @@
+//! The tracking scene's window (`posecloud --scene track`): RTPF's tracker
+//! ([`crate::tracking::TrackingScene`]) runs on its own thread; every frame
+//! draws its latest snapshot.
+//!
+//! - 3D view (middle): the estimate as thick orange bones with joint
+//!   spheres, the ground truth as thin white bones (synthetic sources), the
+//!   particle cloud as bones coloured by normalised weight (viridis, like
+//!   the IK scenes), the tracking camera as a small frustum. Right- or
+//!   left-drag orbits, the wheel zooms.
+//! - Left panel: source picker (synthetic walk/hop, webcam, a folder or a
+//!   video path), play/pause/step/reset, a frame slider for file sources,
+//!   "capture background" and "learn colours", filter (PFS, HSPC, HPOR,
+//!   HKFS, PFRTH), N, σ_F, diffusion σ per joint group, status (back end,
+//!   frame, F, ESS, ms).
+//! - Right panel: the camera frame with the label image over it (toggle).
+//! - Bottom: plots of F and of the right-elbow angle (with the ground
+//!   truth for synthetic sources).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use anyhow::Result;
+use bevy::core_pipeline::tonemapping::Tonemapping;
+use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
+use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::window::{PrimaryWindow, WindowResolution};
+use bevy_egui::input::EguiWantsInput;
+use bevy_egui::{EguiContexts, EguiPlugin, EguiPrimaryContextPass, egui};
+use egui_plot::{Legend, Line, Plot};
+use track::FilterKind;
+
+use super::view::{FLOOR_COLOUR, OrbitCamera};
+use crate::colormap::{viridis, weight_alpha, weight_position};
+use crate::runtime::{Pacing, Published, SolverRuntime};
+use crate::tracking::{
+    MAX_TRACK_PARTICLES, TrackEdit, TrackSettings, TrackSnapshot, TrackSpec, TrackingScene,
+    class_colour, repo_path,
+};
+
+/// Colours the screenshot test looks for (sRGB).
+pub const ESTIMATE_COLOUR: [f32; 3] = [1.0, 0.45, 0.05];
+pub const TRUTH_COLOUR: [f32; 3] = [0.95, 0.95, 0.95];
+const LEFT_WIDTH: f32 = 320.0;
+const RIGHT_WIDTH: f32 = 340.0;
+const PLOT_HEIGHT: f32 = 170.0;
+
+/// How the tracking window starts.
+#[derive(Clone, Debug)]
+pub struct TrackGuiOptions {
+    pub spec: TrackSpec,
+    pub settings: TrackSettings,
+    pub screenshot: Option<PathBuf>,
+    pub after_secs: f64,
+    pub quit_after: Option<f64>,
+    pub width: u32,
+    pub height: u32,
+    pub fixed_dt: Option<f64>,
+    pub no_vsync: bool,
+}
+
+/// The scene as the frame sees it.
+#[derive(Resource)]
+struct TrackRes {
+    /// In a mutex only to make the resource `Sync` (inline replays keep
+    /// the solver here, and frame sources are `Send` only); the frame has
+    /// `&mut` access, so it is never contended.
+    runtime: std::sync::Mutex<SolverRuntime<TrackingScene>>,
+    spec: TrackSpec,
+    /// The panel's copy of the settings (sent on change).
+    settings: TrackSettings,
+    latest: Arc<Published<TrackSnapshot>>,
+    paused: bool,
+}
+
+impl TrackRes {
+    fn rt(&mut self) -> &mut SolverRuntime<TrackingScene> {
+        self.runtime.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn start(spec: TrackSpec, settings: TrackSettings, pacing: Pacing) -> Result<Self> {
+        let scene = TrackingScene::new(spec.clone(), settings.clone())?;
+        let runtime = SolverRuntime::start(scene, pacing);
+        let latest = runtime.latest();
+        Ok(Self {
+            runtime: std::sync::Mutex::new(runtime),
+            spec,
+            settings,
+            latest,
+            paused: false,
+        })
+    }
+}
+
+/// UI state that is not a tracker setting.
+#[derive(Resource)]
+struct TrackUi {
+    error: Option<String>,
+    /// Source field: `synthetic`, `synthetic:hop`, `webcam:0`, a folder, a
+    /// glob or a video file.
+    source_text: String,
+    camera_text: String,
+    overlay: bool,
+    show_cloud: bool,
+    show_truth: bool,
+    scrub: usize,
+    fps: f64,
+    clock: f64,
+    frames: u64,
+    fixed_dt: Option<f64>,
+    pacing: Pacing,
+    launched: Instant,
+    frame_tex: Option<PanelImage>,
+    label_tex: Option<PanelImage>,
+    tex_version: u64,
+    screenshot: Option<PathBuf>,
+    after_secs: f64,
+    quit_after: Option<f64>,
+    requested: bool,
+    saved: Arc<AtomicUsize>,
+}
+
+impl TrackUi {
+    fn fail(&mut self, context: &str, e: &anyhow::Error) {
+        let msg = format!("{context}: {e:#}");
+        eprintln!("posecloud: {msg}");
+        self.error = Some(msg);
+    }
+}
+
+/// The cloud's gizmo group (its own line width, drawn over the floor).
+#[derive(Default, Reflect, GizmoConfigGroup)]
+struct TrackCloudGizmos;
+
+/// The estimate's gizmo group (thick lines).
+#[derive(Default, Reflect, GizmoConfigGroup)]
+struct TrackBodyGizmos;
+
+/// Opens the tracking window and runs until it is closed.
+///
+/// # Errors
+/// The scene cannot be built (bad files, no camera), or no display/adapter.
+pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
+    let pacing = if options.fixed_dt.is_some() {
+        Pacing::Inline
+    } else {
+        Pacing::Budget
+    };
+    let res = TrackRes::start(options.spec.clone(), options.settings.clone(), pacing)?;
+    super::check_display_and_adapter()?;
+    let title = format!("posecloud — {}", options.spec.label());
+    let ui = TrackUi {
+        error: None,
+        source_text: options
+            .spec
+            .frames
+            .clone()
+            .unwrap_or_else(|| "synthetic".into()),
+        camera_text: options.spec.camera.display().to_string(),
+        overlay: true,
+        show_cloud: true,
+        show_truth: true,
+        scrub: 0,
+        fps: 0.0,
+        clock: 0.0,
+        frames: 0,
+        fixed_dt: options.fixed_dt,
+        pacing,
+        launched,
+        frame_tex: None,
+        label_tex: None,
+        tex_version: 0,
+        screenshot: options.screenshot.clone(),
+        after_secs: options.after_secs,
+        quit_after: options.quit_after,
+        requested: false,
+        saved: Arc::new(AtomicUsize::new(0)),
+    };
+    let mut app = App::new();
+    app.insert_resource(ClearColor(Color::srgb(0.16, 0.17, 0.19)))
+        .add_plugins(DefaultPlugins.set(WindowPlugin {
+            primary_window: Some(Window {
+                title,
+                resolution: WindowResolution::new(options.width, options.height),
+                present_mode: if options.no_vsync {
+                    bevy::window::PresentMode::AutoNoVsync
+                } else {
+                    bevy::window::PresentMode::AutoVsync
+                },
+                ..default()
+            }),
+            ..default()
+        }))
+        .add_plugins(EguiPlugin::default())
+        .add_plugins(FrameTimeDiagnosticsPlugin::default())
+        .insert_resource(res)
+        .insert_resource(ui)
+        .add_plugins(TrackingScenePlugin);
+    match app.run() {
+        AppExit::Success => Ok(()),
+        AppExit::Error(code) => anyhow::bail!("the app exited with code {code}"),
+    }
+}
+
+/// The tracking scene's systems and panels.
+pub struct TrackingScenePlugin;
+
+impl Plugin for TrackingScenePlugin {
+    fn build(&self, app: &mut App) {
+        app.init_gizmo_group::<TrackCloudGizmos>()
+            .init_gizmo_group::<TrackBodyGizmos>()
+            .add_systems(Startup, setup_world)
+            .add_systems(Update, (tick, orbit, draw, automation).chain())
+            .add_systems(EguiPrimaryContextPass, panels);
+    }
+}
+
+fn setup_world(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut store: ResMut<GizmoConfigStore>,
+    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
+    track: Res<TrackRes>,
+) {
+    let (cloud, _) = store.config_mut::<TrackCloudGizmos>();
+    cloud.line.width = 1.5;
+    cloud.depth_bias = -0.5;
+    let (body, _) = store.config_mut::<TrackBodyGizmos>();
+    body.line.width = 6.0;
+    body.depth_bias = -1.0;
+    let focus = track
+        .latest
+        .data
+        .estimate
+        .first()
+        .map_or(Vec3::new(0.0, 0.9, 0.0), |p| Vec3::from_array(*p));
+    let orbit = OrbitCamera {
+        focus,
+        distance: 4.5,
+        yaw: 0.9,
+        pitch: 0.25,
+        screen_offset: Vec2::ZERO,
+        aspect: 1.6,
+    };
+    let software = adapter
+        .as_ref()
+        .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
+    commands.spawn((
+        Camera3d::default(),
+        Tonemapping::None,
+        if software { Msaa::Off } else { Msaa::Sample4 },
+        orbit.transform(),
+        orbit,
+    ));
+    let [r, g, b] = FLOOR_COLOUR;
+    commands.spawn((
+        Mesh3d(meshes.add(Plane3d::default().mesh().size(12.0, 12.0))),
+        MeshMaterial3d(materials.add(StandardMaterial {
+            base_color: Color::srgb(r, g, b),
+            unlit: true,
+            ..default()
+        })),
+        Transform::from_xyz(0.0, -0.001, 0.0),
+    ));
+}
+
+/// The clock, the solver's tick and its latest snapshot; fps.
+fn tick(
+    mut track: ResMut<TrackRes>,
+    mut ui: ResMut<TrackUi>,
+    time: Res<Time<Real>>,
+    diagnostics: Res<DiagnosticsStore>,
+) {
+    ui.clock = match ui.fixed_dt {
+        Some(dt) => ui.frames as f64 * dt,
+        None => time.elapsed_secs_f64(),
+    };
+    ui.frames += 1;
+    if ui.frames == 1 {
+        eprintln!(
+            "posecloud: first frame {:.2} s after launch",
+            ui.launched.elapsed().as_secs_f64()
+        );
+    }
+    if let Some(fps) = diagnostics
+        .get(&FrameTimeDiagnosticsPlugin::FPS)
+        .and_then(|d| d.smoothed())
+    {
+        ui.fps = fps;
+    }
+    let clock = ui.clock;
+    track.rt().tick(clock);
+    track.latest = track.rt().latest();
+    if let Some(e) = &track.latest.error
+        && ui.error.as_deref() != Some(e.as_str())
+    {
+        eprintln!("posecloud: tracker: {e}");
+        ui.error = Some(e.clone());
+    }
+    if let Some(k) = track.latest.data.frame_index
+        && !track.paused
+    {
+        ui.scrub = k;
+    }
+}
+
+fn orbit(
+    buttons: Res<ButtonInput<MouseButton>>,
+    motion: Res<AccumulatedMouseMotion>,
+    scroll: Res<AccumulatedMouseScroll>,
+    egui: Res<EguiWantsInput>,
+    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
+) {
+    let Ok((mut orbit, mut transform)) = camera.single_mut() else {
+        return;
+    };
+    if egui.wants_any_pointer_input() {
+        return;
+    }
+    let mut changed = false;
+    let rotate = buttons.pressed(MouseButton::Right) || buttons.pressed(MouseButton::Left);
+    if rotate && motion.delta != Vec2::ZERO {
+        orbit.yaw -= motion.delta.x * 0.008;
+        orbit.pitch = (orbit.pitch + motion.delta.y * 0.008).clamp(-1.4, 1.4);
+        changed = true;
+    }
+    if scroll.delta.y != 0.0 {
+        let lines = match scroll.unit {
+            MouseScrollUnit::Line => scroll.delta.y,
+            MouseScrollUnit::Pixel => scroll.delta.y / 40.0,
+        };
+        orbit.distance = (orbit.distance * 0.9f32.powf(lines)).clamp(0.3, 50.0);
+        changed = true;
+    }
+    if changed {
+        *transform = orbit.transform();
+    }
+}
+
+fn draw(
+    track: Res<TrackRes>,
+    ui: Res<TrackUi>,
+    mut body: Gizmos<TrackBodyGizmos>,
+    mut cloud: Gizmos<TrackCloudGizmos>,
+    mut plain: Gizmos,
+    mut order: Local<Vec<usize>>,
+) {
+    let s = &track.latest.data;
+    let v = |p: [f32; 3]| Vec3::from_array(p);
+    let finite = |p: &[f32; 3]| p.iter().all(|x| x.is_finite());
+    // The cloud, lightest first so heavy particles draw on top.
+    if ui.show_cloud && s.joints > 0 && s.cloud.len() == s.weights.len() * s.joints {
+        order.clear();
+        order.extend(0..s.weights.len());
+        order.sort_unstable_by(|&a, &b| s.weights[a].total_cmp(&s.weights[b]));
+        let w_max = s.weights.iter().copied().fold(0.0, f64::max);
+        for &i in order.iter() {
+            let t = weight_position(s.weights[i], w_max);
+            let [r, g, b] = viridis(t);
+            let colour = Color::srgba(r, g, b, weight_alpha(t));
+            let pose = &s.cloud[i * s.joints..(i + 1) * s.joints];
+            for &(a, c) in &s.bones {
+                if finite(&pose[a]) && finite(&pose[c]) {
+                    cloud.line(v(pose[a]), v(pose[c]), colour);
+                }
+            }
+        }
+    }
+    if ui.show_truth && s.truth.len() == s.joints {
+        let [r, g, b] = TRUTH_COLOUR;
+        for &(a, c) in &s.bones {
+            plain.line(v(s.truth[a]), v(s.truth[c]), Color::srgb(r, g, b));
+        }
+    }
+    if s.estimate.len() == s.joints {
+        let [r, g, b] = ESTIMATE_COLOUR;
+        let colour = Color::srgb(r, g, b);
+        for &(a, c) in &s.bones {
+            body.line(v(s.estimate[a]), v(s.estimate[c]), colour);
+        }
+    }
+    // The tracking camera: a small pyramid looking along its axis.
+    let eye = v(s.camera_position);
+    let fwd = v(s.camera_forward).normalize_or_zero();
+    if fwd != Vec3::ZERO {
+        let right = fwd.cross(Vec3::Y).normalize_or_zero() * 0.16;
+        let up = right.cross(fwd).normalize_or_zero() * 0.12;
+        let c = eye + fwd * 0.3;
+        let corners = [
+            c + right + up,
+            c - right + up,
+            c - right - up,
+            c + right - up,
+        ];
+        let colour = Color::srgb(0.6, 0.8, 1.0);
+        for k in 0..4 {
+            plain.line(eye, corners[k], colour);
+            plain.line(corners[k], corners[(k + 1) % 4], colour);
+        }
+    }
+}
+
+/// `--screenshot` after `--after-secs`, `--quit-after`.
+fn automation(mut commands: Commands, mut ui: ResMut<TrackUi>, mut exit: MessageWriter<AppExit>) {
+    if let Some(path) = ui.screenshot.clone()
+        && !ui.requested
+        && ui.clock >= ui.after_secs
+    {
+        ui.requested = true;
+        let mut save = save_to_disk(path);
+        let saved = ui.saved.clone();
+        commands
+            .spawn(Screenshot::primary_window())
+            .observe(move |ev: On<ScreenshotCaptured>| {
+                save(ev);
+                saved.fetch_add(1, Ordering::SeqCst);
+            });
+    }
+    // The screenshot is written a frame or two after it is asked for.
+    if ui.requested && ui.saved.load(Ordering::SeqCst) > 0 {
+        exit.write(AppExit::Success);
+    }
+    if ui.quit_after.is_some_and(|q| ui.clock >= q) {
+        exit.write(AppExit::Success);
+    }
+}
+
+/// The spec a source field names (`synthetic`, `synthetic:hop`, or a
+/// frame source), keeping the rest of `base`.
+fn spec_for(text: &str, camera: &str, base: &TrackSpec) -> TrackSpec {
+    let text = text.trim();
+    let mut spec = base.clone();
+    spec.camera = PathBuf::from(camera.trim());
+    match text {
+        "synthetic" | "synthetic:walk" => {
+            spec.frames = None;
+            spec.body = repo_path("assets/motions/cmu_131_01_walk.bvh");
+            spec.init_frame = 500;
+        }
+        "synthetic:hop" => {
+            spec.frames = None;
+            spec.body = repo_path("assets/motions/cmu_131_03_hop.bvh");
+            spec.init_frame = 40;
+        }
+        other => spec.frames = Some(other.to_string()),
+    }
+    spec
+}
+
+/// One picture shown in the panel: a Bevy image registered with egui.
+struct PanelImage {
+    handle: Handle<Image>,
+    id: egui::TextureId,
+    size: (u32, u32),
+}
+
+/// Writes `rgba` (`w × h` RGBA8) into `slot`, creating the image when the
+/// size changes (else only its data is replaced).
+fn set_image(
+    slot: &mut Option<PanelImage>,
+    contexts: &mut EguiContexts,
+    images: &mut Assets<Image>,
+    (w, h): (u32, u32),
+    rgba: Vec<u8>,
+    nearest: bool,
+) {
+    use bevy::asset::RenderAssetUsages;
+    use bevy::image::ImageSampler;
+    use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
+    if let Some(p) = slot.as_ref()
+        && p.size == (w, h)
+        && let Some(mut image) = images.get_mut(&p.handle)
+    {
+        image.data = Some(rgba);
+        return;
+    }
+    if let Some(old) = slot.take() {
+        contexts.remove_image(&old.handle);
+    }
+    let mut image = Image::new(
+        Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+        TextureDimension::D2,
+        rgba,
+        TextureFormat::Rgba8UnormSrgb,
+        RenderAssetUsages::MAIN_WORLD | RenderAssetUsages::RENDER_WORLD,
+    );
+    if nearest {
+        image.sampler = ImageSampler::nearest();
+    }
+    let handle = images.add(image);
+    let id = contexts.add_image(bevy_egui::EguiTextureHandle::Strong(handle.clone()));
+    *slot = Some(PanelImage {
+        handle,
+        id,
+        size: (w, h),
+    });
+}
+
+/// Uploads the frame and its label image when they changed.
+fn update_textures(
+    contexts: &mut EguiContexts,
+    images: &mut Assets<Image>,
+    ui: &mut TrackUi,
+    snap: &Published<TrackSnapshot>,
+) {
+    let s = &snap.data;
+    if ui.tex_version == s.frame_serial && ui.frame_tex.is_some() {
+        return;
+    }
+    ui.tex_version = s.frame_serial;
+    let (w, h) = s.frame_size;
+    if w > 0 && s.frame_rgb.len() == w as usize * h as usize * 3 {
+        let rgba = s
+            .frame_rgb
+            .chunks_exact(3)
+            .flat_map(|p| [p[0], p[1], p[2], 255])
+            .collect();
+        set_image(&mut ui.frame_tex, contexts, images, (w, h), rgba, false);
+    }
+    let (lw, lh) = s.label_size;
+    if lw > 0 && s.labels.len() == lw as usize * lh as usize {
+        let rgba = s
+            .labels
+            .iter()
+            .flat_map(|&id| {
+                let [r, g, b] = class_colour(id);
+                [r, g, b, if id == 0 { 0 } else { 150 }]
+            })
+            .collect();
+        set_image(&mut ui.label_tex, contexts, images, (lw, lh), rgba, true);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn panels(
+    mut contexts: EguiContexts,
+    mut track: ResMut<TrackRes>,
+    mut ui_state: ResMut<TrackUi>,
+    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
+    window: Single<&Window, With<PrimaryWindow>>,
+    mut images: ResMut<Assets<Image>>,
+) -> bevy::prelude::Result {
+    let snap = track.latest.clone();
+    update_textures(&mut contexts, &mut images, &mut ui_state, &snap);
+    let ctx = contexts.ctx_mut()?.clone();
+    let mut root = egui::Ui::new(
+        ctx.clone(),
+        "posecloud-track-root".into(),
+        egui::UiBuilder::new()
+            .layer_id(egui::LayerId::background())
+            .max_rect(ctx.viewport_rect()),
+    );
+    let mut settings = track.settings.clone();
+    let mut open: Option<TrackSpec> = None;
+    let mut edits: Vec<TrackEdit> = Vec::new();
+    let mut reset = false;
+    let mut toggle_pause = false;
+    let mut single = false;
+    let s = &snap.data;
+    let ui_s = &mut *ui_state;
+    let left = egui::Panel::left("track-controls")
+        .resizable(true)
+        .default_size(LEFT_WIDTH)
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                ui.heading("Tracking (RTPF)");
+                egui::CollapsingHeader::new("Source")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        ui.horizontal(|ui| {
+                            for (label, text) in [
+                                ("walk", "synthetic"),
+                                ("hop", "synthetic:hop"),
+                                ("webcam", "webcam:0"),
+                            ] {
+                                if ui.button(label).clicked() {
+                                    ui_s.source_text = text.into();
+                                }
+                            }
+                        });
+                        ui.label("frames (synthetic[:hop], webcam:N, folder, video):");
+                        ui.text_edit_singleline(&mut ui_s.source_text);
+                        ui.label("camera file:");
+                        ui.text_edit_singleline(&mut ui_s.camera_text);
+                        if ui.button("Open").clicked() {
+                            open =
+                                Some(spec_for(&ui_s.source_text, &ui_s.camera_text, &track.spec));
+                        }
+                        ui.small(s.source_name.as_str());
+                    });
+                egui::CollapsingHeader::new("Play")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        ui.horizontal(|ui| {
+                            let label = if track.paused {
+                                "▶ play"
+                            } else {
+                                "⏸ pause"
+                            };
+                            toggle_pause = ui.button(label).clicked();
+                            single = ui.button("step").clicked();
+                            reset = ui.button("reset").clicked();
+                        });
+                        if let Some(n) = s.frame_count.filter(|n| *n > 1) {
+                            let r =
+                                ui.add(egui::Slider::new(&mut ui_s.scrub, 0..=n - 1).text("frame"));
+                            if r.drag_stopped() || (r.changed() && !r.dragged()) {
+                                edits.push(TrackEdit::Seek(ui_s.scrub));
+                            }
+                        }
+                        ui.checkbox(&mut settings.realtime, "play at the source's frame rate");
+                        ui.horizontal(|ui| {
+                            if ui.button("capture background").clicked() {
+                                edits.push(TrackEdit::CaptureBackground);
+                            }
+                            if ui.button("learn colours").clicked() {
+                                edits.push(TrackEdit::LearnColours);
+                            }
+                        });
+                        if let Some(m) = &s.message {
+                            ui.small(m.as_str());
+                        }
+                    });
+                egui::CollapsingHeader::new("Status")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        ui.label(format!("likelihood: {}", s.backend));
+                        ui.label(format!(
+                            "frame {} of {} · {:.0} fps · tracker {:.1} ms, segmentation {:.1} ms",
+                            s.frame_index.map_or("—".into(), |k| k.to_string()),
+                            s.frame_count.map_or("?".into(), |n| n.to_string()),
+                            ui_s.fps,
+                            s.step_ms,
+                            s.segment_ms
+                        ));
+                        if let Some(last) = s.history.back() {
+                            ui.label(format!(
+                                "F {:.3} · ESS {:.1} / {} · elbow {:.0}°{}",
+                                last.residual,
+                                last.ess,
+                                s.weights.len(),
+                                last.elbow_deg,
+                                last.truth_elbow_deg
+                                    .map_or(String::new(), |t| format!(" (truth {t:.0}°)"))
+                            ));
+                        }
+                        if s.ended {
+                            ui.colored_label(egui::Color32::YELLOW, "end of the source");
+                        }
+                        if let Some(e) = &ui_s.error {
+                            ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
+                        }
+                    });
+                egui::CollapsingHeader::new("Filter")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        egui::ComboBox::from_label("filter")
+                            .selected_text(settings.filter.name())
+                            .show_ui(ui, |ui| {
+                                for k in FilterKind::ALL {
+                                    ui.selectable_value(&mut settings.filter, k, k.name());
+                                }
+                            });
+                        ui.add(
+                            egui::Slider::new(&mut settings.particles, 10..=MAX_TRACK_PARTICLES)
+                                .logarithmic(true)
+                                .text("particles"),
+                        );
+                        ui.add(
+                            egui::Slider::new(&mut settings.sigma_f, 0.01..=1.0)
+                                .logarithmic(true)
+                                .text("σ_F"),
+                        );
+                        ui.label("diffusion σ per frame:");
+                        ui.add(
+                            egui::Slider::new(&mut settings.sigma_translation, 0.0..=0.2)
+                                .text("root position (m)"),
+                        );
+                        ui.add(
+                            egui::Slider::new(&mut settings.sigma_trunk, 0.0..=0.3)
+                                .text("trunk (rad)"),
+                        );
+                        ui.add(
+                            egui::Slider::new(&mut settings.sigma_limb, 0.0..=0.5)
+                                .text("limbs (rad)"),
+                        );
+                        ui.checkbox(&mut settings.mean_estimate, "weighted mean (else MAP)");
+                    });
+                egui::CollapsingHeader::new("View")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        ui.checkbox(&mut ui_s.show_cloud, "particle cloud (viridis by weight)");
+                        ui.checkbox(&mut ui_s.show_truth, "ground truth (white)");
+                        ui.checkbox(&mut ui_s.overlay, "labels over the frame");
+                    });
+            });
+        })
+        .response
+        .rect
+        .width();
+    let right = egui::Panel::right("track-frame")
+        .resizable(false)
+        .exact_size(RIGHT_WIDTH)
+        .show(&mut root, |ui| {
+            ui.label("camera frame and segmentation");
+            let width = RIGHT_WIDTH - 16.0;
+            if let Some(tex) = &ui_s.frame_tex {
+                let (w, h) = tex.size;
+                let size = egui::vec2(width, width * h as f32 / w.max(1) as f32);
+                let (rect, _) = ui.allocate_exact_size(size, egui::Sense::hover());
+                let uv = egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0));
+                ui.painter().image(tex.id, rect, uv, egui::Color32::WHITE);
+                if ui_s.overlay
+                    && let Some(labels) = &ui_s.label_tex
+                {
+                    ui.painter()
+                        .image(labels.id, rect, uv, egui::Color32::WHITE);
+                }
+            }
+            ui.horizontal_wrapped(|ui| {
+                for id in 1..=vision::SEG_CLASSES as u8 {
+                    let [r, g, b] = class_colour(id);
+                    ui.colored_label(
+                        egui::Color32::from_rgb(r, g, b),
+                        vision::SegClass::from_id(id).map_or("?", |c| c.name()),
+                    );
+                }
+            });
+        })
+        .response
+        .rect
+        .width();
+    let bottom = egui::Panel::bottom("track-plots")
+        .exact_size(PLOT_HEIGHT)
+        .show(&mut root, |ui| plots(ui, s))
+        .response
+        .rect
+        .height();
+
+    if toggle_pause {
+        track.paused = !track.paused;
+        let p = track.paused;
+        track.rt().set_paused(p);
+    }
+    if single {
+        track.rt().single_step();
+    }
+    if reset {
+        track.rt().reset();
+        ui_state.error = None;
+    }
+    for e in edits {
+        track.rt().edit(e);
+    }
+    if settings != track.settings {
+        match settings.validate() {
+            Ok(()) => {
+                track.settings = settings.clone();
+                track.rt().edit(TrackEdit::Settings(settings));
+            }
+            Err(e) => ui_state.fail("settings", &e),
+        }
+    }
+    if let Some(spec) = open {
+        let pacing = ui_state.pacing;
+        match TrackRes::start(spec, track.settings.clone(), pacing) {
+            Ok(new) => {
+                *track = new;
+                ui_state.error = None;
+                // The new scene's first frame replaces the pictures.
+                ui_state.tex_version = u64::MAX;
+            }
+            Err(e) => ui_state.fail("open", &e),
+        }
+    }
+    // Centre the body in what the panels leave (logical pixels), and keep
+    // the view on the estimate's root.
+    let (w, h) = (window.width().max(1.0), window.height().max(1.0));
+    let offset = Vec2::new((left - right) / w, bottom / h);
+    if let Ok((mut orbit, mut t)) = camera.single_mut() {
+        let root = s.estimate.first().map(|p| Vec3::from_array(*p));
+        let mut changed = orbit.screen_offset != offset || orbit.aspect != w / h;
+        if let Some(r) = root.filter(|r| r.is_finite()) {
+            let focus = Vec3::new(r.x, r.y.max(0.5), r.z);
+            if orbit.focus.distance(focus) > 1e-3 {
+                orbit.focus = orbit.focus.lerp(focus, 0.2);
+                changed = true;
+            }
+        }
+        if changed {
+            orbit.screen_offset = offset;
+            orbit.aspect = w / h;
+            *t = orbit.transform();
+        }
+    }
+    Ok(())
+}
+
+fn plots(ui: &mut egui::Ui, s: &TrackSnapshot) {
+    let width = (ui.available_width() - 16.0) / 2.0;
+    let height = PLOT_HEIGHT - 30.0;
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.set_width(width);
+            ui.small("residual F of the MAP particle (RTPF Eq. 1) per frame");
+            Plot::new("track-f")
+                .height(height)
+                .include_y(0.0)
+                .allow_drag(false)
+                .allow_zoom(false)
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    let pts: Vec<[f64; 2]> = s
+                        .history
+                        .iter()
+                        .map(|h| [h.frame as f64, h.residual])
+                        .collect();
+                    plot.line(Line::new("F", pts));
+                });
+        });
+        ui.vertical(|ui| {
+            ui.set_width(width);
+            ui.small("right-elbow angle (degrees)");
+            Plot::new("track-elbow")
+                .height(height)
+                .include_y(0.0)
+                .include_y(150.0)
+                .legend(Legend::default().position(egui_plot::Corner::LeftTop))
+                .allow_drag(false)
+                .allow_zoom(false)
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    let est: Vec<[f64; 2]> = s
+                        .history
+                        .iter()
+                        .filter(|h| h.elbow_deg.is_finite())
+                        .map(|h| [h.frame as f64, h.elbow_deg])
+                        .collect();
+                    plot.line(Line::new("estimate", est));
+                    let truth: Vec<[f64; 2]> = s
+                        .history
+                        .iter()
+                        .filter_map(|h| h.truth_elbow_deg.map(|t| [h.frame as f64, t]))
+                        .collect();
+                    if !truth.is_empty() {
+                        plot.line(Line::new("ground truth", truth));
+                    }
+                });
+        });
+    });
+}
