@@ -244,3 +244,114 @@ fn scripted_drag_moves_the_hand_within_two_millimetres_inside_the_limits() {
         "hand {worst} m from its target after the drag"
     );
 }
+
+/// The tracking scene as a person sees it: the synthetic walk tracked with
+/// 100 particles, replayed at a fixed 1/15 s per frame (the render's rate,
+/// so one tracked frame per displayed frame on any machine).
+#[test]
+#[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
+fn tracking_scene_shows_estimate_truth_cloud_and_the_segmented_frame() {
+    require_display();
+    let png = out_dir().join("track.png");
+    let _ = std::fs::remove_file(&png);
+    let stderr = run_app(&[
+        "--scene",
+        "track",
+        "--particles",
+        "100",
+        "--fixed-dt",
+        "0.0667",
+        "--screenshot",
+        png.to_str().unwrap(),
+        "--after-secs",
+        "1.5",
+    ]);
+    assert!(!stderr.contains("tracker:"), "{stderr}");
+    let img = load_png(&png);
+    assert_eq!((img.width, img.height), (1280, 800), "window size");
+    let px = |x: usize, y: usize| img.rgb[y * img.width + x];
+    // The 3D view lies between the left controls (320 px) and the frame
+    // panel (340 px); in it the estimate's orange bones and the truth's
+    // white ones (the run this was written with: 4,118 and 1,338 pixels).
+    let (mut orange, mut white, mut hues) = (0, 0, std::collections::HashSet::new());
+    for y in 0..img.height - 180 {
+        for x in 330..930 {
+            let c = px(x, y);
+            if near(c, [1.0, 0.45, 0.05], 8) {
+                orange += 1;
+            } else if c.iter().all(|&v| v >= 235) {
+                white += 1;
+            } else {
+                let [r, g, b] = c.map(i32::from);
+                let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+                if max - min > 40 {
+                    hues.insert((r / 64, g / 64, b / 64));
+                }
+            }
+        }
+    }
+    assert!(orange > 500, "no estimate: {orange} orange pixels");
+    assert!(white > 200, "no ground truth: {white} white pixels");
+    assert!(hues.len() >= 4, "cloud colours missing: {hues:?}");
+    // The frame panel shows the rendered frame (noise, checkerboard, the
+    // dressed body): thousands of colours, and the label overlay's shirt
+    // blue and trousers green.
+    let mut frame_colours = std::collections::HashSet::new();
+    let (mut shirt, mut trousers) = (0, 0);
+    for y in 20..262 {
+        for x in 950..1270 {
+            let c = px(x, y);
+            frame_colours.insert(c);
+            let [r, g, b] = c.map(i32::from);
+            if b > r + 60 && b > g + 20 {
+                shirt += 1;
+            }
+            if g > r + 60 && g > b + 60 {
+                trousers += 1;
+            }
+        }
+    }
+    assert!(
+        frame_colours.len() > 2000,
+        "no camera frame: {} colours",
+        frame_colours.len()
+    );
+    assert!(
+        shirt > 20 && trousers > 20,
+        "no label overlay: shirt {shirt}, trousers {trousers}"
+    );
+}
+
+#[test]
+fn tracking_scene_input_errors_name_the_flag_or_device() {
+    let out = Command::new(BIN)
+        .args(["--scene", "track", "--frames", "webcam:7"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--camera"), "{stderr}");
+    let camera = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vision/assets/camera_front.toml");
+    let out = Command::new(BIN)
+        .args(["--scene", "track", "--frames", "webcam:7", "--camera"])
+        .arg(&camera)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("webcam"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let out = Command::new(BIN)
+        .args(["--scene", "track", "--bvh", "/nonexistent/me.bvh"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/nonexistent/me.bvh"), "{stderr}");
+    let out = Command::new(BIN)
+        .args(["--scene", "track", "--particles", "0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--particles"));
+}
