@@ -59,6 +59,106 @@ fn joint(bvh: &Bvh, name: &str) -> Result<usize> {
 }
 
 impl TruthClip {
+    /// Centre (at 0.9 m height) and horizontal direction of the walk,
+    /// from its first to its last hip position.
+    pub fn walk_frame(&self) -> (Point3<f64>, nalgebra::Vector3<f64>) {
+        let a = self.frames[0].points[0];
+        let b = self.frames[self.len() - 1].points[0];
+        let mid = Point3::new(0.5 * (a.x + b.x), 0.9, 0.5 * (a.z + b.z));
+        let mut d = b - a;
+        d.y = 0.0;
+        (mid, d.normalize())
+    }
+
+    /// A 640×480 camera (vertical field of view 0.75 rad) `distance` m
+    /// from the middle of the walk, `angle` rad from the perpendicular of
+    /// the walking direction (0: the thesis' side view).
+    ///
+    /// # Errors
+    /// [`WalkerError`] for a degenerate clip (no horizontal motion).
+    pub fn side_camera(&self, angle: f64, distance: f64) -> Result<gpu::Camera> {
+        use nalgebra::Vector3;
+        let (mid, d) = self.walk_frame();
+        let side = Vector3::new(d.z, 0.0, -d.x);
+        let (s, c) = angle.sin_cos();
+        let dir = side * c - d * s;
+        let eye = mid + dir * distance + Vector3::new(0.0, 0.1, 0.0);
+        gpu::Camera::looking_at(eye, mid, Vector3::y(), 0.75, 640, 480)
+            .map_err(|e| WalkerError::Mocap(format!("camera for the walk: {e}")))
+    }
+
+    /// Frames where a foot (0 left, 1 right) begins a ground contact: the
+    /// ankle within 4 cm of its lowest height and moving slower than
+    /// 0.5 m/s horizontally.
+    pub fn contact_onsets(&self, foot: usize) -> Vec<usize> {
+        let k = if foot == 0 { 2 } else { 4 };
+        let low = self
+            .frames
+            .iter()
+            .map(|f| f.points[k].y)
+            .fold(f64::INFINITY, f64::min);
+        let mut on = Vec::new();
+        let mut was = true;
+        for f in 1..self.len() {
+            let a = self.frames[f - 1].points[k];
+            let b = self.frames[f].points[k];
+            let speed = (b.x - a.x).hypot(b.z - a.z) / self.frame_time;
+            let now = b.y < low + 0.04 && speed < 0.5;
+            if now && !was {
+                on.push(f);
+            }
+            was = now;
+        }
+        on
+    }
+
+    /// The clip's walk: the longest run of frames where the hip moves
+    /// along z faster than 0.6 m/s at standing height, starting one frame
+    /// before its first heel strike (where the walker's state, just before
+    /// a collision, is well defined; the thesis initialised by hand near a
+    /// known pose).
+    ///
+    /// # Errors
+    /// [`WalkerError::Mocap`] when no run of more than 20 frames walks.
+    pub fn walking_part(&self) -> Result<Self> {
+        let lag = (0.1 / self.frame_time).round().max(1.0) as usize;
+        let walking = |f: usize| {
+            if f + lag >= self.len() {
+                return false;
+            }
+            let a = self.frames[f].points[0];
+            let b = self.frames[f + lag].points[0];
+            (b.z - a.z).abs() / (lag as f64 * self.frame_time) > 0.6 && a.y > 0.7
+        };
+        let (mut best, mut start) = ((0, 0), None);
+        for f in 0..=self.len() {
+            match (f < self.len() && walking(f), start) {
+                (true, None) => start = Some(f),
+                (false, Some(s)) => {
+                    if f - s > best.1 - best.0 {
+                        best = (s, f);
+                    }
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        let (first, last) = best;
+        if last <= first + 20 {
+            return Err(WalkerError::Mocap(format!(
+                "walking span too short: frames {first}..{last}"
+            )));
+        }
+        let mut clip = self.clone();
+        clip.frames = self.frames[first..last].to_vec();
+        let onset = (0..2)
+            .filter_map(|foot| clip.contact_onsets(foot).first().copied())
+            .min()
+            .unwrap_or(1);
+        clip.frames = clip.frames[onset.saturating_sub(1)..].to_vec();
+        Ok(clip)
+    }
+
     /// Loads a CMU BVH clip and keeps every `stride`-th frame from `first`
     /// (at most `count` frames).
     ///

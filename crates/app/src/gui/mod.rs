@@ -20,6 +20,7 @@ pub mod automation;
 pub mod cloud;
 pub mod input;
 pub mod panels;
+pub mod scene_common;
 pub mod track_view;
 pub mod view;
 

@@ -18,22 +18,19 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::Result;
-use bevy::core_pipeline::tonemapping::Tonemapping;
-use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
-use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
-use bevy::window::{PrimaryWindow, WindowResolution};
-use bevy_egui::input::EguiWantsInput;
-use bevy_egui::{EguiContexts, EguiPlugin, EguiPrimaryContextPass, egui};
+use bevy::window::PrimaryWindow;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 use track::FilterKind;
 
-use super::view::{FLOOR_COLOUR, OrbitCamera};
+use super::scene_common::{
+    SceneClock, advance_clock, automation, base_app, frame_view, orbit, spawn_view,
+};
+use super::view::OrbitCamera;
 use crate::colormap::{viridis, weight_alpha, weight_position};
 use crate::runtime::{Pacing, Published, SolverRuntime};
 use crate::tracking::{
@@ -107,20 +104,10 @@ struct TrackUi {
     show_cloud: bool,
     show_truth: bool,
     scrub: usize,
-    fps: f64,
-    clock: f64,
-    frames: u64,
-    fixed_dt: Option<f64>,
     pacing: Pacing,
-    launched: Instant,
     frame_tex: Option<PanelImage>,
     label_tex: Option<PanelImage>,
     tex_version: u64,
-    screenshot: Option<PathBuf>,
-    after_secs: f64,
-    quit_after: Option<f64>,
-    requested: bool,
-    saved: Arc<AtomicUsize>,
 }
 
 impl TrackUi {
@@ -164,40 +151,22 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         show_cloud: true,
         show_truth: true,
         scrub: 0,
-        fps: 0.0,
-        clock: 0.0,
-        frames: 0,
-        fixed_dt: options.fixed_dt,
         pacing,
-        launched,
         frame_tex: None,
         label_tex: None,
         tex_version: 0,
-        screenshot: options.screenshot.clone(),
-        after_secs: options.after_secs,
-        quit_after: options.quit_after,
-        requested: false,
-        saved: Arc::new(AtomicUsize::new(0)),
     };
-    let mut app = App::new();
-    app.insert_resource(ClearColor(Color::srgb(0.16, 0.17, 0.19)))
-        .add_plugins(DefaultPlugins.set(WindowPlugin {
-            primary_window: Some(Window {
-                title,
-                resolution: WindowResolution::new(options.width, options.height),
-                present_mode: if options.no_vsync {
-                    bevy::window::PresentMode::AutoNoVsync
-                } else {
-                    bevy::window::PresentMode::AutoVsync
-                },
-                ..default()
-            }),
-            ..default()
-        }))
-        .add_plugins(EguiPlugin::default())
-        .add_plugins(FrameTimeDiagnosticsPlugin::default())
-        .insert_resource(res)
+    let clock = SceneClock::new(
+        launched,
+        options.fixed_dt,
+        options.screenshot.clone(),
+        options.after_secs,
+        options.quit_after,
+    );
+    let mut app = base_app(title, options.width, options.height, options.no_vsync);
+    app.insert_resource(res)
         .insert_resource(ui)
+        .insert_resource(clock)
         .add_plugins(TrackingScenePlugin);
     match app.run() {
         AppExit::Success => Ok(()),
@@ -213,7 +182,10 @@ impl Plugin for TrackingScenePlugin {
         app.init_gizmo_group::<TrackCloudGizmos>()
             .init_gizmo_group::<TrackBodyGizmos>()
             .add_systems(Startup, setup_world)
-            .add_systems(Update, (tick, orbit, draw, automation).chain())
+            .add_systems(
+                Update,
+                (advance_clock, tick, orbit, draw, automation).chain(),
+            )
             .add_systems(EguiPrimaryContextPass, panels);
     }
 }
@@ -249,51 +221,12 @@ fn setup_world(
     let software = adapter
         .as_ref()
         .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
-    commands.spawn((
-        Camera3d::default(),
-        Tonemapping::None,
-        if software { Msaa::Off } else { Msaa::Sample4 },
-        orbit.transform(),
-        orbit,
-    ));
-    let [r, g, b] = FLOOR_COLOUR;
-    commands.spawn((
-        Mesh3d(meshes.add(Plane3d::default().mesh().size(12.0, 12.0))),
-        MeshMaterial3d(materials.add(StandardMaterial {
-            base_color: Color::srgb(r, g, b),
-            unlit: true,
-            ..default()
-        })),
-        Transform::from_xyz(0.0, -0.001, 0.0),
-    ));
+    spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
 }
 
-/// The clock, the solver's tick and its latest snapshot; fps.
-fn tick(
-    mut track: ResMut<TrackRes>,
-    mut ui: ResMut<TrackUi>,
-    time: Res<Time<Real>>,
-    diagnostics: Res<DiagnosticsStore>,
-) {
-    ui.clock = match ui.fixed_dt {
-        Some(dt) => ui.frames as f64 * dt,
-        None => time.elapsed_secs_f64(),
-    };
-    ui.frames += 1;
-    if ui.frames == 1 {
-        eprintln!(
-            "posecloud: first frame {:.2} s after launch",
-            ui.launched.elapsed().as_secs_f64()
-        );
-    }
-    if let Some(fps) = diagnostics
-        .get(&FrameTimeDiagnosticsPlugin::FPS)
-        .and_then(|d| d.smoothed())
-    {
-        ui.fps = fps;
-    }
-    let clock = ui.clock;
-    track.rt().tick(clock);
+/// The solver's tick and its latest snapshot.
+fn tick(mut track: ResMut<TrackRes>, mut ui: ResMut<TrackUi>, clock: Res<SceneClock>) {
+    track.rt().tick(clock.clock);
     track.latest = track.rt().latest();
     if let Some(e) = &track.latest.error
         && ui.error.as_deref() != Some(e.as_str())
@@ -305,39 +238,6 @@ fn tick(
         && !track.paused
     {
         ui.scrub = k;
-    }
-}
-
-fn orbit(
-    buttons: Res<ButtonInput<MouseButton>>,
-    motion: Res<AccumulatedMouseMotion>,
-    scroll: Res<AccumulatedMouseScroll>,
-    egui: Res<EguiWantsInput>,
-    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
-) {
-    let Ok((mut orbit, mut transform)) = camera.single_mut() else {
-        return;
-    };
-    if egui.wants_any_pointer_input() {
-        return;
-    }
-    let mut changed = false;
-    let rotate = buttons.pressed(MouseButton::Right) || buttons.pressed(MouseButton::Left);
-    if rotate && motion.delta != Vec2::ZERO {
-        orbit.yaw -= motion.delta.x * 0.008;
-        orbit.pitch = (orbit.pitch + motion.delta.y * 0.008).clamp(-1.4, 1.4);
-        changed = true;
-    }
-    if scroll.delta.y != 0.0 {
-        let lines = match scroll.unit {
-            MouseScrollUnit::Line => scroll.delta.y,
-            MouseScrollUnit::Pixel => scroll.delta.y / 40.0,
-        };
-        orbit.distance = (orbit.distance * 0.9f32.powf(lines)).clamp(0.3, 50.0);
-        changed = true;
-    }
-    if changed {
-        *transform = orbit.transform();
     }
 }
 
@@ -401,31 +301,6 @@ fn draw(
             plain.line(eye, corners[k], colour);
             plain.line(corners[k], corners[(k + 1) % 4], colour);
         }
-    }
-}
-
-/// `--screenshot` after `--after-secs`, `--quit-after`.
-fn automation(mut commands: Commands, mut ui: ResMut<TrackUi>, mut exit: MessageWriter<AppExit>) {
-    if let Some(path) = ui.screenshot.clone()
-        && !ui.requested
-        && ui.clock >= ui.after_secs
-    {
-        ui.requested = true;
-        let mut save = save_to_disk(path);
-        let saved = ui.saved.clone();
-        commands
-            .spawn(Screenshot::primary_window())
-            .observe(move |ev: On<ScreenshotCaptured>| {
-                save(ev);
-                saved.fetch_add(1, Ordering::SeqCst);
-            });
-    }
-    // The screenshot is written a frame or two after it is asked for.
-    if ui.requested && ui.saved.load(Ordering::SeqCst) > 0 {
-        exit.write(AppExit::Success);
-    }
-    if ui.quit_after.is_some_and(|q| ui.clock >= q) {
-        exit.write(AppExit::Success);
     }
 }
 
@@ -547,6 +422,7 @@ fn panels(
     mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
     window: Single<&Window, With<PrimaryWindow>>,
     mut images: ResMut<Assets<Image>>,
+    clock: Res<SceneClock>,
 ) -> bevy::prelude::Result {
     let snap = track.latest.clone();
     update_textures(&mut contexts, &mut images, &mut ui_state, &snap);
@@ -637,7 +513,7 @@ fn panels(
                             "frame {} of {} · {:.0} fps · tracker {:.1} ms, segmentation {:.1} ms",
                             s.frame_index.map_or("—".into(), |k| k.to_string()),
                             s.frame_count.map_or("?".into(), |n| n.to_string()),
-                            ui_s.fps,
+                            clock.fps,
                             s.step_ms,
                             s.segment_ms
                         ));
@@ -781,26 +657,12 @@ fn panels(
             Err(e) => ui_state.fail("open", &e),
         }
     }
-    // Centre the body in what the panels leave (logical pixels), and keep
-    // the view on the estimate's root.
-    let (w, h) = (window.width().max(1.0), window.height().max(1.0));
-    let offset = Vec2::new((left - right) / w, bottom / h);
-    if let Ok((mut orbit, mut t)) = camera.single_mut() {
-        let root = s.estimate.first().map(|p| Vec3::from_array(*p));
-        let mut changed = orbit.screen_offset != offset || orbit.aspect != w / h;
-        if let Some(r) = root.filter(|r| r.is_finite()) {
-            let focus = Vec3::new(r.x, r.y.max(0.5), r.z);
-            if orbit.focus.distance(focus) > 1e-3 {
-                orbit.focus = orbit.focus.lerp(focus, 0.2);
-                changed = true;
-            }
-        }
-        if changed {
-            orbit.screen_offset = offset;
-            orbit.aspect = w / h;
-            *t = orbit.transform();
-        }
-    }
+    // Centre the body in what the panels leave, following the estimate.
+    let focus = s
+        .estimate
+        .first()
+        .map(|p| Vec3::new(p[0], p[1].max(0.5), p[2]));
+    frame_view(&mut camera, &window, (left, right, bottom), focus);
     Ok(())
 }
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use gpu::Camera;
 use nalgebra::{Point3, Vector3};
 use plotters::prelude::*;
@@ -21,64 +21,18 @@ pub fn walk_clip(root: &Path, stride: usize) -> Result<TruthClip> {
     let path = root.join("assets/motions/cmu_131_01_walk.bvh");
     let full = TruthClip::load(&path, 0, stride, usize::MAX)
         .with_context(|| format!("loading {}", path.display()))?;
-    let lag = (0.1 / full.frame_time).round().max(1.0) as usize;
-    let walking = |f: usize| {
-        if f + lag >= full.len() {
-            return false;
-        }
-        let a = full.frames[f].points[0];
-        let b = full.frames[f + lag].points[0];
-        (b.z - a.z).abs() / (lag as f64 * full.frame_time) > 0.6 && a.y > 0.7
-    };
-    let (mut best, mut start) = ((0, 0), None);
-    for f in 0..=full.len() {
-        match (f < full.len() && walking(f), start) {
-            (true, None) => start = Some(f),
-            (false, Some(s)) => {
-                if f - s > best.1 - best.0 {
-                    best = (s, f);
-                }
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    let (first, last) = best;
-    if last <= first + 20 {
-        bail!("walking span too short: frames {first}..{last}");
-    }
-    let mut clip = full.clone();
-    clip.frames = full.frames[first..last].to_vec();
-    // Start one frame before the first heel strike of the walk, where the
-    // walker's state (just before a collision) is well defined: the thesis
-    // initialised its sequences by hand near a known pose.
-    let onset = (0..2)
-        .filter_map(|foot| contact_onsets(&clip, foot).first().copied())
-        .min()
-        .unwrap_or(1);
-    clip.frames = clip.frames[onset.saturating_sub(1)..].to_vec();
-    Ok(clip)
+    Ok(full.walking_part()?)
 }
 
 /// Centre and main direction of the walk.
 pub fn walk_frame(clip: &TruthClip) -> (Point3<f64>, Vector3<f64>) {
-    let a = clip.frames[0].points[0];
-    let b = clip.frames[clip.len() - 1].points[0];
-    let mid = Point3::new(0.5 * (a.x + b.x), 0.9, 0.5 * (a.z + b.z));
-    let mut d = b - a;
-    d.y = 0.0;
-    (mid, d.normalize())
+    clip.walk_frame()
 }
 
 /// A 640×480 camera `distance` m from the middle of the walk, at `angle`
 /// from the perpendicular of the walking direction (0: side view).
 pub fn camera(clip: &TruthClip, angle: f64, distance: f64) -> Result<Camera> {
-    let (mid, d) = walk_frame(clip);
-    let side = Vector3::new(d.z, 0.0, -d.x);
-    let (s, c) = angle.sin_cos();
-    let dir = side * c - d * s;
-    let eye = mid + dir * distance + Vector3::new(0.0, 0.1, 0.0);
-    Ok(Camera::looking_at(eye, mid, Vector3::y(), 0.75, 640, 480)?)
+    Ok(clip.side_camera(angle, distance)?)
 }
 
 /// Heading noise `τ⁻¹σ` (rad/s) used by the examples for every prior.
@@ -178,25 +132,7 @@ pub fn mean_over(recs: &[FrameRecord], f: impl Fn(&FrameRecord) -> [f64; POINTS]
 
 /// Frames where a foot begins a ground contact (ankle low and slow).
 pub fn contact_onsets(clip: &TruthClip, foot: usize) -> Vec<usize> {
-    let k = if foot == 0 { 2 } else { 4 };
-    let low = clip
-        .frames
-        .iter()
-        .map(|f| f.points[k].y)
-        .fold(f64::INFINITY, f64::min);
-    let mut on = Vec::new();
-    let mut was = true;
-    for f in 1..clip.len() {
-        let a = clip.frames[f - 1].points[k];
-        let b = clip.frames[f].points[k];
-        let speed = (b.x - a.x).hypot(b.z - a.z) / clip.frame_time;
-        let now = b.y < low + 0.04 && speed < 0.5;
-        if now && !was {
-            on.push(f);
-        }
-        was = now;
-    }
-    on
+    clip.contact_onsets(foot)
 }
 
 static FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");

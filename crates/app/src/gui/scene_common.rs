@@ -1,0 +1,218 @@
+//! What the standalone scene windows (tracking, walker) share: the clock
+//! and fps, `--screenshot` / `--quit-after`, and an orbiting camera.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
+use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy_egui::input::EguiWantsInput;
+
+use super::view::OrbitCamera;
+
+/// The window's clock (wall time, or frames × `--fixed-dt`), fps and
+/// automation requests.
+#[derive(Resource)]
+pub struct SceneClock {
+    pub clock: f64,
+    pub frames: u64,
+    pub fixed_dt: Option<f64>,
+    pub fps: f64,
+    pub launched: Instant,
+    pub screenshot: Option<PathBuf>,
+    pub after_secs: f64,
+    pub quit_after: Option<f64>,
+    requested: bool,
+    saved: Arc<AtomicUsize>,
+}
+
+impl SceneClock {
+    pub fn new(
+        launched: Instant,
+        fixed_dt: Option<f64>,
+        screenshot: Option<PathBuf>,
+        after_secs: f64,
+        quit_after: Option<f64>,
+    ) -> Self {
+        Self {
+            clock: 0.0,
+            frames: 0,
+            fixed_dt,
+            fps: 0.0,
+            launched,
+            screenshot,
+            after_secs,
+            quit_after,
+            requested: false,
+            saved: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+}
+
+/// Advances the clock; fps from Bevy's frame-time diagnostics.
+pub fn advance_clock(
+    mut c: ResMut<SceneClock>,
+    time: Res<Time<Real>>,
+    diagnostics: Res<DiagnosticsStore>,
+) {
+    c.clock = match c.fixed_dt {
+        Some(dt) => c.frames as f64 * dt,
+        None => time.elapsed_secs_f64(),
+    };
+    c.frames += 1;
+    if c.frames == 1 {
+        eprintln!(
+            "posecloud: first frame {:.2} s after launch",
+            c.launched.elapsed().as_secs_f64()
+        );
+    }
+    if let Some(fps) = diagnostics
+        .get(&FrameTimeDiagnosticsPlugin::FPS)
+        .and_then(|d| d.smoothed())
+    {
+        c.fps = fps;
+    }
+}
+
+/// `--screenshot` after `--after-secs` (then exit), `--quit-after`.
+pub fn automation(
+    mut commands: Commands,
+    mut c: ResMut<SceneClock>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    if let Some(path) = c.screenshot.clone()
+        && !c.requested
+        && c.clock >= c.after_secs
+    {
+        c.requested = true;
+        let mut save = save_to_disk(path);
+        let saved = c.saved.clone();
+        commands
+            .spawn(Screenshot::primary_window())
+            .observe(move |ev: On<ScreenshotCaptured>| {
+                save(ev);
+                saved.fetch_add(1, Ordering::SeqCst);
+            });
+    }
+    // The screenshot is written a frame or two after it is asked for.
+    if c.requested && c.saved.load(Ordering::SeqCst) > 0 {
+        exit.write(AppExit::Success);
+    }
+    if c.quit_after.is_some_and(|q| c.clock >= q) {
+        exit.write(AppExit::Success);
+    }
+}
+
+/// Drag (left or right) orbits, the wheel zooms; nothing while egui has
+/// the pointer.
+pub fn orbit(
+    buttons: Res<ButtonInput<MouseButton>>,
+    motion: Res<AccumulatedMouseMotion>,
+    scroll: Res<AccumulatedMouseScroll>,
+    egui: Res<EguiWantsInput>,
+    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
+) {
+    let Ok((mut orbit, mut transform)) = camera.single_mut() else {
+        return;
+    };
+    if egui.wants_any_pointer_input() {
+        return;
+    }
+    let mut changed = false;
+    let rotate = buttons.pressed(MouseButton::Right) || buttons.pressed(MouseButton::Left);
+    if rotate && motion.delta != Vec2::ZERO {
+        orbit.yaw -= motion.delta.x * 0.008;
+        orbit.pitch = (orbit.pitch + motion.delta.y * 0.008).clamp(-1.4, 1.4);
+        changed = true;
+    }
+    if scroll.delta.y != 0.0 {
+        let lines = match scroll.unit {
+            MouseScrollUnit::Line => scroll.delta.y,
+            MouseScrollUnit::Pixel => scroll.delta.y / 40.0,
+        };
+        orbit.distance = (orbit.distance * 0.9f32.powf(lines)).clamp(0.3, 50.0);
+        changed = true;
+    }
+    if changed {
+        *transform = orbit.transform();
+    }
+}
+
+/// Keeps `focus` in the middle of what the panels leave (logical pixels:
+/// `left`, `right` panel widths, `bottom` height), easing towards it.
+pub fn frame_view(
+    camera: &mut Query<(&mut OrbitCamera, &mut Transform)>,
+    window: &Window,
+    (left, right, bottom): (f32, f32, f32),
+    focus: Option<Vec3>,
+) {
+    let (w, h) = (window.width().max(1.0), window.height().max(1.0));
+    let offset = Vec2::new((left - right) / w, bottom / h);
+    if let Ok((mut orbit, mut t)) = camera.single_mut() {
+        let mut changed = orbit.screen_offset != offset || orbit.aspect != w / h;
+        if let Some(f) = focus.filter(|f| f.is_finite())
+            && orbit.focus.distance(f) > 1e-3
+        {
+            orbit.focus = orbit.focus.lerp(f, 0.2);
+            changed = true;
+        }
+        if changed {
+            orbit.screen_offset = offset;
+            orbit.aspect = w / h;
+            *t = orbit.transform();
+        }
+    }
+}
+
+/// The window plugins every scene window starts with.
+pub fn base_app(title: String, width: u32, height: u32, no_vsync: bool) -> App {
+    let mut app = App::new();
+    app.insert_resource(ClearColor(Color::srgb(0.16, 0.17, 0.19)))
+        .add_plugins(DefaultPlugins.set(WindowPlugin {
+            primary_window: Some(Window {
+                title,
+                resolution: bevy::window::WindowResolution::new(width, height),
+                present_mode: if no_vsync {
+                    bevy::window::PresentMode::AutoNoVsync
+                } else {
+                    bevy::window::PresentMode::AutoVsync
+                },
+                ..default()
+            }),
+            ..default()
+        }))
+        .add_plugins(bevy_egui::EguiPlugin::default())
+        .add_plugins(FrameTimeDiagnosticsPlugin::default());
+    app
+}
+
+/// Camera (orbiting `focus`) and floor of a scene window.
+pub fn spawn_view(
+    commands: &mut Commands,
+    meshes: &mut Assets<Mesh>,
+    materials: &mut Assets<StandardMaterial>,
+    software: bool,
+    orbit: OrbitCamera,
+) {
+    commands.spawn((
+        Camera3d::default(),
+        bevy::core_pipeline::tonemapping::Tonemapping::None,
+        if software { Msaa::Off } else { Msaa::Sample4 },
+        orbit.transform(),
+        orbit,
+    ));
+    let [r, g, b] = super::view::FLOOR_COLOUR;
+    commands.spawn((
+        Mesh3d(meshes.add(Plane3d::default().mesh().size(16.0, 16.0))),
+        MeshMaterial3d(materials.add(StandardMaterial {
+            base_color: Color::srgb(r, g, b),
+            unlit: true,
+            ..default()
+        })),
+        Transform::from_xyz(0.0, -0.001, 0.0),
+    ));
+}
