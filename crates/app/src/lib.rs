@@ -11,3 +11,4 @@ pub mod script;
 pub mod session;
 pub mod settings;
 pub mod tracking;
+pub mod walker_scene;
