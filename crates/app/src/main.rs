@@ -29,8 +29,9 @@ struct Cli {
 /// Options of the playground window (used when no subcommand is given).
 #[derive(clap::Args, Debug)]
 struct GuiArgs {
-    /// Scene to open: human, arm, chain, hand (IK) or track (RTPF tracking
-    /// from --frames, or a synthetic render of --bvh without it).
+    /// Scene to open: human, arm, chain, hand (IK), track (RTPF tracking
+    /// from --frames, or a synthetic render of --bvh without it) or walker
+    /// (PHYSPRIOR on the walk of --bvh, default the CMU walk).
     #[arg(long, default_value = "human")]
     scene: String,
     /// Tracking scene: the frames (folder, glob, video, Y4M,
@@ -154,6 +155,9 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     use posecloud::settings::{MAX_PARTICLES, Settings};
     if matches!(a.scene.as_str(), "track" | "tracking") {
         return track_gui(a, launched);
+    }
+    if a.scene == "walker" {
+        return walker_gui(a, launched);
     }
     if a.frames.is_some() || a.camera.is_some() {
         bail!("--frames and --camera belong to the tracking scene (--scene track)");
@@ -379,6 +383,47 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     run(
         TrackGuiOptions {
             spec,
+            settings,
+            screenshot: a.screenshot,
+            after_secs: a.after_secs,
+            quit_after: a.quit_after,
+            width: a.width,
+            height: a.height,
+            fixed_dt: a.fixed_dt,
+            no_vsync: a.no_vsync,
+        },
+        launched,
+    )
+}
+
+/// `posecloud --scene walker`: the PHYSPRIOR window.
+fn walker_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
+    use posecloud::gui::walker_view::{WalkerGuiOptions, run};
+    use posecloud::walker_scene::{MAX_WALKER_PARTICLES, WalkerSettings};
+    check_window_flags(&a)?;
+    for (flag, given) in [
+        ("--urdf", a.urdf.is_some()),
+        ("--settings", a.settings.is_some()),
+        ("--script", a.script.is_some()),
+        ("--report", a.report.is_some()),
+        ("--frames", a.frames.is_some()),
+        ("--camera", a.camera.is_some()),
+    ] {
+        if given {
+            bail!("{flag} is not available in the walker scene");
+        }
+    }
+    let mut settings = WalkerSettings::default();
+    if let Some(n) = a.particles {
+        if !(1..=MAX_WALKER_PARTICLES).contains(&n) {
+            bail!("--particles: must be 1 … {MAX_WALKER_PARTICLES}, got {n}");
+        }
+        settings.particles = n;
+        settings.resample_threshold = settings.resample_threshold.min(n);
+    }
+    run(
+        WalkerGuiOptions {
+            bvh: a.bvh.clone(),
             settings,
             screenshot: a.screenshot,
             after_secs: a.after_secs,

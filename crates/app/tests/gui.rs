@@ -355,3 +355,62 @@ fn tracking_scene_input_errors_name_the_flag_or_device() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--particles"));
 }
+
+/// The walker scene at a fixed 1/29 s per frame (just over the clip's
+/// 1/30 s, so one walker frame per displayed frame), 29 frames in.
+#[test]
+#[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
+fn walker_scene_shows_legs_cloud_and_the_camera_image() {
+    require_display();
+    let png = out_dir().join("walker.png");
+    let _ = std::fs::remove_file(&png);
+    let stderr = run_app(&[
+        "--scene",
+        "walker",
+        "--particles",
+        "1000",
+        "--fixed-dt",
+        "0.0345",
+        "--screenshot",
+        png.to_str().unwrap(),
+        "--after-secs",
+        "1.0",
+    ]);
+    assert!(!stderr.contains("walker:"), "{stderr}");
+    let img = load_png(&png);
+    let px = |x: usize, y: usize| img.rgb[y * img.width + x];
+    let (mut orange, mut white, mut hues) = (0, 0, std::collections::HashSet::new());
+    for y in 0..img.height - 180 {
+        for x in 320..930 {
+            let c = px(x, y);
+            if near(c, [1.0, 0.45, 0.05], 8) {
+                orange += 1;
+            } else if c.iter().all(|&v| v >= 235) {
+                white += 1;
+            } else {
+                let [r, g, b] = c.map(i32::from);
+                if r.max(g).max(b) - r.min(g).min(b) > 40 {
+                    hues.insert((r / 64, g / 64, b / 64));
+                }
+            }
+        }
+    }
+    assert!(orange > 300, "no mean legs: {orange} orange pixels");
+    assert!(white > 50, "no truth: {white} white pixels");
+    assert!(hues.len() >= 3, "cloud colours missing: {hues:?}");
+    // The image panel: the hip's red ellipse/mean and the legs' green and
+    // blue.
+    let (mut red, mut green, mut blue) = (0, 0, 0);
+    for y in 20..300 {
+        for x in 950..1270 {
+            let [r, g, b] = px(x, y).map(i32::from);
+            red += usize::from(r > 180 && g < 100 && b < 100);
+            green += usize::from(g > 160 && r < 120 && b < 140);
+            blue += usize::from(b > 200 && r < 120 && g < 170);
+        }
+    }
+    assert!(
+        red > 5 && green > 20 && blue > 20,
+        "image panel: {red} {green} {blue}"
+    );
+}

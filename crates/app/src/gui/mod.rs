@@ -14,7 +14,8 @@
 //! - [`automation::AutomationPlugin`]: `--screenshot`, `--script`, `--report`.
 //!
 //! The tracking scene (`--scene track`) is its own window:
-//! [`track_view::run`] with [`track_view::TrackingScenePlugin`].
+//! [`track_view::run`] with [`track_view::TrackingScenePlugin`]; the
+//! walker scene (`--scene walker`) [`walker_view::run`].
 
 pub mod automation;
 pub mod cloud;
@@ -23,6 +24,7 @@ pub mod panels;
 pub mod scene_common;
 pub mod track_view;
 pub mod view;
+pub mod walker_view;
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -1,0 +1,566 @@
+//! The walker scene's window (`posecloud --scene walker`): PHYSPRIOR's
+//! tracker ([`crate::walker_scene::WalkerScene`]) on its own thread.
+//!
+//! - 3D view: the mean pose's legs (orange; heel and toe included), the
+//!   true hip/knee/foot points (white), every particle's five points as
+//!   its two legs coloured by weight (viridis), the MAP trajectory on
+//!   demand (green), the camera (blue).
+//! - Right: the camera image: observed points (grey; hollow where
+//!   occluded), true projections (white dots), one-σ ellipses μ^i, Σ^i.
+//! - Left: play/pause/step/reset, prior (anthropomorphic walker,
+//!   monopode, constant velocity), N, N_thres, pixel noise, force noise,
+//!   the occlusion span, MAP trajectory, status.
+//! - Bottom: ESS and per-point 2D error.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Result;
+use bevy::prelude::*;
+use bevy::window::PrimaryWindow;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use egui_plot::{Legend, Line, Plot};
+use walker::Dynamics;
+use walker::mocap::POINTS;
+
+use super::scene_common::{
+    SceneClock, advance_clock, automation, base_app, frame_view, orbit, spawn_view,
+};
+use super::view::OrbitCamera;
+use crate::colormap::{viridis, weight_alpha, weight_position};
+use crate::runtime::{Pacing, Published, SolverRuntime};
+use crate::walker_scene::{
+    MAX_WALKER_PARTICLES, POINT_NAMES, WalkerEdit, WalkerScene, WalkerSettings, WalkerSnapshot,
+};
+
+const LEFT_WIDTH: f32 = 320.0;
+const RIGHT_WIDTH: f32 = 340.0;
+const PLOT_HEIGHT: f32 = 170.0;
+/// Colour of each tracking point in the image panel (hip, left knee, left
+/// foot, right knee, right foot).
+const POINT_COLOURS: [[u8; 3]; POINTS] = [
+    [230, 60, 60],
+    [80, 200, 90],
+    [80, 200, 90],
+    [80, 140, 255],
+    [80, 140, 255],
+];
+
+/// How the walker window starts.
+#[derive(Clone, Debug)]
+pub struct WalkerGuiOptions {
+    pub bvh: Option<PathBuf>,
+    pub settings: WalkerSettings,
+    pub screenshot: Option<PathBuf>,
+    pub after_secs: f64,
+    pub quit_after: Option<f64>,
+    pub width: u32,
+    pub height: u32,
+    pub fixed_dt: Option<f64>,
+    pub no_vsync: bool,
+}
+
+#[derive(Resource)]
+struct WalkerRes {
+    /// In a mutex only to make the resource `Sync` (see the tracking
+    /// scene); the frame has `&mut` access, so it is never contended.
+    runtime: std::sync::Mutex<SolverRuntime<WalkerScene>>,
+    settings: WalkerSettings,
+    latest: Arc<Published<WalkerSnapshot>>,
+    paused: bool,
+    error: Option<String>,
+    /// The occlusion span's fields (applied with the checkbox).
+    occlude: bool,
+    occlude_from: usize,
+    occlude_frames: usize,
+}
+
+impl WalkerRes {
+    fn rt(&mut self) -> &mut SolverRuntime<WalkerScene> {
+        self.runtime.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Opens the walker window and runs until it is closed.
+///
+/// # Errors
+/// A bad clip or settings, no display/adapter.
+pub fn run(options: WalkerGuiOptions, launched: Instant) -> Result<()> {
+    let pacing = if options.fixed_dt.is_some() {
+        Pacing::Inline
+    } else {
+        Pacing::Budget
+    };
+    let scene = WalkerScene::new(options.bvh.clone(), options.settings.clone())?;
+    super::check_display_and_adapter()?;
+    let runtime = SolverRuntime::start(scene, pacing);
+    let latest = runtime.latest();
+    let (occlude, occlude_from, occlude_frames) = match options.settings.occlusion {
+        Some((a, b)) => (true, a, b - a),
+        None => (false, 12, 30),
+    };
+    let res = WalkerRes {
+        runtime: std::sync::Mutex::new(runtime),
+        settings: options.settings.clone(),
+        latest,
+        paused: false,
+        error: None,
+        occlude,
+        occlude_from,
+        occlude_frames,
+    };
+    let clock = SceneClock::new(
+        launched,
+        options.fixed_dt,
+        options.screenshot.clone(),
+        options.after_secs,
+        options.quit_after,
+    );
+    let mut app = base_app(
+        "posecloud — walker (PHYSPRIOR)".into(),
+        options.width,
+        options.height,
+        options.no_vsync,
+    );
+    app.insert_resource(res)
+        .insert_resource(clock)
+        .add_plugins(WalkerScenePlugin);
+    match app.run() {
+        AppExit::Success => Ok(()),
+        AppExit::Error(code) => anyhow::bail!("the app exited with code {code}"),
+    }
+}
+
+#[derive(Default, Reflect, GizmoConfigGroup)]
+struct WalkerCloudGizmos;
+
+#[derive(Default, Reflect, GizmoConfigGroup)]
+struct WalkerBodyGizmos;
+
+/// The truth: thinner, drawn over the cloud.
+#[derive(Default, Reflect, GizmoConfigGroup)]
+struct WalkerTruthGizmos;
+
+/// The walker scene's systems and panels.
+pub struct WalkerScenePlugin;
+
+impl Plugin for WalkerScenePlugin {
+    fn build(&self, app: &mut App) {
+        app.init_gizmo_group::<WalkerCloudGizmos>()
+            .init_gizmo_group::<WalkerBodyGizmos>()
+            .init_gizmo_group::<WalkerTruthGizmos>()
+            .add_systems(Startup, setup_world)
+            .add_systems(
+                Update,
+                (advance_clock, tick, orbit, draw, automation).chain(),
+            )
+            .add_systems(EguiPrimaryContextPass, panels);
+    }
+}
+
+fn setup_world(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut store: ResMut<GizmoConfigStore>,
+    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
+    res: Res<WalkerRes>,
+) {
+    let (cloud, _) = store.config_mut::<WalkerCloudGizmos>();
+    cloud.line.width = 1.5;
+    cloud.depth_bias = -0.5;
+    let (body, _) = store.config_mut::<WalkerBodyGizmos>();
+    body.line.width = 6.0;
+    body.depth_bias = -1.0;
+    let (truth, _) = store.config_mut::<WalkerTruthGizmos>();
+    truth.line.width = 3.0;
+    truth.depth_bias = -1.0;
+    let t = res.latest.data.truth[0];
+    let orbit = OrbitCamera {
+        focus: Vec3::new(t[0], 0.6, t[2]),
+        distance: 3.5,
+        yaw: 1.2,
+        pitch: 0.2,
+        screen_offset: Vec2::ZERO,
+        aspect: 1.6,
+    };
+    let software = adapter
+        .as_ref()
+        .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
+    spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
+}
+
+fn tick(mut res: ResMut<WalkerRes>, clock: Res<SceneClock>) {
+    res.rt().tick(clock.clock);
+    res.latest = res.rt().latest();
+    if let Some(e) = &res.latest.error
+        && res.error.as_deref() != Some(e.as_str())
+    {
+        eprintln!("posecloud: walker: {e}");
+        res.error = Some(e.clone());
+    }
+}
+
+fn draw(
+    res: Res<WalkerRes>,
+    mut body: Gizmos<WalkerBodyGizmos>,
+    mut cloud: Gizmos<WalkerCloudGizmos>,
+    mut truth: Gizmos<WalkerTruthGizmos>,
+    mut plain: Gizmos,
+    mut order: Local<Vec<usize>>,
+) {
+    let s = &res.latest.data;
+    let v = |p: [f32; 3]| Vec3::from_array(p);
+    if s.cloud.len() == s.weights.len() {
+        order.clear();
+        order.extend(0..s.weights.len());
+        order.sort_unstable_by(|&a, &b| s.weights[a].total_cmp(&s.weights[b]));
+        let w_max = s.weights.iter().copied().fold(0.0, f64::max);
+        // At most 2,000 particles drawn (the heaviest), 4 segments each.
+        let skip = order.len().saturating_sub(2000);
+        for &i in &order[skip..] {
+            let t = weight_position(s.weights[i], w_max);
+            let [r, g, b] = viridis(t);
+            let colour = Color::srgba(r, g, b, weight_alpha(t));
+            let q = &s.cloud[i];
+            let p = |k: usize| Vec3::new(q[3 * k], q[3 * k + 1], q[3 * k + 2]);
+            for (a, c) in [(0, 1), (1, 2), (0, 3), (3, 4)] {
+                cloud.line(p(a), p(c), colour);
+            }
+        }
+    }
+    let white = Color::srgb(0.95, 0.95, 0.95);
+    for (a, c) in [(0, 1), (1, 2), (0, 3), (3, 4)] {
+        truth.line(v(s.truth[a]), v(s.truth[c]), white);
+    }
+    let orange = Color::srgb(1.0, 0.45, 0.05);
+    for leg in &s.mean_legs {
+        for k in 0..4 {
+            body.line(v(leg[k]), v(leg[k + 1]), orange);
+        }
+    }
+    if s.mean_legs[0][0] != s.mean_legs[1][0] {
+        body.line(v(s.mean_legs[0][0]), v(s.mean_legs[1][0]), orange);
+    }
+    let green = Color::srgb(0.3, 0.95, 0.4);
+    for w in s.map.windows(2) {
+        for k in [0, 2, 4] {
+            plain.line(v(w[0][k]), v(w[1][k]), green);
+        }
+    }
+    let eye = v(s.camera_position);
+    let look = v(s.truth[0]) - eye;
+    plain.sphere(
+        Isometry3d::from_translation(eye),
+        0.08,
+        Color::srgb(0.6, 0.8, 1.0),
+    );
+    plain.line(
+        eye,
+        eye + look.normalize_or_zero() * 0.4,
+        Color::srgb(0.6, 0.8, 1.0),
+    );
+}
+
+fn panels(
+    mut contexts: EguiContexts,
+    mut res: ResMut<WalkerRes>,
+    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
+    window: Single<&Window, With<PrimaryWindow>>,
+    clock: Res<SceneClock>,
+) -> bevy::prelude::Result {
+    let ctx = contexts.ctx_mut()?.clone();
+    let snap = res.latest.clone();
+    let s = &snap.data;
+    let mut root = egui::Ui::new(
+        ctx.clone(),
+        "posecloud-walker-root".into(),
+        egui::UiBuilder::new()
+            .layer_id(egui::LayerId::background())
+            .max_rect(ctx.viewport_rect()),
+    );
+    let mut settings = res.settings.clone();
+    let (mut toggle_pause, mut single, mut reset) = (false, false, false);
+    let r = &mut *res;
+    let left = egui::Panel::left("walker-controls")
+        .resizable(true)
+        .default_size(LEFT_WIDTH)
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                ui.heading("Walker (PHYSPRIOR)");
+                ui.horizontal(|ui| {
+                    let label = if r.paused { "▶ play" } else { "⏸ pause" };
+                    toggle_pause = ui.button(label).clicked();
+                    single = ui.button("step").clicked();
+                    reset = ui.button("reset").clicked();
+                });
+                ui.checkbox(&mut settings.realtime, "play at 30 frames/s");
+                egui::CollapsingHeader::new("Status")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        ui.label(format!(
+                            "frame {} of {} · {:.0} fps · step {:.1} ms",
+                            s.frame + 1,
+                            s.frames,
+                            clock.fps,
+                            s.step_ms
+                        ));
+                        if let Some(h) = s.history.back() {
+                            ui.label(format!(
+                                "ESS {:.0} / {} · P(left stance) {:.2}",
+                                h.ess,
+                                s.weights.len(),
+                                s.left_stance.clamp(0.0, 1.0) + 0.0
+                            ));
+                            ui.label(format!(
+                                "2D error (px): hip {:.1}, knees {:.1} / {:.1}, feet {:.1} / {:.1}",
+                                h.err_px[0], h.err_px[1], h.err_px[3], h.err_px[2], h.err_px[4]
+                            ));
+                            ui.label(format!("knee/foot ellipse area {:.0} px²", h.leg_area));
+                        }
+                        if s.occluded {
+                            ui.colored_label(egui::Color32::YELLOW, "knees and feet occluded");
+                        }
+                        if let Some(e) = &r.error {
+                            ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
+                        }
+                    });
+                egui::CollapsingHeader::new("Prior and filter")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        egui::ComboBox::from_label("prior")
+                            .selected_text(settings.dynamics.name())
+                            .show_ui(ui, |ui| {
+                                for d in [
+                                    Dynamics::Anthropomorphic,
+                                    Dynamics::Monopode,
+                                    Dynamics::ConstantVelocity,
+                                ] {
+                                    ui.selectable_value(&mut settings.dynamics, d, d.name());
+                                }
+                            });
+                        ui.add(
+                            egui::Slider::new(&mut settings.particles, 50..=MAX_WALKER_PARTICLES)
+                                .logarithmic(true)
+                                .text("N"),
+                        );
+                        let n = settings.particles;
+                        ui.add(
+                            egui::Slider::new(&mut settings.resample_threshold, 0..=n)
+                                .text("N_thres"),
+                        );
+                        ui.add(
+                            egui::Slider::new(&mut settings.noise_px, 0.0..=10.0)
+                                .text("pixel noise σ"),
+                        );
+                        ui.add(
+                            egui::Slider::new(&mut settings.force_sigma, 0.0..=5.0)
+                                .text("force noise σ_f / σ_κ"),
+                        );
+                        ui.add(egui::Slider::new(&mut settings.seed, 1..=100).text("seed"));
+                        ui.checkbox(&mut settings.show_map, "MAP trajectory (green)");
+                    });
+                egui::CollapsingHeader::new("Occlusion")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        ui.checkbox(&mut r.occlude, "hide knees and feet");
+                        let frames = s.frames.max(2);
+                        ui.add(
+                            egui::Slider::new(&mut r.occlude_from, 0..=frames - 1)
+                                .text("from frame"),
+                        );
+                        ui.add(egui::Slider::new(&mut r.occlude_frames, 1..=frames).text("frames"));
+                    });
+            });
+        })
+        .response
+        .rect
+        .width();
+    settings.occlusion = r
+        .occlude
+        .then_some((r.occlude_from, r.occlude_from + r.occlude_frames));
+    let right = egui::Panel::right("walker-image")
+        .resizable(false)
+        .exact_size(RIGHT_WIDTH)
+        .show(&mut root, |ui| image_view(ui, s))
+        .response
+        .rect
+        .width();
+    let bottom = egui::Panel::bottom("walker-plots")
+        .exact_size(PLOT_HEIGHT)
+        .show(&mut root, |ui| plots(ui, s))
+        .response
+        .rect
+        .height();
+    if toggle_pause {
+        r.paused = !r.paused;
+        let p = r.paused;
+        r.rt().set_paused(p);
+    }
+    if single {
+        r.rt().single_step();
+    }
+    if reset {
+        r.rt().reset();
+        r.error = None;
+    }
+    if settings != r.settings {
+        match settings.validate() {
+            Ok(()) => {
+                r.settings = settings.clone();
+                r.rt().edit(WalkerEdit::Settings(settings));
+            }
+            Err(e) => r.error = Some(format!("settings: {e:#}")),
+        }
+    }
+    let t = s.truth[0];
+    frame_view(
+        &mut camera,
+        &window,
+        (left, right, bottom),
+        Some(Vec3::new(t[0], 0.6, t[2])),
+    );
+    Ok(())
+}
+
+/// The camera image: observations, truth, ellipses.
+fn image_view(ui: &mut egui::Ui, s: &WalkerSnapshot) {
+    // A 200 × 150 px window of the camera image around the subject (its
+    // legs are ~100 px tall 6 m away), magnified to the panel's width.
+    let (cw, ch) = (200.0f32, 150.0f32);
+    ui.label(format!(
+        "camera image ({} × {}), {cw:.0} × {ch:.0} px around the subject:",
+        s.image_size.0, s.image_size.1
+    ));
+    let width = RIGHT_WIDTH - 16.0;
+    let (rect, _) =
+        ui.allocate_exact_size(egui::vec2(width, width * ch / cw), egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    painter.rect_filled(rect, 0.0, egui::Color32::from_gray(40));
+    let scale = width / cw;
+    let known: Vec<[f64; 2]> = s.truth_px.iter().flatten().copied().collect();
+    let n = known.len().max(1) as f64;
+    let centre = [
+        known.iter().map(|p| p[0]).sum::<f64>() / n,
+        known.iter().map(|p| p[1]).sum::<f64>() / n,
+    ];
+    let origin = [
+        centre[0] - f64::from(cw) / 2.0,
+        centre[1] - f64::from(ch) / 2.0,
+    ];
+    let to = |p: [f64; 2]| {
+        rect.min
+            + egui::vec2(
+                (p[0] - origin[0]) as f32 * scale,
+                (p[1] - origin[1]) as f32 * scale,
+            )
+    };
+    // Legs as sticks: the truth (grey) and the ellipse means (the leg's
+    // colour), hip → knee → foot.
+    for (knee, foot) in [(1, 2), (3, 4)] {
+        let [r, g, b] = POINT_COLOURS[knee];
+        let colour = egui::Color32::from_rgb(r, g, b);
+        if let (Some(h), Some(k), Some(f)) = (s.truth_px[0], s.truth_px[knee], s.truth_px[foot]) {
+            painter.add(egui::Shape::line(
+                vec![to(h), to(k), to(f)],
+                egui::Stroke::new(1.0, egui::Color32::from_gray(110)),
+            ));
+        }
+        let m = |i: usize| to(s.ellipses[i].mean);
+        painter.add(egui::Shape::line(
+            vec![m(0), m(knee), m(foot)],
+            egui::Stroke::new(2.0, colour),
+        ));
+    }
+    for (k, &[r, g, b]) in POINT_COLOURS.iter().enumerate() {
+        let colour = egui::Color32::from_rgb(r, g, b);
+        let e = &s.ellipses[k];
+        let (a, b_axis, angle) = e.axes();
+        if a.is_finite() && a > 0.0 {
+            let (sn, cs) = angle.sin_cos();
+            let pts: Vec<egui::Pos2> = (0..=48)
+                .map(|i| {
+                    let t = i as f64 / 48.0 * std::f64::consts::TAU;
+                    let (x, y) = (a * t.cos(), b_axis * t.sin());
+                    to([e.mean[0] + x * cs - y * sn, e.mean[1] + x * sn + y * cs])
+                })
+                .collect();
+            painter.add(egui::Shape::line(pts, egui::Stroke::new(1.5, colour)));
+            painter.circle_filled(to(e.mean), 2.5, colour);
+        }
+        match s.observed[k] {
+            Some(p) => {
+                painter.circle_filled(to(p), 3.0, egui::Color32::from_gray(170));
+            }
+            None => {
+                if let Some(t) = s.truth_px[k] {
+                    painter.circle_stroke(
+                        to(t),
+                        4.0,
+                        egui::Stroke::new(1.0, egui::Color32::from_gray(170)),
+                    );
+                }
+            }
+        }
+        if let Some(t) = s.truth_px[k] {
+            painter.circle_filled(to(t), 1.5, egui::Color32::WHITE);
+        }
+    }
+    ui.horizontal_wrapped(|ui| {
+        for k in [0, 1, 3] {
+            let [r, g, b] = POINT_COLOURS[k];
+            let name = match k {
+                0 => "hip",
+                1 => "left leg",
+                _ => "right leg",
+            };
+            ui.colored_label(egui::Color32::from_rgb(r, g, b), name);
+        }
+        ui.colored_label(egui::Color32::from_gray(170), "observed (hollow: occluded)");
+        ui.colored_label(egui::Color32::WHITE, "truth");
+    });
+}
+
+fn plots(ui: &mut egui::Ui, s: &WalkerSnapshot) {
+    let width = (ui.available_width() - 16.0) / 2.0;
+    let height = PLOT_HEIGHT - 30.0;
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.set_width(width);
+            ui.small("effective sample size");
+            Plot::new("walker-ess")
+                .height(height)
+                .include_y(0.0)
+                .allow_drag(false)
+                .allow_zoom(false)
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    let pts: Vec<[f64; 2]> =
+                        s.history.iter().map(|h| [h.frame as f64, h.ess]).collect();
+                    plot.line(Line::new("ESS", pts));
+                });
+        });
+        ui.vertical(|ui| {
+            ui.set_width(width);
+            ui.small("2D error of each point's mean (px)");
+            Plot::new("walker-err")
+                .height(height)
+                .include_y(0.0)
+                .legend(Legend::default().position(egui_plot::Corner::LeftTop))
+                .allow_drag(false)
+                .allow_zoom(false)
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    for (k, name) in POINT_NAMES.iter().enumerate() {
+                        let pts: Vec<[f64; 2]> = s
+                            .history
+                            .iter()
+                            .map(|h| [h.frame as f64, h.err_px[k]])
+                            .collect();
+                        plot.line(Line::new(*name, pts));
+                    }
+                });
+        });
+    });
+}
