@@ -10,5 +10,6 @@ pub mod scenes;
 pub mod script;
 pub mod session;
 pub mod settings;
+pub mod sparse_scene;
 pub mod tracking;
 pub mod walker_scene;
