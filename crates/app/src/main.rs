@@ -30,8 +30,9 @@ struct Cli {
 #[derive(clap::Args, Debug)]
 struct GuiArgs {
     /// Scene to open: human, arm, chain, hand (IK), track (RTPF tracking
-    /// from --frames, or a synthetic render of --bvh without it) or walker
-    /// (PHYSPRIOR on the walk of --bvh, default the CMU walk).
+    /// from --frames, or a synthetic render of --bvh without it), walker
+    /// (PHYSPRIOR on the walk of --bvh, default the CMU walk) or sparse
+    /// (SPARSE on sensors synthesised from --bvh, default the CMU walk).
     #[arg(long, default_value = "human")]
     scene: String,
     /// Tracking scene: the frames (folder, glob, video, Y4M,
@@ -158,6 +159,9 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     }
     if a.scene == "walker" {
         return walker_gui(a, launched);
+    }
+    if a.scene == "sparse" {
+        return sparse_gui(a, launched);
     }
     if a.frames.is_some() || a.camera.is_some() {
         bail!("--frames and --camera belong to the tracking scene (--scene track)");
@@ -425,6 +429,38 @@ fn walker_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         WalkerGuiOptions {
             bvh: a.bvh.clone(),
             settings,
+            screenshot: a.screenshot,
+            after_secs: a.after_secs,
+            quit_after: a.quit_after,
+            width: a.width,
+            height: a.height,
+            fixed_dt: a.fixed_dt,
+            no_vsync: a.no_vsync,
+        },
+        launched,
+    )
+}
+
+/// `posecloud --scene sparse`: the SPARSE window.
+fn sparse_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
+    use posecloud::gui::sparse_view::{SparseGuiOptions, run};
+    check_window_flags(&a)?;
+    for (flag, given) in [
+        ("--urdf", a.urdf.is_some()),
+        ("--settings", a.settings.is_some()),
+        ("--script", a.script.is_some()),
+        ("--report", a.report.is_some()),
+        ("--frames", a.frames.is_some()),
+        ("--camera", a.camera.is_some()),
+        ("--particles", a.particles.is_some()),
+    ] {
+        if given {
+            bail!("{flag} is not available in the sparse-sensor scene");
+        }
+    }
+    run(
+        SparseGuiOptions {
+            clip: a.bvh.clone(),
             screenshot: a.screenshot,
             after_secs: a.after_secs,
             quit_after: a.quit_after,

@@ -414,3 +414,46 @@ fn walker_scene_shows_legs_cloud_and_the_camera_image() {
         "image panel: {red} {green} {blue}"
     );
 }
+
+/// The sparse-sensor scene at a fixed 1/60 s per frame (one sensor frame
+/// per displayed frame), half a second in.
+#[test]
+#[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
+fn sparse_scene_shows_body_ghost_sensors_and_contacts() {
+    require_display();
+    let png = out_dir().join("sparse.png");
+    let _ = std::fs::remove_file(&png);
+    let stderr = run_app(&[
+        "--scene",
+        "sparse",
+        "--fixed-dt",
+        "0.0168",
+        "--screenshot",
+        png.to_str().unwrap(),
+        "--after-secs",
+        "0.5",
+    ]);
+    assert!(!stderr.contains("sparse:"), "{stderr}");
+    let img = load_png(&png);
+    let px = |x: usize, y: usize| img.rgb[y * img.width + x];
+    let (mut orange, mut magenta, mut red_axis, mut green) = (0, 0, 0, 0);
+    for y in 0..img.height - 180 {
+        for x in 330..img.width {
+            let c = px(x, y);
+            let [r, g, b] = c.map(i32::from);
+            if near(c, [1.0, 0.45, 0.05], 8) {
+                orange += 1;
+            } else if r > 200 && b > 180 && g < 120 {
+                magenta += 1;
+            } else if r > 200 && g < 90 && b < 90 {
+                red_axis += 1;
+            } else if g > 200 && r < 140 && b < 160 {
+                green += 1;
+            }
+        }
+    }
+    assert!(orange > 1000, "no tracked body: {orange} orange pixels");
+    assert!(magenta > 20, "no measured markers: {magenta}");
+    assert!(red_axis > 20, "no IMU frames: {red_axis}");
+    assert!(green > 20, "no IMU y axes or contact arrows: {green}");
+}

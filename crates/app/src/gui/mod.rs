@@ -15,13 +15,15 @@
 //!
 //! The tracking scene (`--scene track`) is its own window:
 //! [`track_view::run`] with [`track_view::TrackingScenePlugin`]; the
-//! walker scene (`--scene walker`) [`walker_view::run`].
+//! walker scene (`--scene walker`) [`walker_view::run`]; the sparse-sensor
+//! scene (`--scene sparse`) [`sparse_view::run`].
 
 pub mod automation;
 pub mod cloud;
 pub mod input;
 pub mod panels;
 pub mod scene_common;
+pub mod sparse_view;
 pub mod track_view;
 pub mod view;
 pub mod walker_view;

@@ -1,0 +1,402 @@
+//! The sparse-sensor scene's window (`posecloud --scene sparse`): SPARSE's
+//! tracker ([`crate::sparse_scene::SparseScene`]) on its own thread.
+//!
+//! - 3D view: the tracked body (orange), the ground-truth ghost (white),
+//!   the IMUs as small RGB axis frames on their bones (grey when off),
+//!   the markers (magenta spheres where measured, cyan where the tracked
+//!   body wears them), contact forces as green arrows (1 cm per 20 N).
+//! - Left: play/pause/step/reset, status, a toggle per IMU and marker,
+//!   the prior (REF, NGT, CD), stiffness and damping (Eq. 6), physics.
+//! - Bottom: body position/orientation error, knee torques, contact force.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Result;
+use bevy::prelude::*;
+use bevy::window::PrimaryWindow;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use egui_plot::{Legend, Line, Plot};
+
+use super::scene_common::{
+    SceneClock, advance_clock, automation, base_app, frame_view, orbit, spawn_view,
+};
+use super::view::OrbitCamera;
+use crate::runtime::{Pacing, Published, SolverRuntime};
+use crate::sparse_scene::{PriorKind, SparseEdit, SparseScene, SparseSettings, SparseSnapshot};
+
+const LEFT_WIDTH: f32 = 320.0;
+const PLOT_HEIGHT: f32 = 170.0;
+
+/// How the sparse window starts.
+#[derive(Clone, Debug)]
+pub struct SparseGuiOptions {
+    pub clip: Option<PathBuf>,
+    pub screenshot: Option<PathBuf>,
+    pub after_secs: f64,
+    pub quit_after: Option<f64>,
+    pub width: u32,
+    pub height: u32,
+    pub fixed_dt: Option<f64>,
+    pub no_vsync: bool,
+}
+
+#[derive(Resource)]
+struct SparseRes {
+    /// In a mutex only to make the resource `Sync` (see the tracking
+    /// scene); the frame has `&mut` access, so it is never contended.
+    runtime: std::sync::Mutex<SolverRuntime<SparseScene>>,
+    settings: SparseSettings,
+    latest: Arc<Published<SparseSnapshot>>,
+    paused: bool,
+    error: Option<String>,
+}
+
+impl SparseRes {
+    fn rt(&mut self) -> &mut SolverRuntime<SparseScene> {
+        self.runtime.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Opens the sparse-sensor window and runs until it is closed.
+///
+/// # Errors
+/// A bad clip, no display/adapter.
+pub fn run(options: SparseGuiOptions, launched: Instant) -> Result<()> {
+    let pacing = if options.fixed_dt.is_some() {
+        Pacing::Inline
+    } else {
+        Pacing::Budget
+    };
+    let scene = SparseScene::new(options.clip.clone(), None)?;
+    super::check_display_and_adapter()?;
+    let settings = scene.settings().clone();
+    let runtime = SolverRuntime::start(scene, pacing);
+    let latest = runtime.latest();
+    let res = SparseRes {
+        runtime: std::sync::Mutex::new(runtime),
+        settings,
+        latest,
+        paused: false,
+        error: None,
+    };
+    let clock = SceneClock::new(
+        launched,
+        options.fixed_dt,
+        options.screenshot.clone(),
+        options.after_secs,
+        options.quit_after,
+    );
+    let mut app = base_app(
+        "posecloud — sparse sensors (SPARSE)".into(),
+        options.width,
+        options.height,
+        options.no_vsync,
+    );
+    app.insert_resource(res)
+        .insert_resource(clock)
+        .add_plugins(SparseScenePlugin);
+    match app.run() {
+        AppExit::Success => Ok(()),
+        AppExit::Error(code) => anyhow::bail!("the app exited with code {code}"),
+    }
+}
+
+#[derive(Default, Reflect, GizmoConfigGroup)]
+struct SparseBodyGizmos;
+
+/// The sparse-sensor scene's systems and panels.
+pub struct SparseScenePlugin;
+
+impl Plugin for SparseScenePlugin {
+    fn build(&self, app: &mut App) {
+        app.init_gizmo_group::<SparseBodyGizmos>()
+            .add_systems(Startup, setup_world)
+            .add_systems(
+                Update,
+                (advance_clock, tick, orbit, draw, automation).chain(),
+            )
+            .add_systems(EguiPrimaryContextPass, panels);
+    }
+}
+
+fn setup_world(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut store: ResMut<GizmoConfigStore>,
+    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
+    res: Res<SparseRes>,
+) {
+    let (body, _) = store.config_mut::<SparseBodyGizmos>();
+    body.line.width = 6.0;
+    body.depth_bias = -0.2;
+    let root = res
+        .latest
+        .data
+        .body
+        .first()
+        .map_or(Vec3::new(0.0, 0.9, 0.0), |p| Vec3::from_array(*p));
+    let orbit = OrbitCamera {
+        focus: root,
+        distance: 3.2,
+        yaw: 0.9,
+        pitch: 0.2,
+        screen_offset: Vec2::ZERO,
+        aspect: 1.6,
+    };
+    let software = adapter
+        .as_ref()
+        .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
+    spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
+}
+
+fn tick(mut res: ResMut<SparseRes>, clock: Res<SceneClock>) {
+    res.rt().tick(clock.clock);
+    res.latest = res.rt().latest();
+    if let Some(e) = &res.latest.error
+        && res.error.as_deref() != Some(e.as_str())
+    {
+        eprintln!("posecloud: sparse: {e}");
+        res.error = Some(e.clone());
+    }
+}
+
+fn draw(res: Res<SparseRes>, mut body: Gizmos<SparseBodyGizmos>, mut plain: Gizmos) {
+    let s = &res.latest.data;
+    let v = |p: [f32; 3]| Vec3::from_array(p);
+    let white = Color::srgb(0.95, 0.95, 0.95);
+    if s.truth.len() == s.body.len() {
+        for &(a, c) in &s.bones {
+            plain.line(v(s.truth[a]), v(s.truth[c]), white);
+        }
+    }
+    let orange = Color::srgb(1.0, 0.45, 0.05);
+    for &(a, c) in &s.bones {
+        body.line(v(s.body[a]), v(s.body[c]), orange);
+    }
+    for (p, q, on) in &s.imus {
+        let at = v(*p);
+        let rot = Quat::from_xyzw(q[0], q[1], q[2], q[3]).normalize();
+        let axes = [
+            (Vec3::X, Color::srgb(1.0, 0.2, 0.2)),
+            (Vec3::Y, Color::srgb(0.2, 1.0, 0.2)),
+            (Vec3::Z, Color::srgb(0.3, 0.5, 1.0)),
+        ];
+        for (axis, colour) in axes {
+            let colour = if *on {
+                colour
+            } else {
+                Color::srgb(0.45, 0.45, 0.45)
+            };
+            body.line(at, at + rot * axis * 0.12, colour);
+        }
+    }
+    for (measured, worn, on) in &s.markers {
+        if let Some(m) = measured {
+            plain.sphere(
+                Isometry3d::from_translation(v(*m)),
+                0.035,
+                Color::srgb(1.0, 0.2, 0.9),
+            );
+        }
+        if worn.iter().all(|x| x.is_finite()) {
+            let colour = if *on {
+                Color::srgb(0.2, 0.9, 1.0)
+            } else {
+                Color::srgb(0.45, 0.45, 0.45)
+            };
+            plain.sphere(Isometry3d::from_translation(v(*worn)), 0.025, colour);
+        }
+    }
+    let green = Color::srgb(0.3, 1.0, 0.4);
+    for (p, f) in &s.contacts {
+        let at = v(*p);
+        plain.arrow(at, at + v(*f) * 0.0005, green);
+    }
+}
+
+fn panels(
+    mut contexts: EguiContexts,
+    mut res: ResMut<SparseRes>,
+    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
+    window: Single<&Window, With<PrimaryWindow>>,
+    clock: Res<SceneClock>,
+) -> bevy::prelude::Result {
+    let ctx = contexts.ctx_mut()?.clone();
+    let snap = res.latest.clone();
+    let s = &snap.data;
+    let mut root = egui::Ui::new(
+        ctx.clone(),
+        "posecloud-sparse-root".into(),
+        egui::UiBuilder::new()
+            .layer_id(egui::LayerId::background())
+            .max_rect(ctx.viewport_rect()),
+    );
+    let mut settings = res.settings.clone();
+    let (mut toggle_pause, mut single, mut reset) = (false, false, false);
+    let r = &mut *res;
+    let left = egui::Panel::left("sparse-controls")
+        .resizable(true)
+        .default_size(LEFT_WIDTH)
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                ui.heading("Sparse sensors (SPARSE)");
+                ui.horizontal(|ui| {
+                    let label = if r.paused { "▶ play" } else { "⏸ pause" };
+                    toggle_pause = ui.button(label).clicked();
+                    single = ui.button("step").clicked();
+                    reset = ui.button("reset").clicked();
+                });
+                ui.checkbox(&mut settings.realtime, "play at 60 frames/s");
+                egui::CollapsingHeader::new("Status")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        ui.label(format!(
+                            "{} · frame {} of {} · {:.0} fps · step {:.2} ms",
+                            s.clip_name, s.frame, s.frames, clock.fps, s.step_ms
+                        ));
+                        if let Some(h) = s.history.back() {
+                            ui.label(format!(
+                                "body error {:.1} cm, {:.1}° · contacts {} ({:.0} N up)",
+                                h.position_cm,
+                                h.orientation_deg,
+                                s.contacts.len(),
+                                h.contact_force
+                            ));
+                        }
+                        if let Some(e) = &r.error {
+                            ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
+                        }
+                    });
+                egui::CollapsingHeader::new("Sensors")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        ui.label("IMUs (orientation):");
+                        for (i, name) in s.sensor_names.0.iter().enumerate() {
+                            if let Some(on) = settings.imus.get_mut(i) {
+                                ui.checkbox(on, name.as_str());
+                            }
+                        }
+                        ui.label("markers (position):");
+                        for (i, name) in s.sensor_names.1.iter().enumerate() {
+                            if let Some(on) = settings.markers.get_mut(i) {
+                                ui.checkbox(on, name.as_str());
+                            }
+                        }
+                    });
+                egui::CollapsingHeader::new("Prior and compliance")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        egui::ComboBox::from_label("prior")
+                            .selected_text(settings.prior.name())
+                            .show_ui(ui, |ui| {
+                                for k in PriorKind::ALL {
+                                    ui.selectable_value(&mut settings.prior, k, k.name());
+                                }
+                            });
+                        for (value, label) in [
+                            (&mut settings.marker_stiffness, "marker stiffness"),
+                            (&mut settings.imu_stiffness, "IMU stiffness"),
+                            (&mut settings.prior_stiffness, "prior stiffness"),
+                        ] {
+                            ui.add(
+                                egui::Slider::new(value, 1e4..=1e10)
+                                    .logarithmic(true)
+                                    .text(label),
+                            );
+                        }
+                        ui.add(
+                            egui::Slider::new(&mut settings.damping, 0.1..=10.0)
+                                .text("sensor damping"),
+                        );
+                        ui.add(
+                            egui::Slider::new(&mut settings.prior_damping, 0.1..=10.0)
+                                .text("prior damping"),
+                        );
+                        ui.checkbox(&mut settings.physics, "physics (contacts, torques)");
+                    });
+            });
+        })
+        .response
+        .rect
+        .width();
+    let bottom = egui::Panel::bottom("sparse-plots")
+        .exact_size(PLOT_HEIGHT)
+        .show(&mut root, |ui| plots(ui, s))
+        .response
+        .rect
+        .height();
+    if toggle_pause {
+        r.paused = !r.paused;
+        let p = r.paused;
+        r.rt().set_paused(p);
+    }
+    if single {
+        r.rt().single_step();
+    }
+    if reset {
+        r.rt().reset();
+        r.error = None;
+    }
+    if settings != r.settings {
+        r.settings = settings.clone();
+        r.rt().edit(SparseEdit::Settings(settings));
+    }
+    let focus = s.body.first().map(|p| Vec3::new(p[0], p[1].max(0.6), p[2]));
+    frame_view(&mut camera, &window, (left, 0.0, bottom), focus);
+    Ok(())
+}
+
+fn plots(ui: &mut egui::Ui, s: &SparseSnapshot) {
+    let width = (ui.available_width() - 24.0) / 3.0;
+    let height = PLOT_HEIGHT - 30.0;
+    let series = |f: &dyn Fn(&crate::sparse_scene::SparseSample) -> f64| -> Vec<[f64; 2]> {
+        s.history.iter().map(|h| [h.frame as f64, f(h)]).collect()
+    };
+    ui.horizontal(|ui| {
+        ui.vertical(|ui| {
+            ui.set_width(width);
+            ui.small("mean body error: position (cm), orientation (deg)");
+            Plot::new("sparse-err")
+                .height(height)
+                .include_y(0.0)
+                .legend(Legend::default().position(egui_plot::Corner::LeftTop))
+                .allow_drag(false)
+                .allow_zoom(false)
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    plot.line(Line::new("cm", series(&|h| h.position_cm)));
+                    plot.line(Line::new("deg", series(&|h| h.orientation_deg)));
+                });
+        });
+        ui.vertical(|ui| {
+            ui.set_width(width);
+            ui.small("knee flexion torque (N·m)");
+            Plot::new("sparse-knee")
+                .height(height)
+                .legend(Legend::default().position(egui_plot::Corner::LeftTop))
+                .allow_drag(false)
+                .allow_zoom(false)
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    plot.line(Line::new("left", series(&|h| h.knee_torque[0])));
+                    plot.line(Line::new("right", series(&|h| h.knee_torque[1])));
+                });
+        });
+        ui.vertical(|ui| {
+            ui.set_width(width);
+            ui.small("vertical contact force (N)");
+            Plot::new("sparse-contact")
+                .height(height)
+                .include_y(0.0)
+                .allow_drag(false)
+                .allow_zoom(false)
+                .allow_scroll(false)
+                .show(ui, |plot| {
+                    plot.line(Line::new("force", series(&|h| h.contact_force)));
+                });
+        });
+    });
+}
