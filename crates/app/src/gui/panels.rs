@@ -114,6 +114,23 @@ fn scene_section(
                     }
                 }
             });
+            // The tracking, walker and sparse-sensor scenes have windows of
+            // their own: each button starts one beside this one.
+            ui.horizontal(|ui| {
+                ui.label("new window:");
+                for name in ["track", "walker", "sparse"] {
+                    if ui.button(name).clicked() {
+                        let started = std::env::current_exe().and_then(|exe| {
+                            std::process::Command::new(exe)
+                                .args(["--scene", name])
+                                .spawn()
+                        });
+                        if let Err(e) = started {
+                            state.fail(&format!("starting the {name} scene"), &e.into());
+                        }
+                    }
+                }
+            });
             ui.horizontal(|ui| {
                 ui.label("URDF");
                 ui.add(egui::TextEdit::singleline(&mut state.urdf_path).desired_width(170.0));
