@@ -116,8 +116,9 @@ fn scene_section(
             });
             // The tracking, walker and sparse-sensor scenes have windows of
             // their own: each button starts one beside this one.
-            ui.horizontal(|ui| {
-                ui.label("new window:");
+            // Wrapped, so the row never widens the panel.
+            ui.horizontal_wrapped(|ui| {
+                ui.label("in a new window:");
                 for name in ["track", "walker", "sparse"] {
                     if ui.button(name).clicked() {
                         let started = std::env::current_exe().and_then(|exe| {
