@@ -179,43 +179,7 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     {
         bail!("--particles: must be 1 … {MAX_PARTICLES}, got {n}");
     }
-    if let Some(q) = a.quit_after
-        && !(q.is_finite() && q >= 0.0)
-    {
-        bail!("--quit-after: must be finite and >= 0, got {q}");
-    }
-    if let Some(dt) = a.fixed_dt
-        && !(dt.is_finite() && dt > 0.0)
-    {
-        bail!("--fixed-dt: must be finite and > 0, got {dt}");
-    }
-    // wgpu's smallest guaranteed texture size (WebGPU's default limits);
-    // larger windows fail inside the renderer.
-    const MAX_WINDOW: u32 = 8192;
-    for (flag, v) in [("--width", a.width), ("--height", a.height)] {
-        if !(1..=MAX_WINDOW).contains(&v) {
-            bail!("{flag}: must be 1 … {MAX_WINDOW} pixels, got {v}");
-        }
-    }
-    if !(a.after_secs.is_finite() && a.after_secs >= 0.0) {
-        bail!(
-            "--after-secs: must be finite and >= 0, got {}",
-            a.after_secs
-        );
-    }
-    if let Some(path) = &a.screenshot {
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !dir.is_dir() {
-            bail!(
-                "--screenshot {}: the folder {} does not exist",
-                path.display(),
-                dir.display()
-            );
-        }
-    }
+    check_window_flags(&a)?;
     let settings = a.settings.as_deref().map(Settings::load).transpose()?;
     run(
         GuiOptions {
@@ -319,6 +283,8 @@ fn check_window_flags(a: &GuiArgs) -> Result<()> {
     {
         bail!("--fixed-dt: must be finite and > 0, got {dt}");
     }
+    // wgpu's smallest guaranteed texture size (WebGPU's default limits);
+    // larger windows fail inside the renderer.
     const MAX_WINDOW: u32 = 8192;
     for (flag, v) in [("--width", a.width), ("--height", a.height)] {
         if !(1..=MAX_WINDOW).contains(&v) {
