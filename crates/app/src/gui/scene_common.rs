@@ -216,3 +216,96 @@ pub fn spawn_view(
         Transform::from_xyz(0.0, -0.001, 0.0),
     ));
 }
+
+/// A scene's solver as the frame sees it: its runtime (own thread, or
+/// inline for `--fixed-dt` replays), the latest snapshot, pause state and
+/// the last error.
+#[derive(Resource)]
+pub struct SceneRuntime<S: crate::runtime::Solver> {
+    /// In a mutex only to make the resource `Sync` (inline replays keep
+    /// the solver here, and frame sources are `Send` only); the frame has
+    /// `&mut` access, so it is never contended.
+    runtime: std::sync::Mutex<crate::runtime::SolverRuntime<S>>,
+    pub latest: Arc<crate::runtime::Published<S::Snapshot>>,
+    pub paused: bool,
+    pub error: Option<String>,
+    /// Prefix of errors on stderr (`posecloud: LABEL: …`).
+    label: &'static str,
+}
+
+impl<S: crate::runtime::Solver> SceneRuntime<S> {
+    /// Starts `solver` with `pacing`; `label` names the scene in errors.
+    pub fn start(solver: S, pacing: crate::runtime::Pacing, label: &'static str) -> Self {
+        let runtime = crate::runtime::SolverRuntime::start(solver, pacing);
+        let latest = runtime.latest();
+        Self {
+            runtime: std::sync::Mutex::new(runtime),
+            latest,
+            paused: false,
+            error: None,
+            label,
+        }
+    }
+
+    pub fn rt(&mut self) -> &mut crate::runtime::SolverRuntime<S> {
+        self.runtime.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends an edit to the solver.
+    pub fn edit(&mut self, edit: S::Edit) {
+        self.rt().edit(edit);
+    }
+
+    /// Applies what the play buttons asked for.
+    pub fn play(&mut self, p: PlayButtons) {
+        if p.toggle_pause {
+            self.paused = !self.paused;
+            let paused = self.paused;
+            self.rt().set_paused(paused);
+        }
+        if p.single_step {
+            self.rt().single_step();
+        }
+        if p.reset {
+            self.rt().reset();
+            self.error = None;
+        }
+    }
+}
+
+/// Ticks the scene's solver at the window's clock and takes its latest
+/// snapshot (never waits for it); a new solver error goes to stderr.
+pub fn tick_scene<S: crate::runtime::Solver>(
+    mut res: ResMut<SceneRuntime<S>>,
+    clock: Res<SceneClock>,
+) {
+    res.rt().tick(clock.clock);
+    res.latest = res.rt().latest();
+    if let Some(e) = &res.latest.error
+        && res.error.as_deref() != Some(e.as_str())
+    {
+        eprintln!("posecloud: {}: {e}", res.label);
+        res.error = Some(e.clone());
+    }
+}
+
+/// What the play / step / reset buttons asked for this frame.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PlayButtons {
+    pub toggle_pause: bool,
+    pub single_step: bool,
+    pub reset: bool,
+}
+
+/// The play / step / reset buttons in one row.
+pub fn play_buttons(ui: &mut bevy_egui::egui::Ui, paused: bool) -> PlayButtons {
+    ui.horizontal(|ui| {
+        let label = if paused { "▶ play" } else { "⏸ pause" };
+        PlayButtons {
+            toggle_pause: ui.button(label).clicked(),
+            single_step: ui.button("step").clicked(),
+            reset: ui.button("reset").clicked(),
+        }
+    })
+    .inner
+}

@@ -10,7 +10,6 @@
 //! - Bottom: body position/orientation error, knee torques, contact force.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -20,10 +19,11 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 
 use super::scene_common::{
-    SceneClock, advance_clock, automation, base_app, frame_view, orbit, spawn_view,
+    SceneClock, SceneRuntime, advance_clock, automation, base_app, frame_view, orbit, play_buttons,
+    spawn_view, tick_scene,
 };
 use super::view::OrbitCamera;
-use crate::runtime::{Pacing, Published, SolverRuntime};
+use crate::runtime::Pacing;
 use crate::sparse_scene::{PriorKind, SparseEdit, SparseScene, SparseSettings, SparseSnapshot};
 
 const LEFT_WIDTH: f32 = 320.0;
@@ -42,22 +42,13 @@ pub struct SparseGuiOptions {
     pub no_vsync: bool,
 }
 
+/// The panel's copy of the settings (sent on change).
 #[derive(Resource)]
-struct SparseRes {
-    /// In a mutex only to make the resource `Sync` (see the tracking
-    /// scene); the frame has `&mut` access, so it is never contended.
-    runtime: std::sync::Mutex<SolverRuntime<SparseScene>>,
+struct SparseUi {
     settings: SparseSettings,
-    latest: Arc<Published<SparseSnapshot>>,
-    paused: bool,
-    error: Option<String>,
 }
 
-impl SparseRes {
-    fn rt(&mut self) -> &mut SolverRuntime<SparseScene> {
-        self.runtime.get_mut().unwrap_or_else(|e| e.into_inner())
-    }
-}
+type SparseRes = SceneRuntime<SparseScene>;
 
 /// Opens the sparse-sensor window and runs until it is closed.
 ///
@@ -72,15 +63,7 @@ pub fn run(options: SparseGuiOptions, launched: Instant) -> Result<()> {
     let scene = SparseScene::new(options.clip.clone(), None)?;
     super::check_display_and_adapter()?;
     let settings = scene.settings().clone();
-    let runtime = SolverRuntime::start(scene, pacing);
-    let latest = runtime.latest();
-    let res = SparseRes {
-        runtime: std::sync::Mutex::new(runtime),
-        settings,
-        latest,
-        paused: false,
-        error: None,
-    };
+    let res = SparseRes::start(scene, pacing, "sparse");
     let clock = SceneClock::new(
         launched,
         options.fixed_dt,
@@ -95,6 +78,7 @@ pub fn run(options: SparseGuiOptions, launched: Instant) -> Result<()> {
         options.no_vsync,
     );
     app.insert_resource(res)
+        .insert_resource(SparseUi { settings })
         .insert_resource(clock)
         .add_plugins(SparseScenePlugin);
     match app.run() {
@@ -115,7 +99,14 @@ impl Plugin for SparseScenePlugin {
             .add_systems(Startup, setup_world)
             .add_systems(
                 Update,
-                (advance_clock, tick, orbit, draw, automation).chain(),
+                (
+                    advance_clock,
+                    tick_scene::<SparseScene>,
+                    orbit,
+                    draw,
+                    automation,
+                )
+                    .chain(),
             )
             .add_systems(EguiPrimaryContextPass, panels);
     }
@@ -150,17 +141,6 @@ fn setup_world(
         .as_ref()
         .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
     spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
-}
-
-fn tick(mut res: ResMut<SparseRes>, clock: Res<SceneClock>) {
-    res.rt().tick(clock.clock);
-    res.latest = res.rt().latest();
-    if let Some(e) = &res.latest.error
-        && res.error.as_deref() != Some(e.as_str())
-    {
-        eprintln!("posecloud: sparse: {e}");
-        res.error = Some(e.clone());
-    }
 }
 
 fn draw(res: Res<SparseRes>, mut body: Gizmos<SparseBodyGizmos>, mut plain: Gizmos) {
@@ -220,6 +200,7 @@ fn draw(res: Res<SparseRes>, mut body: Gizmos<SparseBodyGizmos>, mut plain: Gizm
 fn panels(
     mut contexts: EguiContexts,
     mut res: ResMut<SparseRes>,
+    mut ui_state: ResMut<SparseUi>,
     mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
     window: Single<&Window, With<PrimaryWindow>>,
     clock: Res<SceneClock>,
@@ -234,8 +215,8 @@ fn panels(
             .layer_id(egui::LayerId::background())
             .max_rect(ctx.viewport_rect()),
     );
-    let mut settings = res.settings.clone();
-    let (mut toggle_pause, mut single, mut reset) = (false, false, false);
+    let mut settings = ui_state.settings.clone();
+    let mut play = Default::default();
     let r = &mut *res;
     let left = egui::Panel::left("sparse-controls")
         .resizable(true)
@@ -243,12 +224,7 @@ fn panels(
         .show(&mut root, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 ui.heading("Sparse sensors (SPARSE)");
-                ui.horizontal(|ui| {
-                    let label = if r.paused { "▶ play" } else { "⏸ pause" };
-                    toggle_pause = ui.button(label).clicked();
-                    single = ui.button("step").clicked();
-                    reset = ui.button("reset").clicked();
-                });
+                play = play_buttons(ui, r.paused);
                 ui.checkbox(&mut settings.realtime, "play at 60 frames/s");
                 egui::CollapsingHeader::new("Status")
                     .default_open(true)
@@ -328,21 +304,10 @@ fn panels(
         .response
         .rect
         .height();
-    if toggle_pause {
-        r.paused = !r.paused;
-        let p = r.paused;
-        r.rt().set_paused(p);
-    }
-    if single {
-        r.rt().single_step();
-    }
-    if reset {
-        r.rt().reset();
-        r.error = None;
-    }
-    if settings != r.settings {
-        r.settings = settings.clone();
-        r.rt().edit(SparseEdit::Settings(settings));
+    r.play(play);
+    if settings != ui_state.settings {
+        ui_state.settings = settings.clone();
+        r.edit(SparseEdit::Settings(settings));
     }
     let focus = s.body.first().map(|p| Vec3::new(p[0], p[1].max(0.6), p[2]));
     frame_view(&mut camera, &window, (left, 0.0, bottom), focus);

@@ -17,7 +17,6 @@
 //!   truth for synthetic sources).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -28,11 +27,12 @@ use egui_plot::{Legend, Line, Plot};
 use track::FilterKind;
 
 use super::scene_common::{
-    SceneClock, advance_clock, automation, base_app, frame_view, orbit, spawn_view,
+    SceneClock, SceneRuntime, advance_clock, automation, base_app, frame_view, orbit, play_buttons,
+    spawn_view, tick_scene,
 };
 use super::view::OrbitCamera;
 use crate::colormap::{viridis, weight_alpha, weight_position};
-use crate::runtime::{Pacing, Published, SolverRuntime};
+use crate::runtime::{Pacing, Published};
 use crate::tracking::{
     MAX_TRACK_PARTICLES, TrackEdit, TrackSettings, TrackSnapshot, TrackSpec, TrackingScene,
     class_colour, repo_path,
@@ -60,41 +60,20 @@ pub struct TrackGuiOptions {
 }
 
 /// The scene as the frame sees it.
-#[derive(Resource)]
-struct TrackRes {
-    /// In a mutex only to make the resource `Sync` (inline replays keep
-    /// the solver here, and frame sources are `Send` only); the frame has
-    /// `&mut` access, so it is never contended.
-    runtime: std::sync::Mutex<SolverRuntime<TrackingScene>>,
-    spec: TrackSpec,
-    /// The panel's copy of the settings (sent on change).
-    settings: TrackSettings,
-    latest: Arc<Published<TrackSnapshot>>,
-    paused: bool,
-}
+type TrackRes = SceneRuntime<TrackingScene>;
 
-impl TrackRes {
-    fn rt(&mut self) -> &mut SolverRuntime<TrackingScene> {
-        self.runtime.get_mut().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn start(spec: TrackSpec, settings: TrackSettings, pacing: Pacing) -> Result<Self> {
-        let scene = TrackingScene::new(spec.clone(), settings.clone())?;
-        let runtime = SolverRuntime::start(scene, pacing);
-        let latest = runtime.latest();
-        Ok(Self {
-            runtime: std::sync::Mutex::new(runtime),
-            spec,
-            settings,
-            latest,
-            paused: false,
-        })
-    }
+fn start_scene(spec: &TrackSpec, settings: &TrackSettings, pacing: Pacing) -> Result<TrackRes> {
+    let scene = TrackingScene::new(spec.clone(), settings.clone())?;
+    Ok(TrackRes::start(scene, pacing, "tracker"))
 }
 
 /// UI state that is not a tracker setting.
 #[derive(Resource)]
 struct TrackUi {
+    /// The scene's spec and the panel's copy of the settings (sent on
+    /// change).
+    spec: TrackSpec,
+    settings: TrackSettings,
     error: Option<String>,
     /// Source field: `synthetic`, `synthetic:hop`, `webcam:0`, a folder, a
     /// glob or a video file.
@@ -136,10 +115,12 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
     } else {
         Pacing::Budget
     };
-    let res = TrackRes::start(options.spec.clone(), options.settings.clone(), pacing)?;
+    let res = start_scene(&options.spec, &options.settings, pacing)?;
     super::check_display_and_adapter()?;
     let title = format!("posecloud — {}", options.spec.label());
     let ui = TrackUi {
+        spec: options.spec.clone(),
+        settings: options.settings.clone(),
         error: None,
         source_text: options
             .spec
@@ -184,7 +165,15 @@ impl Plugin for TrackingScenePlugin {
             .add_systems(Startup, setup_world)
             .add_systems(
                 Update,
-                (advance_clock, tick, orbit, draw, automation).chain(),
+                (
+                    advance_clock,
+                    tick_scene::<TrackingScene>,
+                    follow_scrub,
+                    orbit,
+                    draw,
+                    automation,
+                )
+                    .chain(),
             )
             .add_systems(EguiPrimaryContextPass, panels);
     }
@@ -224,18 +213,11 @@ fn setup_world(
     spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
 }
 
-/// The solver's tick and its latest snapshot.
-fn tick(mut track: ResMut<TrackRes>, mut ui: ResMut<TrackUi>, clock: Res<SceneClock>) {
-    track.rt().tick(clock.clock);
-    track.latest = track.rt().latest();
-    if let Some(e) = &track.latest.error
-        && ui.error.as_deref() != Some(e.as_str())
-    {
-        eprintln!("posecloud: tracker: {e}");
-        ui.error = Some(e.clone());
-    }
+/// The frame slider follows the frames while playing.
+fn follow_scrub(track: Res<TrackRes>, mut ui: ResMut<TrackUi>) {
     if let Some(k) = track.latest.data.frame_index
         && !track.paused
+        && ui.scrub != k
     {
         ui.scrub = k;
     }
@@ -434,12 +416,10 @@ fn panels(
             .layer_id(egui::LayerId::background())
             .max_rect(ctx.viewport_rect()),
     );
-    let mut settings = track.settings.clone();
+    let mut settings = ui_state.settings.clone();
     let mut open: Option<TrackSpec> = None;
     let mut edits: Vec<TrackEdit> = Vec::new();
-    let mut reset = false;
-    let mut toggle_pause = false;
-    let mut single = false;
+    let mut play = Default::default();
     let s = &snap.data;
     let ui_s = &mut *ui_state;
     let left = egui::Panel::left("track-controls")
@@ -467,24 +447,14 @@ fn panels(
                         ui.label("camera file:");
                         ui.text_edit_singleline(&mut ui_s.camera_text);
                         if ui.button("Open").clicked() {
-                            open =
-                                Some(spec_for(&ui_s.source_text, &ui_s.camera_text, &track.spec));
+                            open = Some(spec_for(&ui_s.source_text, &ui_s.camera_text, &ui_s.spec));
                         }
                         ui.small(s.source_name.as_str());
                     });
                 egui::CollapsingHeader::new("Play")
                     .default_open(true)
                     .show(ui, |ui| {
-                        ui.horizontal(|ui| {
-                            let label = if track.paused {
-                                "▶ play"
-                            } else {
-                                "⏸ pause"
-                            };
-                            toggle_pause = ui.button(label).clicked();
-                            single = ui.button("step").clicked();
-                            reset = ui.button("reset").clicked();
-                        });
+                        play = play_buttons(ui, track.paused);
                         if let Some(n) = s.frame_count.filter(|n| *n > 1) {
                             let r =
                                 ui.add(egui::Slider::new(&mut ui_s.scrub, 0..=n - 1).text("frame"));
@@ -530,6 +500,9 @@ fn panels(
                         }
                         if s.ended {
                             ui.colored_label(egui::Color32::YELLOW, "end of the source");
+                        }
+                        if let Some(e) = &track.error {
+                            ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
                         }
                         if let Some(e) = &ui_s.error {
                             ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
@@ -621,35 +594,28 @@ fn panels(
         .rect
         .height();
 
-    if toggle_pause {
-        track.paused = !track.paused;
-        let p = track.paused;
-        track.rt().set_paused(p);
-    }
-    if single {
-        track.rt().single_step();
-    }
-    if reset {
-        track.rt().reset();
+    track.play(play);
+    if play.reset {
         ui_state.error = None;
     }
     for e in edits {
-        track.rt().edit(e);
+        track.edit(e);
     }
-    if settings != track.settings {
+    if settings != ui_state.settings {
         match settings.validate() {
             Ok(()) => {
-                track.settings = settings.clone();
-                track.rt().edit(TrackEdit::Settings(settings));
+                ui_state.settings = settings.clone();
+                track.edit(TrackEdit::Settings(settings));
             }
             Err(e) => ui_state.fail("settings", &e),
         }
     }
     if let Some(spec) = open {
         let pacing = ui_state.pacing;
-        match TrackRes::start(spec, track.settings.clone(), pacing) {
+        match start_scene(&spec, &ui_state.settings, pacing) {
             Ok(new) => {
                 *track = new;
+                ui_state.spec = spec;
                 ui_state.error = None;
                 // The new scene's first frame replaces the pictures.
                 ui_state.tex_version = u64::MAX;

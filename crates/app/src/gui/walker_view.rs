@@ -13,7 +13,6 @@
 //! - Bottom: ESS and per-point 2D error.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -25,11 +24,12 @@ use walker::Dynamics;
 use walker::mocap::POINTS;
 
 use super::scene_common::{
-    SceneClock, advance_clock, automation, base_app, frame_view, orbit, spawn_view,
+    SceneClock, SceneRuntime, advance_clock, automation, base_app, frame_view, orbit, play_buttons,
+    spawn_view, tick_scene,
 };
 use super::view::OrbitCamera;
 use crate::colormap::{viridis, weight_alpha, weight_position};
-use crate::runtime::{Pacing, Published, SolverRuntime};
+use crate::runtime::Pacing;
 use crate::walker_scene::{
     MAX_WALKER_PARTICLES, POINT_NAMES, WalkerEdit, WalkerScene, WalkerSettings, WalkerSnapshot,
 };
@@ -61,25 +61,16 @@ pub struct WalkerGuiOptions {
     pub no_vsync: bool,
 }
 
+type WalkerRes = SceneRuntime<WalkerScene>;
+
+/// The panel's copy of the settings (sent on change) and the occlusion
+/// span's fields (applied with the checkbox).
 #[derive(Resource)]
-struct WalkerRes {
-    /// In a mutex only to make the resource `Sync` (see the tracking
-    /// scene); the frame has `&mut` access, so it is never contended.
-    runtime: std::sync::Mutex<SolverRuntime<WalkerScene>>,
+struct WalkerUi {
     settings: WalkerSettings,
-    latest: Arc<Published<WalkerSnapshot>>,
-    paused: bool,
-    error: Option<String>,
-    /// The occlusion span's fields (applied with the checkbox).
     occlude: bool,
     occlude_from: usize,
     occlude_frames: usize,
-}
-
-impl WalkerRes {
-    fn rt(&mut self) -> &mut SolverRuntime<WalkerScene> {
-        self.runtime.get_mut().unwrap_or_else(|e| e.into_inner())
-    }
 }
 
 /// Opens the walker window and runs until it is closed.
@@ -94,18 +85,13 @@ pub fn run(options: WalkerGuiOptions, launched: Instant) -> Result<()> {
     };
     let scene = WalkerScene::new(options.bvh.clone(), options.settings.clone())?;
     super::check_display_and_adapter()?;
-    let runtime = SolverRuntime::start(scene, pacing);
-    let latest = runtime.latest();
+    let res = WalkerRes::start(scene, pacing, "walker");
     let (occlude, occlude_from, occlude_frames) = match options.settings.occlusion {
         Some((a, b)) => (true, a, b - a),
         None => (false, 12, 30),
     };
-    let res = WalkerRes {
-        runtime: std::sync::Mutex::new(runtime),
+    let ui = WalkerUi {
         settings: options.settings.clone(),
-        latest,
-        paused: false,
-        error: None,
         occlude,
         occlude_from,
         occlude_frames,
@@ -124,6 +110,7 @@ pub fn run(options: WalkerGuiOptions, launched: Instant) -> Result<()> {
         options.no_vsync,
     );
     app.insert_resource(res)
+        .insert_resource(ui)
         .insert_resource(clock)
         .add_plugins(WalkerScenePlugin);
     match app.run() {
@@ -153,7 +140,14 @@ impl Plugin for WalkerScenePlugin {
             .add_systems(Startup, setup_world)
             .add_systems(
                 Update,
-                (advance_clock, tick, orbit, draw, automation).chain(),
+                (
+                    advance_clock,
+                    tick_scene::<WalkerScene>,
+                    orbit,
+                    draw,
+                    automation,
+                )
+                    .chain(),
             )
             .add_systems(EguiPrimaryContextPass, panels);
     }
@@ -189,17 +183,6 @@ fn setup_world(
         .as_ref()
         .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
     spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
-}
-
-fn tick(mut res: ResMut<WalkerRes>, clock: Res<SceneClock>) {
-    res.rt().tick(clock.clock);
-    res.latest = res.rt().latest();
-    if let Some(e) = &res.latest.error
-        && res.error.as_deref() != Some(e.as_str())
-    {
-        eprintln!("posecloud: walker: {e}");
-        res.error = Some(e.clone());
-    }
 }
 
 fn draw(
@@ -266,6 +249,7 @@ fn draw(
 fn panels(
     mut contexts: EguiContexts,
     mut res: ResMut<WalkerRes>,
+    mut ui_state: ResMut<WalkerUi>,
     mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
     window: Single<&Window, With<PrimaryWindow>>,
     clock: Res<SceneClock>,
@@ -280,21 +264,17 @@ fn panels(
             .layer_id(egui::LayerId::background())
             .max_rect(ctx.viewport_rect()),
     );
-    let mut settings = res.settings.clone();
-    let (mut toggle_pause, mut single, mut reset) = (false, false, false);
+    let mut settings = ui_state.settings.clone();
+    let mut play = Default::default();
     let r = &mut *res;
+    let u = &mut *ui_state;
     let left = egui::Panel::left("walker-controls")
         .resizable(true)
         .default_size(LEFT_WIDTH)
         .show(&mut root, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 ui.heading("Walker (PHYSPRIOR)");
-                ui.horizontal(|ui| {
-                    let label = if r.paused { "▶ play" } else { "⏸ pause" };
-                    toggle_pause = ui.button(label).clicked();
-                    single = ui.button("step").clicked();
-                    reset = ui.button("reset").clicked();
-                });
+                play = play_buttons(ui, r.paused);
                 ui.checkbox(&mut settings.realtime, "play at 30 frames/s");
                 egui::CollapsingHeader::new("Status")
                     .default_open(true)
@@ -364,22 +344,22 @@ fn panels(
                 egui::CollapsingHeader::new("Occlusion")
                     .default_open(true)
                     .show(ui, |ui| {
-                        ui.checkbox(&mut r.occlude, "hide knees and feet");
+                        ui.checkbox(&mut u.occlude, "hide knees and feet");
                         let frames = s.frames.max(2);
                         ui.add(
-                            egui::Slider::new(&mut r.occlude_from, 0..=frames - 1)
+                            egui::Slider::new(&mut u.occlude_from, 0..=frames - 1)
                                 .text("from frame"),
                         );
-                        ui.add(egui::Slider::new(&mut r.occlude_frames, 1..=frames).text("frames"));
+                        ui.add(egui::Slider::new(&mut u.occlude_frames, 1..=frames).text("frames"));
                     });
             });
         })
         .response
         .rect
         .width();
-    settings.occlusion = r
+    settings.occlusion = u
         .occlude
-        .then_some((r.occlude_from, r.occlude_from + r.occlude_frames));
+        .then_some((u.occlude_from, u.occlude_from + u.occlude_frames));
     let right = egui::Panel::right("walker-image")
         .resizable(false)
         .exact_size(RIGHT_WIDTH)
@@ -393,23 +373,12 @@ fn panels(
         .response
         .rect
         .height();
-    if toggle_pause {
-        r.paused = !r.paused;
-        let p = r.paused;
-        r.rt().set_paused(p);
-    }
-    if single {
-        r.rt().single_step();
-    }
-    if reset {
-        r.rt().reset();
-        r.error = None;
-    }
-    if settings != r.settings {
+    r.play(play);
+    if settings != u.settings {
         match settings.validate() {
             Ok(()) => {
-                r.settings = settings.clone();
-                r.rt().edit(WalkerEdit::Settings(settings));
+                u.settings = settings.clone();
+                r.edit(WalkerEdit::Settings(settings));
             }
             Err(e) => r.error = Some(format!("settings: {e:#}")),
         }
