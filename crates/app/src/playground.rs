@@ -69,6 +69,9 @@ pub struct Playground {
     pub scene: Scene,
     settings: Settings,
     targets: Vec<Target>,
+    /// The problem every solver works on (scene constraints + targets):
+    /// SMC-IK keeps a copy, the Jacobian baselines read this one.
+    constraints: ConstraintSet,
     smc: SmcIk,
     jacobian: JacobianSolver,
     /// The Jacobian solvers' pose (they have no cloud).
@@ -105,7 +108,7 @@ impl Playground {
         let constraints = build_constraints(&scene, &settings, &targets)?;
         let smc = SmcIk::new(
             skel.clone(),
-            constraints,
+            constraints.clone(),
             smc_config(&settings),
             &scene.initial,
         )?;
@@ -120,6 +123,7 @@ impl Playground {
             paused: false,
             last_ess: settings.filter.particles as f64,
             targets,
+            constraints,
             smc,
             settings,
             scene,
@@ -258,8 +262,8 @@ impl Playground {
     }
 
     fn rebuild_constraints(&mut self) -> Result<()> {
-        let set = build_constraints(&self.scene, &self.settings, &self.targets)?;
-        *self.smc.constraints_mut() = set;
+        self.constraints = build_constraints(&self.scene, &self.settings, &self.targets)?;
+        *self.smc.constraints_mut() = self.constraints.clone();
         Ok(())
     }
 
@@ -317,6 +321,8 @@ impl Playground {
             return Ok(());
         }
         t.position = position;
+        self.constraints
+            .set_position_target(fixed + index, position)?;
         self.smc
             .constraints_mut()
             .set_position_target(fixed + index, position)?;
@@ -397,7 +403,7 @@ impl Playground {
         } else {
             self.jacobian.iterate(
                 &self.scene.skeleton,
-                self.smc.constraints(),
+                &self.constraints,
                 &mut self.jacobian_pose,
             )?;
             self.last_ess = 1.0;

@@ -105,13 +105,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
 use skeleton::{BatchForwardKinematics, Skeleton};
-use smc::{BoxError, Likelihood};
+use smc::{BoxError, Likelihood, Term};
 
 use crate::camera::{Camera, RasterCamera};
 use crate::error::{GpuError, Result};
 use crate::likelihood::{
-    CLASSES, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation, check_label_map,
-    check_states,
+    CLASSES, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation, Poses, add_results,
+    check_label_map, check_states,
 };
 use crate::raster::{
     CapsuleInstance, PixelRect, capsule_instances, capsule_rect, capsules_per_pose,
@@ -787,9 +787,40 @@ impl GpuLikelihood {
     pub fn evaluate(&mut self, obs: &Observation, states: &[f64]) -> Result<&Evaluation> {
         let dof = self.skeleton.dof();
         let (view, state) = self.split();
-        let ticket = view.submit(state, obs, states, dof)?;
+        let ticket = view.submit(state, obs, states, dof, Poses::States)?;
         view.collect(state, ticket)?;
         Ok(&state.results)
+    }
+
+    /// As [`Self::evaluate`], with each pose's joint transforms read from
+    /// `fk` (prepared once for the batch by [`skeleton::Posing`] and shared
+    /// with the other likelihood terms) instead of computed here.
+    ///
+    /// # Errors
+    /// As [`Self::evaluate`]; `fk` not computed from `states`' N poses.
+    pub fn evaluate_posed(
+        &mut self,
+        obs: &Observation,
+        states: &[f64],
+        fk: &BatchForwardKinematics,
+    ) -> Result<&Evaluation> {
+        let ticket = self.submit_posed(obs, states, fk)?;
+        self.collect(ticket)
+    }
+
+    /// As [`Self::submit`], with the joint transforms read from `fk`.
+    ///
+    /// # Errors
+    /// As [`Self::submit`]; `fk` not computed from `states`' N poses.
+    pub fn submit_posed(
+        &mut self,
+        obs: &Observation,
+        states: &[f64],
+        fk: &BatchForwardKinematics,
+    ) -> Result<Ticket> {
+        let dof = self.skeleton.dof();
+        let (view, state) = self.split();
+        view.submit(state, obs, states, dof, Poses::Posed(fk))
     }
 
     /// Records and submits the batch `states` (row-major `N × D`) against
@@ -808,7 +839,7 @@ impl GpuLikelihood {
     pub fn submit(&mut self, obs: &Observation, states: &[f64]) -> Result<Ticket> {
         let dof = self.skeleton.dof();
         let (view, state) = self.split();
-        view.submit(state, obs, states, dof)
+        view.submit(state, obs, states, dof, Poses::States)
     }
 
     /// Waits for the batch of `ticket` and reads it back: counts, `F` and
@@ -881,7 +912,12 @@ impl GpuLikelihood {
         let mut tiles = vec![0u8; n * px];
         for c in 0..n.div_ceil(per_pass) {
             let range = c * per_pass..((c + 1) * per_pass).min(n);
-            view.prepare_chunk(state, &states[range.start * dof..range.end * dof])?;
+            view.prepare_chunk(
+                state,
+                &states[range.start * dof..range.end * dof],
+                Poses::States,
+                range.start,
+            )?;
             let res = state.resources.as_ref().expect("resources were ensured");
             // Every pass of this call uploads into pass slot 0 and is
             // submitted (and read back) before the next.
@@ -1064,6 +1100,7 @@ impl View<'_> {
         obs: &Observation,
         states: &[f64],
         dim: usize,
+        poses: Poses<'_>,
     ) -> Result<Ticket> {
         let (device, queue, view) = (self.device, self.queue, self);
         let (w, h) = (view.camera.width, view.camera.height);
@@ -1077,6 +1114,7 @@ impl View<'_> {
             });
         }
         let n = check_states(view.skeleton, states, dim)?;
+        poses.check(view.skeleton, n)?;
         let slot = state
             .slots
             .iter()
@@ -1117,7 +1155,12 @@ impl View<'_> {
         }
         for c in 0..chunks {
             let range = c * tiles..((c + 1) * tiles).min(n);
-            view.prepare_chunk(state, &states[range.start * dim..range.end * dim])?;
+            view.prepare_chunk(
+                state,
+                &states[range.start * dim..range.end * dim],
+                poses,
+                range.start,
+            )?;
             let res = state.resources.as_ref().expect("resources were ensured");
             view.upload_chunk(res, state, c);
             view.encode_raster(&mut encoder, res, c, range.len());
@@ -1423,15 +1466,24 @@ impl View<'_> {
         cached.extend_from_slice(obs.labels());
     }
 
-    /// Forward kinematics, capsules and rectangles of one pass's poses into
-    /// the state's CPU buffers.
-    fn prepare_chunk(&self, state: &mut State, states: &[f64]) -> Result<()> {
+    /// Forward kinematics (unless `poses` holds them: then pose `i` of
+    /// this pass is `first + i` there), capsules and rectangles of one
+    /// pass's poses into the state's CPU buffers.
+    fn prepare_chunk(
+        &self,
+        state: &mut State,
+        states: &[f64],
+        poses: Poses<'_>,
+        first: usize,
+    ) -> Result<()> {
         let k = self.capsules_per_pose;
         let n = states.len() / self.skeleton.dof();
-        state
-            .fk
-            .compute_states(self.skeleton, states)
-            .map_err(|e| GpuError::Pose(e.to_string()))?;
+        if let Poses::States = poses {
+            state
+                .fk
+                .compute_states(self.skeleton, states)
+                .map_err(|e| GpuError::Pose(e.to_string()))?;
+        }
         state.capsules.resize(n * k, CapsuleInstance::default());
         state.capsule_rects.resize(n * k, GpuRect::default());
         state.tile_rects.resize(n, GpuRect::default());
@@ -1445,7 +1497,11 @@ impl View<'_> {
             .with_min_len(64)
             .for_each(|(i, ((capsules, rects), tile))| {
                 let mut union = PixelRect::default();
-                let pose = capsule_instances(skeleton, fk.world(i));
+                let world = match poses {
+                    Poses::Posed(shared) => shared.world(first + i),
+                    Poses::States => fk.world(i),
+                };
+                let pose = capsule_instances(skeleton, world);
                 for ((dst, rect), capsule) in capsules.iter_mut().zip(rects).zip(pose) {
                     let r = capsule_rect(camera, &capsule);
                     *dst = capsule;
@@ -1562,7 +1618,7 @@ impl Likelihood<Observation> for GpuLikelihood {
         let view = self.view();
         let mut guard = self.lock();
         let state = &mut *guard;
-        let ticket = view.submit(state, obs, states, dim)?;
+        let ticket = view.submit(state, obs, states, dim, Poses::States)?;
         view.collect(state, ticket)?;
         let ll = &state.results.log_likelihood;
         if out.len() != ll.len() {
@@ -1574,6 +1630,28 @@ impl Likelihood<Observation> for GpuLikelihood {
         }
         out.copy_from_slice(ll);
         Ok(())
+    }
+}
+
+/// RTPF Eq. 2 on the GPU as a term of a body likelihood, reading the
+/// cloud's joint transforms prepared once per step ([`skeleton::Posing`]):
+/// only capsules are derived here. The counts and `F` of the batch stay in
+/// `self`'s result buffers.
+impl Term<Observation, BatchForwardKinematics> for GpuLikelihood {
+    fn add_log_likelihood(
+        &self,
+        obs: &Observation,
+        fk: &BatchForwardKinematics,
+        states: &[f64],
+        dim: usize,
+        out: &mut [f64],
+    ) -> std::result::Result<(), BoxError> {
+        let view = self.view();
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        let ticket = view.submit(state, obs, states, dim, Poses::Posed(fk))?;
+        view.collect(state, ticket)?;
+        add_results(&state.results.log_likelihood, out)
     }
 }
 

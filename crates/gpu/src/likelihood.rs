@@ -43,8 +43,8 @@ use std::sync::Mutex;
 
 use nalgebra::Isometry3;
 use rayon::prelude::*;
-use skeleton::{BodyPart, Skeleton};
-use smc::{BoxError, Likelihood};
+use skeleton::{BatchForwardKinematics, BodyPart, Skeleton};
+use smc::{BoxError, Likelihood, Term};
 
 use crate::camera::{Camera, RasterCamera};
 use crate::error::{GpuError, Result};
@@ -288,6 +288,36 @@ pub(crate) fn check_states(skeleton: &Skeleton, states: &[f64], dim: usize) -> R
     Ok(states.len() / dim)
 }
 
+/// Where a batch's joint transforms come from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Poses<'a> {
+    /// Forward kinematics of each pose inside the likelihood.
+    States,
+    /// Prepared once for the whole batch by the engine
+    /// ([`skeleton::Posing`]) and shared with the other likelihood terms.
+    Posed(&'a BatchForwardKinematics),
+}
+
+impl Poses<'_> {
+    /// Checks that prepared transforms belong to `n` poses of `skeleton`.
+    pub(crate) fn check(&self, skeleton: &Skeleton, n: usize) -> Result<()> {
+        match self {
+            Poses::States => Ok(()),
+            Poses::Posed(fk)
+                if fk.len() == n && (n == 0 || fk.world(0).len() == skeleton.len()) =>
+            {
+                Ok(())
+            }
+            Poses::Posed(fk) => Err(GpuError::Pose(format!(
+                "the prepared forward kinematics hold {} poses of {} joints, the batch {n} poses of {}",
+                fk.len(),
+                fk.as_slice().len().checked_div(fk.len()).unwrap_or(0),
+                skeleton.len()
+            ))),
+        }
+    }
+}
+
 /// Per-particle results of one batch.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Evaluation {
@@ -388,7 +418,38 @@ impl CpuLikelihood {
     /// not `N × D`, a non-finite parameter.
     pub fn evaluate(&mut self, obs: &Observation, states: &[f64]) -> Result<&Evaluation> {
         let mut results = std::mem::take(self.results.get_mut().unwrap_or_else(|e| e.into_inner()));
-        let r = self.run(obs, states, self.skeleton.dof(), &mut results);
+        let r = self.run(
+            obs,
+            states,
+            self.skeleton.dof(),
+            Poses::States,
+            &mut results,
+        );
+        let slot = self.results.get_mut().unwrap_or_else(|e| e.into_inner());
+        *slot = results;
+        r.map(|()| &*slot)
+    }
+
+    /// As [`Self::evaluate`], reading each pose's joint transforms from
+    /// `fk` (prepared once for the batch, e.g. by [`skeleton::Posing`])
+    /// instead of computing them: the same results.
+    ///
+    /// # Errors
+    /// As [`Self::evaluate`]; `fk` not computed from `states`' N poses.
+    pub fn evaluate_posed(
+        &mut self,
+        obs: &Observation,
+        states: &[f64],
+        fk: &BatchForwardKinematics,
+    ) -> Result<&Evaluation> {
+        let mut results = std::mem::take(self.results.get_mut().unwrap_or_else(|e| e.into_inner()));
+        let r = self.run(
+            obs,
+            states,
+            self.skeleton.dof(),
+            Poses::Posed(fk),
+            &mut results,
+        );
         let slot = self.results.get_mut().unwrap_or_else(|e| e.into_inner());
         *slot = results;
         r.map(|()| &*slot)
@@ -435,6 +496,7 @@ impl CpuLikelihood {
         obs: &Observation,
         states: &[f64],
         dim: usize,
+        poses: Poses<'_>,
         ev: &mut Evaluation,
     ) -> Result<()> {
         let (w, h) = (self.camera.width(), self.camera.height());
@@ -448,6 +510,7 @@ impl CpuLikelihood {
             });
         }
         let n = self.check_states(states, dim)?;
+        poses.check(&self.skeleton, n)?;
         ev.counts.clear();
         ev.counts.resize(n * 2 * CLASSES, 0);
         ev.non_overlap.resize(n, 0.0);
@@ -458,17 +521,25 @@ impl CpuLikelihood {
             .zip(ev.non_overlap.par_chunks_mut(task))
             .zip(ev.log_likelihood.par_chunks_mut(task))
             .zip(states.par_chunks(task * dim))
-            .for_each(|(((counts, f), ll), poses)| {
+            .enumerate()
+            .for_each(|(chunk, (((counts, f), ll), rows))| {
                 let mut guard = self.scratch_slot();
                 let s = &mut *guard;
-                for (((counts, f), ll), pose) in counts
+                for (k, (((counts, f), ll), pose)) in counts
                     .chunks_exact_mut(2 * CLASSES)
                     .zip(f)
                     .zip(ll)
-                    .zip(poses.chunks_exact(dim))
+                    .zip(rows.chunks_exact(dim))
+                    .enumerate()
                 {
-                    self.skeleton.forward_kinematics_into(pose, &mut s.world);
-                    capsules_of_pose(&self.skeleton, &s.world, &mut s.capsules);
+                    let world = match poses {
+                        Poses::Posed(fk) => fk.world(chunk * task + k),
+                        Poses::States => {
+                            self.skeleton.forward_kinematics_into(pose, &mut s.world);
+                            &s.world
+                        }
+                    };
+                    capsules_of_pose(&self.skeleton, world, &mut s.capsules);
                     let rect = s.raster.draw(&self.raster_camera, &s.capsules, &mut s.tile);
                     count_classes(
                         obs.labels(),
@@ -498,7 +569,7 @@ impl Likelihood<Observation> for CpuLikelihood {
         out: &mut [f64],
     ) -> std::result::Result<(), BoxError> {
         let mut results = self.results.lock().unwrap_or_else(|e| e.into_inner());
-        self.run(obs, states, dim, &mut results)?;
+        self.run(obs, states, dim, Poses::States, &mut results)?;
         if out.len() != results.log_likelihood.len() {
             return Err(GpuError::OutputLength {
                 particles: results.log_likelihood.len(),
@@ -509,4 +580,38 @@ impl Likelihood<Observation> for CpuLikelihood {
         out.copy_from_slice(&results.log_likelihood);
         Ok(())
     }
+}
+
+/// RTPF Eq. 2 as a term of a body likelihood, reading the cloud's joint
+/// transforms prepared once per step ([`skeleton::Posing`]), so that
+/// constraints or a prior added to it do not redo forward kinematics. The
+/// counts and `F` of the batch are kept in `self`'s result buffers.
+impl Term<Observation, BatchForwardKinematics> for CpuLikelihood {
+    fn add_log_likelihood(
+        &self,
+        obs: &Observation,
+        fk: &BatchForwardKinematics,
+        states: &[f64],
+        dim: usize,
+        out: &mut [f64],
+    ) -> std::result::Result<(), BoxError> {
+        let mut results = self.results.lock().unwrap_or_else(|e| e.into_inner());
+        self.run(obs, states, dim, Poses::Posed(fk), &mut results)?;
+        add_results(&results.log_likelihood, out)
+    }
+}
+
+/// `out[i] += ll[i]`, or an error when the lengths differ.
+pub(crate) fn add_results(ll: &[f64], out: &mut [f64]) -> std::result::Result<(), BoxError> {
+    if out.len() != ll.len() {
+        return Err(GpuError::OutputLength {
+            particles: ll.len(),
+            found: out.len(),
+        }
+        .into());
+    }
+    for (o, l) in out.iter_mut().zip(ll) {
+        *o += l;
+    }
+    Ok(())
 }

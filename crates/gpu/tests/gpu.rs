@@ -422,6 +422,41 @@ fn batches_larger_than_the_atlas_run_in_several_passes() {
 
 #[test]
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
+fn prepared_forward_kinematics_give_the_same_counts_in_every_pass() {
+    use skeleton::{BatchForwardKinematics, Posing};
+    use smc::{PerParticle, Prepared};
+    let g = gpu();
+    let skel = presets::human();
+    let camera = Camera::default();
+    let reference = arm_pose(&skel, 0.4);
+    let obs = render_observation(&skel, &camera, &reference, &Noise::default(), 9).unwrap();
+    let n = 53;
+    let states = perturbed_poses(&skel, &reference, n, 23);
+    // Four passes of 16 tiles: pass k reads poses 16k.. of the shared batch.
+    let small = GpuSettings {
+        max_tiles_per_pass: Some(16),
+        ..GpuSettings::default()
+    };
+    let mut gpu = gpu_likelihood(&g, &skel, &camera, small);
+    let expected = gpu.evaluate(&obs, &states).unwrap().clone();
+    let mut fk = BatchForwardKinematics::new();
+    fk.compute_states(&skel, &states).unwrap();
+    assert_eq!(gpu.evaluate_posed(&obs, &states, &fk).unwrap(), &expected);
+    let prior = PerParticle(|_: &Observation, x: &[f64]| -x[4].abs());
+    let lik = Prepared::new(Posing(&skel), fk, (&gpu, prior));
+    let mut out = vec![0.0; n];
+    lik.log_likelihood(&obs, &states, skel.dof(), &mut out)
+        .unwrap();
+    for (i, o) in out.iter().enumerate() {
+        let x = &states[i * skel.dof()..];
+        assert_eq!(*o, 0.0 + expected.log_likelihood[i] + -x[4].abs());
+    }
+    let mut cpu = CpuLikelihood::new(skel, camera, NonOverlap::default());
+    assert_eq!(cpu.evaluate(&obs, &states).unwrap().counts, expected.counts);
+}
+
+#[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn overlapped_submit_and_collect_match_the_synchronous_path() {
     let g = gpu();
     let skel = presets::human();

@@ -415,3 +415,56 @@ fn label_map_merges_rendered_parts_into_observed_classes() {
     );
     assert_eq!(lik.label_map(), &map);
 }
+
+/// Body poses around the rest pose with the arms moved, clamped to limits.
+fn human_batch(skel: &Skeleton, n: usize) -> Vec<f64> {
+    let mut states = Vec::new();
+    for i in 0..n {
+        let mut pose = skel.rest_pose();
+        for (k, x) in pose.iter_mut().enumerate().skip(3) {
+            *x += 0.3 * ((i * 7 + k * 13) as f64 * 0.37).sin();
+        }
+        skel.clamp_to_limits(&mut pose);
+        states.extend_from_slice(&pose);
+    }
+    states
+}
+
+#[test]
+fn terms_read_the_prepared_forward_kinematics_and_match_the_plain_path() {
+    use skeleton::{BatchForwardKinematics, Posing};
+    use smc::{PerParticle, Prepared};
+    let skel = presets::human();
+    let camera = Camera::default();
+    let obs = render_observation(&skel, &camera, &skel.rest_pose(), &Noise::default(), 2).unwrap();
+    // 300 poses: several rayon chunks, so the chunk → particle index is used.
+    let n = 300;
+    let states = human_batch(&skel, n);
+    let mut plain = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
+    let expected = plain.evaluate(&obs, &states).unwrap().clone();
+    let mut fk = BatchForwardKinematics::new();
+    fk.compute_states(&skel, &states).unwrap();
+    let mut posed = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
+    assert_eq!(posed.evaluate_posed(&obs, &states, &fk).unwrap(), &expected);
+
+    // Region likelihood + a prior term, one forward kinematics.
+    let prior = PerParticle(|_: &Observation, x: &[f64]| -0.5 * x[3] * x[3]);
+    let lik = Prepared::new(
+        Posing(&skel),
+        BatchForwardKinematics::new(),
+        (&posed, prior),
+    );
+    let mut out = vec![0.0; n];
+    lik.log_likelihood(&obs, &states, skel.dof(), &mut out)
+        .unwrap();
+    for (i, o) in out.iter().enumerate() {
+        let x = &states[i * skel.dof()..];
+        assert_eq!(*o, 0.0 + expected.log_likelihood[i] + -0.5 * x[3] * x[3]);
+    }
+
+    // Transforms of another batch are refused, naming both sizes.
+    fk.compute_states(&skel, &states[..10 * skel.dof()])
+        .unwrap();
+    let e = posed.evaluate_posed(&obs, &states, &fk).unwrap_err();
+    assert!(e.to_string().contains("10 poses"), "{e}");
+}

@@ -696,3 +696,63 @@ impl ConstraintSet {
             .sum()
     }
 }
+
+/// Fewest particles per rayon task when evaluating constraint costs.
+const MIN_COST_TASK: usize = 128;
+
+/// The constraint likelihood as a term of the engine's weigh stage:
+/// `log p(z | xᵢ) = −cost(xᵢ) / T` (SMC-IK Eq. 14, tempered by `T`; `T = 1`
+/// is the paper's likelihood), read from the cloud's forward kinematics
+/// prepared once per step by [`skeleton::Posing`], so it can be combined
+/// with other body terms (a region likelihood, a prior) that read the same
+/// transforms.
+#[derive(Clone, Copy, Debug)]
+pub struct ConstraintLikelihood<'a> {
+    pub skeleton: &'a Skeleton,
+    pub constraints: &'a ConstraintSet,
+    /// `T > 0`: the adaptive solver's `s²`.
+    pub temperature: f64,
+}
+
+impl<O: ?Sized> smc::Term<O, skeleton::BatchForwardKinematics> for ConstraintLikelihood<'_> {
+    fn add_log_likelihood(
+        &self,
+        _: &O,
+        fk: &skeleton::BatchForwardKinematics,
+        states: &[f64],
+        dim: usize,
+        out: &mut [f64],
+    ) -> std::result::Result<(), smc::BoxError> {
+        if fk.len() != out.len() || dim != self.skeleton.dof() {
+            return Err(IkError::InvalidConfig {
+                field: "constraint likelihood",
+                message: format!(
+                    "{} prepared poses of {} parameters for {} particles of {dim}",
+                    fk.len(),
+                    self.skeleton.dof(),
+                    out.len()
+                ),
+            }
+            .into());
+        }
+        let (skeleton, constraints, t) = (self.skeleton, self.constraints, self.temperature);
+        let add = |(i, (o, x)): (usize, (&mut f64, &[f64]))| {
+            *o += -constraints.cost(skeleton, fk.world(i), x) / t;
+        };
+        if out.len() <= MIN_COST_TASK || rayon::current_num_threads() == 1 {
+            // Small clouds: rayon's cross-thread hand-off costs more than the work.
+            out.iter_mut()
+                .zip(states.chunks_exact(dim))
+                .enumerate()
+                .for_each(add);
+        } else {
+            use rayon::prelude::*;
+            out.par_iter_mut()
+                .zip(states.par_chunks_exact(dim))
+                .enumerate()
+                .with_min_len(MIN_COST_TASK)
+                .for_each(add);
+        }
+        Ok(())
+    }
+}

@@ -22,7 +22,9 @@ pub mod protocol;
 pub mod scenarios;
 pub mod solver;
 
-pub use constraint::{Constraint, ConstraintKind, ConstraintSet, FloorMode, Noise};
+pub use constraint::{
+    Constraint, ConstraintKind, ConstraintLikelihood, ConstraintSet, FloorMode, Noise,
+};
 pub use error::{IkError, Result};
 pub use prior::{
     EvolutionPrior, JointNoise, LimitSampler, PriorCounts, lever_arm_noise, sample_within_limits,

@@ -40,20 +40,16 @@ use std::sync::Arc;
 use nalgebra::{Isometry3, UnitQuaternion};
 use rand::RngExt;
 use rand_distr::StandardNormal;
-use rayon::prelude::*;
-use skeleton::{BatchForwardKinematics, JointKind, Skeleton};
+use skeleton::{BatchForwardKinematics, JointKind, Posing, Skeleton};
 use smc::{
-    BoxError, Filter, FilterConfig, History, Likelihood, ParticleRng, ParticleSet, Propagate,
-    ResamplePolicy, Resampling,
+    Filter, FilterConfig, History, ParticleRng, ParticleSet, Prepared, Propagate, ResamplePolicy,
+    Resampling,
 };
 
-use crate::constraint::ConstraintSet;
+use crate::constraint::{ConstraintLikelihood, ConstraintSet};
 use crate::error::{IkError, Result};
 use crate::jacobian::JacobianScratch;
 use crate::prior::{EvolutionPrior, JointNoise, LimitSampler, PriorCounts};
-
-/// Fewest particles per rayon task when evaluating costs.
-const MIN_COST_TASK: usize = 128;
 
 /// Iterations over which the success rule takes its reference cost.
 const SUCCESS_WINDOW: usize = 10;
@@ -342,23 +338,6 @@ impl Propagate<()> for Proposal<'_> {
     }
 }
 
-/// Log-likelihoods computed beforehand (forward kinematics needs the
-/// solver's buffers), handed to the engine's `weigh` stage.
-struct Precomputed<'a>(&'a [f64]);
-
-impl Likelihood<()> for Precomputed<'_> {
-    fn log_likelihood(
-        &self,
-        _: &(),
-        _: &[f64],
-        _: usize,
-        out: &mut [f64],
-    ) -> std::result::Result<(), BoxError> {
-        out.copy_from_slice(self.0);
-        Ok(())
-    }
-}
-
 /// The SMC-IK solver: owns the particles, the engine and every buffer, so an
 /// iteration allocates nothing once warm.
 pub struct SmcIk {
@@ -368,9 +347,10 @@ pub struct SmcIk {
     prior: EvolutionPrior,
     particles: ParticleSet,
     filter: Filter,
+    /// The cloud's forward kinematics, prepared once per step by the
+    /// engine's weigh stage ([`skeleton::Posing`]) and read by the
+    /// constraint likelihood, the estimate and the app's drawing.
     fk: BatchForwardKinematics,
-    costs: Vec<f64>,
-    log_lik: Vec<f64>,
     initial: Vec<f64>,
     map: Vec<f64>,
     map_cost: f64,
@@ -407,8 +387,6 @@ impl SmcIk {
             particles,
             filter,
             fk: BatchForwardKinematics::new(),
-            costs: vec![0.0; config.particles],
-            log_lik: vec![0.0; config.particles],
             map: initial.clone(),
             map_cost: f64::INFINITY,
             recent_map_costs: [f64::INFINITY; SUCCESS_WINDOW],
@@ -520,8 +498,6 @@ impl SmcIk {
         let n = self.config.particles;
         self.particles =
             ParticleSet::from_states(self.initial.repeat(n), self.skeleton.dof().max(1))?;
-        self.costs.resize(n, 0.0);
-        self.log_lik.resize(n, 0.0);
         self.filter.reset();
         self.map.copy_from_slice(&self.initial);
         self.estimate.copy_from_slice(&self.initial);
@@ -559,39 +535,28 @@ impl SmcIk {
             moves: self.config.moves,
         };
         self.filter.propagate(&mut self.particles, &proposal, &())?;
-        self.fk.compute_states(skeleton, self.particles.states())?;
-        let dof = skeleton.dof();
-        let constraints = &self.constraints;
-        let fk = &self.fk;
-        let states = self.particles.states();
-        let cost = |(i, c): (usize, &mut f64)| {
-            *c = constraints.cost(skeleton, fk.world(i), &states[i * dof..(i + 1) * dof]);
-        };
-        if self.costs.len() <= MIN_COST_TASK || rayon::current_num_threads() == 1 {
-            // Small clouds: rayon's cross-thread hand-off costs more than the work.
-            self.costs.iter_mut().enumerate().for_each(cost);
-        } else {
-            self.costs
-                .par_iter_mut()
-                .enumerate()
-                .with_min_len(MIN_COST_TASK)
-                .for_each(cost);
-        }
         let temperature = match self.config.adaptation {
             Adaptation::None => 1.0,
             Adaptation::SuccessRule { .. } => self.scale * self.scale,
         };
-        for (l, c) in self.log_lik.iter_mut().zip(&self.costs) {
-            *l = -c / temperature;
-        }
-        let report = self
-            .filter
-            .weigh(&mut self.particles, &Precomputed(&self.log_lik), &())?;
+        // One forward kinematics of the cloud, read by the likelihood term.
+        let likelihood = Prepared::new(
+            Posing(skeleton),
+            &mut self.fk,
+            ConstraintLikelihood {
+                skeleton,
+                constraints: &self.constraints,
+                temperature,
+            },
+        );
+        let report = self.filter.weigh(&mut self.particles, &likelihood, &())?;
 
         // Estimate: MAP particle, then Eq. 15.
         let m = self.particles.map_index();
         self.map.copy_from_slice(self.particles.state(m));
-        self.map_cost = self.costs[m];
+        self.map_cost = self
+            .constraints
+            .cost(skeleton, self.fk.world(m), self.particles.state(m));
         if self.iteration == 0 {
             self.estimate.copy_from_slice(&self.initial);
         }
@@ -661,11 +626,6 @@ impl SmcIk {
     /// kinematics (N × J), for drawing the cloud.
     pub fn particle_transforms(&self) -> &BatchForwardKinematics {
         &self.fk
-    }
-
-    /// Costs of every particle at the last iteration.
-    pub fn costs(&self) -> &[f64] {
-        &self.costs
     }
 
     pub fn iteration(&self) -> usize {

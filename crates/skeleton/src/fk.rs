@@ -98,6 +98,55 @@ impl PoseBatch {
     }
 }
 
+/// The particle engine's preparation stage for a body: forward kinematics
+/// of the whole cloud, once per step, into a [`BatchForwardKinematics`]
+/// that every likelihood term ([`smc::Term`]) then reads — constraints,
+/// the region likelihood, a prior — instead of each redoing it.
+///
+/// ```
+/// use skeleton::{BatchForwardKinematics, Posing, presets};
+/// use smc::{Likelihood, PerPrepared, Prepared};
+///
+/// let arm = presets::chain(3, 3.0);
+/// // log p = −|tip − (1, 1, 0)|²: reads the prepared transforms.
+/// let tip = arm.len() - 1;
+/// let reach = PerPrepared {
+///     f: |_: &(), fk: &BatchForwardKinematics, i: usize, _: &[f64]| {
+///         -(fk.position(i, tip) - nalgebra::Point3::new(1.0, 1.0, 0.0)).norm_squared()
+///     },
+///     min_task: 64,
+/// };
+/// let lik = Prepared::new(Posing(&arm), BatchForwardKinematics::new(), reach);
+/// let states = arm.rest_pose().repeat(4);
+/// let mut out = [0.0; 4];
+/// lik.log_likelihood(&(), &states, arm.dof(), &mut out)?;
+/// assert!(out.iter().all(|l| l.is_finite() && *l < 0.0));
+/// # Ok::<(), smc::BoxError>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Posing<'a>(pub &'a Skeleton);
+
+impl<O: ?Sized> smc::Prepare<O> for Posing<'_> {
+    type Batch = BatchForwardKinematics;
+
+    fn prepare(
+        &self,
+        _: &O,
+        states: &[f64],
+        dim: usize,
+        batch: &mut BatchForwardKinematics,
+    ) -> std::result::Result<(), smc::BoxError> {
+        if dim != self.0.dof() {
+            return Err(SkeletonError::InvalidPose(format!(
+                "states have {dim} parameters per pose, the skeleton {}",
+                self.0.dof()
+            ))
+            .into());
+        }
+        Ok(batch.compute_states(self.0, states)?)
+    }
+}
+
 /// Reusable N × J world-transform buffer for batched forward kinematics.
 #[derive(Clone, Debug, Default)]
 pub struct BatchForwardKinematics {

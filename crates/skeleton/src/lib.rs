@@ -19,7 +19,7 @@ mod xml_scan;
 
 pub use bvh::{Bvh, Channel};
 pub use error::{Result, SkeletonError};
-pub use fk::{BatchForwardKinematics, PoseBatch};
+pub use fk::{BatchForwardKinematics, PoseBatch, Posing};
 pub use joint::{BallRotation, JointKind, Range};
 pub use skeleton::{Body, BodyPart, Capsule, Joint, Skeleton, SkeletonBuilder};
 pub use urdf::{load_urdf, parse_urdf};

@@ -50,7 +50,10 @@ pub mod weights;
 pub use ancestry::Ancestry;
 pub use error::{BoxError, SmcError};
 pub use filter::{Filter, FilterConfig, History, ResamplePolicy, StepReport};
-pub use model::{Likelihood, PerParticle, Propagate};
+pub use model::{
+    Likelihood, PerParticle, PerPrepared, Prepare, Prepared, Propagate, Term,
+    prepared_log_likelihood,
+};
 pub use particles::{ParticleSet, PointEstimate};
 pub use resampling::{Resampling, multinomial, parent_children, residual, stratified, systematic};
 pub use rng::{ParticleRng, StreamDomain, StreamKey, stream_rng};
