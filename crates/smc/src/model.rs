@@ -278,6 +278,10 @@ impl<P, S, T> Prepared<P, S, T> {
         &self.terms
     }
 
+    pub fn preparation(&self) -> &P {
+        &self.prepare
+    }
+
     /// The batch, for the next step.
     pub fn into_batch(self) -> S {
         self.batch.into_inner().unwrap_or_else(|e| e.into_inner())

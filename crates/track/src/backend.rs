@@ -7,7 +7,7 @@ use gpu::{
     Camera, CpuLikelihood, Evaluation, GpuLikelihood, HeadlessGpu, LabelMap, NonOverlap,
     Observation,
 };
-use skeleton::Skeleton;
+use skeleton::{BatchForwardKinematics, Skeleton};
 
 use crate::error::{Result, TrackError};
 
@@ -150,6 +150,29 @@ impl Backend {
         })
     }
 
+    /// As [`Self::evaluate`], reading the poses' joint transforms from
+    /// `fk` (computed once for the batch, e.g. by [`skeleton::Posing`],
+    /// and shared with other likelihood terms).
+    ///
+    /// # Errors
+    /// The back end's error, naming it.
+    pub fn evaluate_posed(
+        &mut self,
+        obs: &Observation,
+        poses: &[f64],
+        fk: &BatchForwardKinematics,
+    ) -> Result<&Evaluation> {
+        let name = if self.is_gpu() { "gpu" } else { "cpu" };
+        let r = match self {
+            Self::Cpu { likelihood, .. } => likelihood.evaluate_posed(obs, poses, fk),
+            Self::Gpu { likelihood, .. } => likelihood.evaluate_posed(obs, poses, fk),
+        };
+        r.map_err(|source| TrackError::Likelihood {
+            backend: name.into(),
+            source,
+        })
+    }
+
     /// Sets `σ_F` for later batches.
     pub fn set_model(&mut self, model: NonOverlap) {
         match self {
@@ -171,5 +194,27 @@ impl Backend {
             backend: "label map".into(),
             source,
         })
+    }
+}
+
+/// RTPF Eq. 2 by whichever back end runs, as a term of a body likelihood
+/// over forward kinematics prepared once ([`skeleton::Posing`]).
+impl smc::Term<Observation, BatchForwardKinematics> for Backend {
+    fn add_log_likelihood(
+        &self,
+        obs: &Observation,
+        fk: &BatchForwardKinematics,
+        states: &[f64],
+        dim: usize,
+        out: &mut [f64],
+    ) -> std::result::Result<(), smc::BoxError> {
+        match self {
+            Self::Cpu { likelihood, .. } => {
+                likelihood.add_log_likelihood(obs, fk, states, dim, out)
+            }
+            Self::Gpu { likelihood, .. } => {
+                likelihood.add_log_likelihood(obs, fk, states, dim, out)
+            }
+        }
     }
 }

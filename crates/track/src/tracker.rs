@@ -35,6 +35,7 @@ use gpu::{Camera, LabelMap, NonOverlap, Observation};
 use nalgebra::Point3;
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
+use skeleton::BatchForwardKinematics;
 use smc::{StreamDomain, Weights, stream_rng};
 
 use crate::backend::{Backend, BackendChoice, SharedDevice};
@@ -205,6 +206,8 @@ struct Scorer<'a> {
     sigma_f: f64,
     beta: f64,
     full: Vec<f64>,
+    /// Joint transforms of `full`, computed once per batch.
+    fk: BatchForwardKinematics,
     evaluations: usize,
 }
 
@@ -217,7 +220,9 @@ impl Scorer<'_> {
         for (s, f) in states.chunks(d).zip(self.full.chunks_mut(dof)) {
             self.body.to_full(s, f);
         }
-        let ev = self.backend.evaluate(obs, &self.full)?;
+        // One forward kinematics of the batch, read by the region term.
+        self.fk.compute_states(self.body.skeleton(), &self.full)?;
+        let ev = self.backend.evaluate_posed(obs, &self.full, &self.fk)?;
         self.evaluations += n;
         let model = NonOverlap::new(self.sigma_f).expect("validated");
         Ok(states
@@ -460,6 +465,7 @@ impl Tracker {
             sigma_f: self.config.sigma_f,
             beta: self.config.prior_weight,
             full: Vec::new(),
+            fk: BatchForwardKinematics::new(),
             evaluations: 0,
         };
         scorer.score(obs, states)
@@ -520,6 +526,7 @@ impl Tracker {
                     sigma_f: self.config.sigma_f,
                     beta: self.config.prior_weight,
                     full: Vec::new(),
+                    fk: BatchForwardKinematics::new(),
                     evaluations: 0,
                 };
                 let (simplices, _) =
@@ -602,6 +609,7 @@ impl Tracker {
                 sigma_f: self.config.sigma_f,
                 beta: self.config.prior_weight,
                 full: Vec::new(),
+                fk: BatchForwardKinematics::new(),
                 evaluations: 0,
             };
             let s = scorer.score(obs, &batch)?;
