@@ -8,9 +8,11 @@
 // pixel lies outside it), read the model label b from the atlas and the
 // observed label a from the packed observation, and count into a histogram
 // in workgroup memory with atomics. The rendered label goes through the
-// label map first (`likelihood.rs`, "Label map"): b is its class, 0 for none. After a barrier the first 2·C
-// invocations flush the non-zero bins into the global counts with one
-// atomicAdd each, laid out as the CPU's:
+// label map first (`likelihood.rs`, "Label map"): b is its class, 0 for
+// none. After a barrier the first 2·C invocations store every bin (zeros
+// included) into the global counts with plain writes — the workgroup owns
+// its tile's bins, so no atomics and no clearing pass are needed — laid out
+// as the CPU's:
 // counts[(i·C + c − 1)·2 + 0] = |B_c|, counts[(i·C + c − 1)·2 + 1] = |A_c ∩ B_c|.
 // |A_c| is counted once per observation on the CPU (`Observation::areas`).
 //
@@ -50,7 +52,7 @@ struct Rect {
 // of word i / 4), row-major.
 @group(0) @binding(2) var<storage, read> observed: array<u32>;
 @group(0) @binding(3) var<storage, read> tile_rects: array<Rect>;
-@group(0) @binding(4) var<storage, read_write> counts: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> counts: array<u32>;
 
 var<workgroup> histogram: array<atomic<u32>, 2u * CLASSES>;
 
@@ -98,9 +100,6 @@ fn cs_main(
     workgroupBarrier();
 
     for (var k = lid; k < 2u * CLASSES; k += WORKGROUP_SIZE) {
-        let v = atomicLoad(&histogram[k]);
-        if v != 0u {
-            atomicAdd(&counts[tile * 2u * CLASSES + k], v);
-        }
+        counts[tile * 2u * CLASSES + k] = atomicLoad(&histogram[k]);
     }
 }

@@ -18,7 +18,9 @@
 //! particles \[and\] on the pixels of each of these images". Here:
 //!
 //! 1. **CPU: poses → capsules.** [`BatchForwardKinematics`] turns the batch
-//!    into joint transforms; [`capsule_instances`] into world-space
+//!    into joint transforms (or they come prepared, shared with the other
+//!    likelihood terms: [`GpuLikelihood::evaluate_posed`], the
+//!    [`smc::Term`] impl); [`capsule_instances`] into world-space
 //!    [`CapsuleInstance`]s (K per pose, in joint order); [`capsule_rect`]
 //!    into each capsule's bounding rectangle, exactly as the CPU raster
 //!    bounds it, and their union per particle. These are uploaded (with
@@ -37,9 +39,10 @@
 //!    particle's union rectangle only (no model pixel lies outside it), reads
 //!    the model label `b` and the observed label `a` (uploaded once per
 //!    frame, packed four per word) and counts `|B_c|` and `|A_c ∩ B_c|` in a
-//!    workgroup-shared histogram of atomics, flushed with one `atomicAdd`
-//!    per bin into the global counts (`shaders/class_histogram.wgsl`), laid
-//!    out as the CPU's [`Evaluation::counts`].
+//!    workgroup-shared histogram of atomics; the workgroup owns its tile's
+//!    bins, so it stores every bin into the global counts with a plain
+//!    write (no atomics, no clearing pass; `shaders/class_histogram.wgsl`),
+//!    laid out as the CPU's [`Evaluation::counts`].
 //! 4. **Readback.** The counts are copied into a mappable staging buffer;
 //!    `F` and the log-likelihood are evaluated on the CPU with
 //!    [`NonOverlap::ratio`] and [`NonOverlap::log_likelihood`], the same
@@ -47,10 +50,11 @@
 //!
 //! **Chunking.** One atlas holds at most `tiles_per_pass` tiles, bounded by
 //! the device's `max_texture_dimension_2d` (and [`GpuSettings`]); a larger
-//! batch runs several render + compute passes that reuse the atlas, all in
-//! one command buffer, each binding its slice of the capsule, rectangle and
-//! count buffers with dynamic offsets (so `tiles_per_pass` is a multiple of
-//! the storage-offset alignment step). 10⁵ tiles of 160 × 120 take 29 passes
+//! batch runs several render + compute passes that reuse the atlas, each
+//! submitted as soon as its capsules are uploaded (the GPU rasterises pass
+//! k while the CPU prepares pass k + 1), each binding its slice of the
+//! capsule, rectangle and count buffers with dynamic offsets (so
+//! `tiles_per_pass` is a multiple of the storage-offset alignment step). 10⁵ tiles of 160 × 120 take 29 passes
 //! of an 8160 × 8160 atlas.
 //!
 //! **Overlap.** [`GpuLikelihood::submit`] records and submits a batch and
@@ -1142,17 +1146,10 @@ impl View<'_> {
             .as_ref()
             .map_or(1, |r| r.atlas.tiles as usize);
         let chunks = n.div_ceil(tiles);
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("non-overlap batch"),
-        });
-        {
-            let res = state.resources.as_ref().expect("resources were ensured");
-            encoder.clear_buffer(
-                &res.counts,
-                0,
-                Some(chunks as u64 * tiles as u64 * COUNTS_STRIDE),
-            );
-        }
+        // One submission per pass: the GPU rasterises pass c while the CPU
+        // prepares pass c + 1. Every pass writes all its tiles' bins, so
+        // the counts need no clearing; the last copies them out.
+        let mut submission = None;
         for c in 0..chunks {
             let range = c * tiles..((c + 1) * tiles).min(n);
             view.prepare_chunk(
@@ -1163,16 +1160,25 @@ impl View<'_> {
             )?;
             let res = state.resources.as_ref().expect("resources were ensured");
             view.upload_chunk(res, state, c);
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("non-overlap pass"),
+            });
             view.encode_raster(&mut encoder, res, c, range.len());
             view.encode_histogram(&mut encoder, res, c, range.len());
+            if c + 1 == chunks {
+                let staging = state.slots[slot]
+                    .staging
+                    .as_ref()
+                    .expect("staging was sized");
+                encoder.copy_buffer_to_buffer(&res.counts, 0, staging, 0, bytes);
+            }
+            submission = Some(queue.submit([encoder.finish()]));
         }
-        let res = state.resources.as_ref().expect("resources were ensured");
+        let submission = submission.expect("a batch has at least one pass");
         let staging = state.slots[slot]
             .staging
             .as_ref()
             .expect("staging was sized");
-        encoder.copy_buffer_to_buffer(&res.counts, 0, staging, 0, bytes);
-        let submission = queue.submit([encoder.finish()]);
         let mapped = map_for_reading(staging, bytes);
         // Unique across instances, so a ticket cannot be collected by a
         // back end that did not issue it.
@@ -1350,11 +1356,18 @@ impl View<'_> {
             cap * rect_bytes,
             wgpu::BufferUsages::COPY_DST,
         );
-        let counts = storage(
-            "class counts",
-            cap * COUNTS_STRIDE,
-            wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-        );
+        // Created mapped (zero-filled) and unmapped at once: wgpu then
+        // counts the whole buffer as initialised. Its lazy-zeroing tracker
+        // follows bind-group ranges, not dynamic offsets, so it would
+        // otherwise zero pass k > 0's counts (written by the shader in an
+        // earlier submission) before the readback copy.
+        let counts = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("class counts"),
+            size: cap * COUNTS_STRIDE,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: true,
+        });
+        counts.unmap();
         let extent = wgpu::Extent3d {
             width: atlas.width,
             height: atlas.height,

@@ -20,6 +20,11 @@
 //!   (proposal, with the importance correction of PHYSPRIOR Eq. 3.2) and
 //!   batched [`Likelihood`]; the estimate of `log p(y_{0:t})`; optional
 //!   [`Ancestry`] for MAP trajectories (PHYSPRIOR Ch. 4).
+//! - [`Prepare`], [`Term`], [`Prepared`]: a likelihood made of several
+//!   factors that share one per-step preparation of the batch — a body
+//!   model's forward kinematics, computed once and read by its IK
+//!   constraints, region likelihood and prior alike. The engine only sees
+//!   an opaque `Batch`.
 //! - [`resampling`]: multinomial, stratified, systematic, residual
 //!   (PHYSPRIOR §3.1) and RTPF's parent–children selection (§IV-B), one
 //!   signature each.
