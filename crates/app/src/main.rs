@@ -88,6 +88,10 @@ struct GuiArgs {
     /// times).
     #[arg(long)]
     no_vsync: bool,
+    /// IK scenes: draw at most this many particles of the cloud (heaviest
+    /// first; 0 hides it). The panel's "draw the particle cloud" controls.
+    #[arg(long)]
+    cloud_limit: Option<usize>,
 }
 
 #[derive(Subcommand)]
@@ -195,6 +199,7 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
             height: a.height,
             fixed_dt: a.fixed_dt,
             no_vsync: a.no_vsync,
+            cloud_limit: a.cloud_limit,
         },
         launched,
     )

@@ -64,6 +64,9 @@ pub struct GuiOptions {
     /// Present frames without waiting for vertical sync (frame-time
     /// measurements).
     pub no_vsync: bool,
+    /// Draw at most this many particles (`--cloud-limit`; 0 hides the
+    /// cloud; default all).
+    pub cloud_limit: Option<usize>,
 }
 
 /// The IK scene as the frame sees it (the solver runs on its own thread),
@@ -231,10 +234,17 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
         .add_plugins(bevy::diagnostic::FrameTimeDiagnosticsPlugin::default())
         .add_message::<SceneCommand>()
         .insert_resource(PlaygroundRes(session))
-        .insert_resource(UiState {
-            fixed_dt: options.fixed_dt,
-            pacing,
-            ..UiState::new(launched)
+        .insert_resource({
+            let mut ui = UiState {
+                fixed_dt: options.fixed_dt,
+                pacing,
+                ..UiState::new(launched)
+            };
+            if let Some(limit) = options.cloud_limit {
+                ui.show_cloud = limit > 0;
+                ui.cloud_limit = limit.max(1);
+            }
+            ui
         })
         .insert_resource(automation)
         .add_plugins((
