@@ -12,7 +12,11 @@
 //!   "capture background" and "learn colours", filter (PFS, HSPC, HPOR,
 //!   HKFS, PFRTH), N, σ_F, diffusion σ per joint group, status (back end,
 //!   frame, F, ESS, ms).
-//! - Right panel: the camera frame with the label image over it (toggle).
+//! - Right panel: the camera frame with the label image over it (toggle),
+//!   and colour sampling: with "sample colours" on (it pauses), a click on
+//!   the frame adds a small patch of the chosen class (skin, hair, shirt,
+//!   trousers) and a drag a stroke; "learn from strokes" learns those
+//!   classes' colour models from the frame's pixels under them.
 //! - Bottom: plots of F and of the right-elbow angle (with the ground
 //!   truth for synthetic sources).
 
@@ -25,6 +29,7 @@ use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 use track::FilterKind;
+use vision::{ColourClass, SegClass, Stroke};
 
 use super::scene_common::{
     SceneClock, SceneRuntime, advance_clock, automation, base_app, frame_view, orbit, play_buttons,
@@ -35,7 +40,7 @@ use crate::colormap::{viridis, weight_alpha, weight_position};
 use crate::runtime::{Pacing, Published};
 use crate::tracking::{
     MAX_TRACK_PARTICLES, TrackEdit, TrackSettings, TrackSnapshot, TrackSpec, TrackingScene,
-    class_colour, repo_path,
+    class_colour, click_patch, repo_path, stroke_label_pixels,
 };
 
 /// Colours the screenshot test looks for (sRGB).
@@ -87,6 +92,253 @@ struct TrackUi {
     frame_tex: Option<PanelImage>,
     label_tex: Option<PanelImage>,
     tex_version: u64,
+    sampling: ColourSampling,
+}
+
+/// The frame panel's colour sampling: strokes (frame pixels) waiting for
+/// "learn from strokes".
+struct ColourSampling {
+    /// Clicks and drags on the frame add strokes.
+    on: bool,
+    /// The class of the next stroke.
+    class: ColourClass,
+    strokes: Vec<Stroke>,
+    /// The source frame the strokes were drawn on.
+    frame: Option<usize>,
+    /// The last pixel of the stroke being dragged (`None` when the pointer
+    /// left the frame: the stroke goes on where it comes back, without a
+    /// line across what it left out).
+    drag_last: Option<(u32, u32)>,
+}
+
+impl Default for ColourSampling {
+    fn default() -> Self {
+        Self {
+            on: false,
+            class: ColourClass::Skin,
+            strokes: Vec::new(),
+            frame: None,
+            drag_last: None,
+        }
+    }
+}
+
+impl ColourSampling {
+    /// A click on `frame` pixel `p`: a patch (see [`click_patch`]).
+    fn click(&mut self, p: (u32, u32), frame: (u32, u32), labels: (u32, u32)) {
+        self.strokes.push(Stroke {
+            class: self.class,
+            points: click_patch(p, frame, labels),
+        });
+    }
+
+    /// A drag starts: a new stroke.
+    fn begin_drag(&mut self, p: Option<(u32, u32)>) {
+        self.strokes.push(Stroke {
+            class: self.class,
+            points: p.into_iter().collect(),
+        });
+        self.drag_last = p;
+    }
+
+    /// The pointer is at `p` (`None`: off the frame) while dragging: the
+    /// pixels on the line from the last one join the stroke.
+    fn drag_to(&mut self, p: Option<(u32, u32)>) {
+        let Some(stroke) = self.strokes.last_mut() else {
+            return;
+        };
+        if let Some(p) = p
+            && self.drag_last != Some(p)
+        {
+            match self.drag_last {
+                Some(from) => stroke.points.extend(line_pixels(from, p)),
+                None => stroke.points.push(p),
+            }
+        }
+        self.drag_last = p;
+    }
+
+    fn end_drag(&mut self) {
+        if self.strokes.last().is_some_and(|s| s.points.is_empty()) {
+            self.strokes.pop();
+        }
+        self.drag_last = None;
+    }
+
+    fn clear(&mut self) {
+        self.strokes.clear();
+        self.frame = None;
+        self.drag_last = None;
+    }
+}
+
+/// Clicks and drags on the frame image (`response`, drawn in `rect`, of
+/// `frame` pixels) add to the pending strokes.
+fn sample_on_frame(
+    sampling: &mut ColourSampling,
+    response: &egui::Response,
+    rect: egui::Rect,
+    frame: (u32, u32),
+    s: &TrackSnapshot,
+) {
+    let Some(index) = s.frame_index else {
+        return;
+    };
+    let at = |pos: Option<egui::Pos2>| pos.and_then(|p| frame_pixel(p, rect, frame));
+    let pending = sampling.strokes.len();
+    if response.clicked() {
+        if let Some(p) = at(response.interact_pointer_pos()) {
+            sampling.click(p, frame, s.label_size);
+        }
+    } else if response.drag_started() {
+        // egui tells a drag from a click once the pointer has moved a few
+        // points: the stroke starts where the button went down.
+        let origin = response.ctx.input(|i| i.pointer.press_origin());
+        sampling.begin_drag(at(origin));
+        sampling.drag_to(at(response.interact_pointer_pos()));
+    } else if response.dragged() {
+        sampling.drag_to(at(response.interact_pointer_pos()));
+    }
+    if response.drag_stopped() {
+        sampling.end_drag();
+    }
+    if pending == 0 && !sampling.strokes.is_empty() {
+        sampling.frame = Some(index);
+    }
+}
+
+/// Under the frame: the sampling switch, the class, "learn from strokes"
+/// (the edit it returns) and "clear strokes".
+fn sampling_controls(
+    ui: &mut egui::Ui,
+    sampling: &mut ColourSampling,
+    s: &TrackSnapshot,
+) -> Option<TrackEdit> {
+    let mut edit = None;
+    ui.horizontal(|ui| {
+        ui.toggle_value(&mut sampling.on, "sample colours")
+            .on_hover_text("click or drag on the frame to mark pixels of the class (pauses)");
+        for class in ColourClass::ALL {
+            let name = egui::RichText::new(class.name()).color(stroke_colour(class));
+            ui.selectable_value(&mut sampling.class, class, name);
+        }
+    });
+    let pending = !sampling.strokes.is_empty();
+    ui.horizontal(|ui| {
+        if ui
+            .add_enabled(pending, egui::Button::new("learn from strokes"))
+            .clicked()
+            && let Some(frame) = sampling.frame
+        {
+            edit = Some(TrackEdit::SampleColours {
+                frame,
+                strokes: std::mem::take(&mut sampling.strokes),
+            });
+            sampling.clear();
+        }
+        if ui
+            .add_enabled(pending, egui::Button::new("clear strokes"))
+            .clicked()
+        {
+            sampling.clear();
+        }
+    });
+    if pending {
+        let counts = stroke_label_pixels(&sampling.strokes, s.frame_size, s.label_size);
+        let per_class: Vec<String> = ColourClass::ALL
+            .into_iter()
+            .zip(counts)
+            .filter(|&(_, n)| n > 0)
+            .map(|(class, n)| format!("{n} {}", class.name()))
+            .collect();
+        ui.small(format!(
+            "{} stroke(s) on frame {}: {} label pixels",
+            sampling.strokes.len(),
+            sampling.frame.map_or("?".into(), |k| k.to_string()),
+            per_class.join(", ")
+        ));
+        if sampling.frame != s.frame_index {
+            ui.colored_label(
+                egui::Color32::YELLOW,
+                "the frame changed since: clear the strokes (they are learned on the frame they were drawn on)",
+            );
+        }
+    } else if sampling.on {
+        ui.small("click (a small patch) or drag (a stroke) on the frame");
+    }
+    edit
+}
+
+/// The frame pixel under `pos` in an image of `w × h` pixels drawn in
+/// `rect` (`None` outside it).
+fn frame_pixel(pos: egui::Pos2, rect: egui::Rect, (w, h): (u32, u32)) -> Option<(u32, u32)> {
+    if !rect.contains(pos) || w == 0 || h == 0 {
+        return None;
+    }
+    let u = (pos.x - rect.min.x) / rect.width();
+    let v = (pos.y - rect.min.y) / rect.height();
+    let x = ((u * w as f32) as u32).min(w - 1);
+    let y = ((v * h as f32) as u32).min(h - 1);
+    Some((x, y))
+}
+
+/// The pixels of the line from `a` to `b`, one per step along its longer
+/// axis, `a` left out (it is in the stroke already).
+fn line_pixels(a: (u32, u32), b: (u32, u32)) -> impl Iterator<Item = (u32, u32)> {
+    let (dx, dy) = (
+        i64::from(b.0) - i64::from(a.0),
+        i64::from(b.1) - i64::from(a.1),
+    );
+    let n = dx.abs().max(dy.abs());
+    (1..=n).map(move |i| {
+        // Rounded to the nearest pixel: `(2 d i + n) div (2 n)`.
+        let step = |a: u32, d: i64| (i64::from(a) + (2 * d * i + n).div_euclid(2 * n)) as u32;
+        (step(a.0, dx), step(a.1, dy))
+    })
+}
+
+/// The colour a class's strokes are drawn in: its label class's preview
+/// colour (hair: the head's).
+fn stroke_colour(class: ColourClass) -> egui::Color32 {
+    let seg = match class {
+        ColourClass::Skin => SegClass::Skin,
+        ColourClass::Hair => SegClass::Head,
+        ColourClass::Shirt => SegClass::Shirt,
+        ColourClass::Trousers => SegClass::Trousers,
+    };
+    let [r, g, b] = seg.preview_colour();
+    egui::Color32::from_rgb(r, g, b)
+}
+
+/// Draws `strokes` (frame pixels of a `w × h` frame) over the frame shown
+/// in `rect`: each pixel a square of at least 2 points, outlined in black so
+/// a stroke stays visible over the label overlay of its own class.
+fn paint_strokes(
+    painter: &egui::Painter,
+    rect: egui::Rect,
+    (w, h): (u32, u32),
+    strokes: &[Stroke],
+) {
+    let scale = egui::vec2(
+        rect.width() / w.max(1) as f32,
+        rect.height() / h.max(1) as f32,
+    );
+    let side = scale.max(egui::vec2(2.0, 2.0));
+    let square = |(x, y): (u32, u32), grow: f32| {
+        let centre = rect.min + egui::vec2(x as f32 + 0.5, y as f32 + 0.5) * scale;
+        egui::Rect::from_center_size(centre, side).expand(grow)
+    };
+    for s in strokes {
+        for &p in &s.points {
+            painter.rect_filled(square(p, 1.0), 0.0, egui::Color32::BLACK);
+        }
+    }
+    for s in strokes {
+        let colour = stroke_colour(s.class);
+        for &p in &s.points {
+            painter.rect_filled(square(p, 0.0), 0.0, colour);
+        }
+    }
 }
 
 impl TrackUi {
@@ -136,6 +388,7 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         frame_tex: None,
         label_tex: None,
         tex_version: 0,
+        sampling: ColourSampling::default(),
     };
     let clock = SceneClock::new(
         launched,
@@ -561,18 +814,26 @@ fn panels(
         .show(&mut root, |ui| {
             ui.label("camera frame and segmentation");
             let width = RIGHT_WIDTH - 16.0;
-            if let Some(tex) = &ui_s.frame_tex {
-                let (w, h) = tex.size;
+            if let Some((id, (w, h))) = ui_s.frame_tex.as_ref().map(|t| (t.id, t.size)) {
                 let size = egui::vec2(width, width * h as f32 / w.max(1) as f32);
-                let (rect, _) = ui.allocate_exact_size(size, egui::Sense::hover());
+                let sense = if ui_s.sampling.on {
+                    egui::Sense::click_and_drag()
+                } else {
+                    egui::Sense::hover()
+                };
+                let (rect, response) = ui.allocate_exact_size(size, sense);
                 let uv = egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0));
-                ui.painter().image(tex.id, rect, uv, egui::Color32::WHITE);
+                ui.painter().image(id, rect, uv, egui::Color32::WHITE);
                 if ui_s.overlay
                     && let Some(labels) = &ui_s.label_tex
                 {
                     ui.painter()
                         .image(labels.id, rect, uv, egui::Color32::WHITE);
                 }
+                if ui_s.sampling.on {
+                    sample_on_frame(&mut ui_s.sampling, &response, rect, (w, h), s);
+                }
+                paint_strokes(&ui.painter_at(rect), rect, (w, h), &ui_s.sampling.strokes);
             }
             ui.horizontal_wrapped(|ui| {
                 for id in 1..=vision::SEG_CLASSES as u8 {
@@ -583,6 +844,16 @@ fn panels(
                     );
                 }
             });
+            ui.separator();
+            let was_on = ui_s.sampling.on;
+            if let Some(edit) = sampling_controls(ui, &mut ui_s.sampling, s) {
+                edits.push(edit);
+            }
+            // Strokes are learned on the frame they were drawn on: sampling
+            // pauses the source.
+            if ui_s.sampling.on && !was_on && !track.paused && !play.toggle_pause {
+                play.toggle_pause = true;
+            }
         })
         .response
         .rect
@@ -617,6 +888,7 @@ fn panels(
                 *track = new;
                 ui_state.spec = spec;
                 ui_state.error = None;
+                ui_state.sampling.clear();
                 // The new scene's first frame replaces the pictures.
                 ui_state.tex_version = u64::MAX;
             }
@@ -684,4 +956,71 @@ fn plots(ui: &mut egui::Ui, s: &TrackSnapshot) {
                 });
         });
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointer_positions_map_to_the_frame_pixels_under_them() {
+        // A 640 × 480 frame shown at half size, 10 points from the corner.
+        let rect = egui::Rect::from_min_size(egui::pos2(10.0, 10.0), egui::vec2(320.0, 240.0));
+        let size = (640, 480);
+        assert_eq!(
+            frame_pixel(egui::pos2(10.0, 10.0), rect, size),
+            Some((0, 0))
+        );
+        assert_eq!(
+            frame_pixel(egui::pos2(170.0, 130.0), rect, size),
+            Some((320, 240))
+        );
+        assert_eq!(
+            frame_pixel(egui::pos2(330.0, 250.0), rect, size),
+            Some((639, 479))
+        );
+        assert_eq!(frame_pixel(egui::pos2(9.0, 100.0), rect, size), None);
+        assert_eq!(frame_pixel(egui::pos2(100.0, 251.0), rect, size), None);
+    }
+
+    #[test]
+    fn line_pixels_step_one_pixel_and_end_on_the_target() {
+        let line: Vec<_> = line_pixels((10, 10), (14, 12)).collect();
+        assert_eq!(line, [(11, 11), (12, 11), (13, 12), (14, 12)]);
+        let back: Vec<_> = line_pixels((14, 12), (10, 10)).collect();
+        assert_eq!(back.len(), 4);
+        assert_eq!(back.last(), Some(&(10, 10)));
+        assert_eq!(line_pixels((3, 3), (3, 3)).count(), 0);
+        for w in line.windows(2) {
+            assert!(w[0].0.abs_diff(w[1].0) <= 1 && w[0].1.abs_diff(w[1].1) <= 1);
+        }
+    }
+
+    #[test]
+    fn drags_join_their_pixels_and_leaving_the_frame_breaks_the_line() {
+        let mut s = ColourSampling {
+            class: ColourClass::Shirt,
+            ..ColourSampling::default()
+        };
+        s.begin_drag(Some((0, 0)));
+        s.drag_to(Some((3, 0)));
+        s.drag_to(None);
+        s.drag_to(Some((3, 9)));
+        s.end_drag();
+        assert_eq!(s.strokes.len(), 1);
+        assert_eq!(s.strokes[0].class, ColourClass::Shirt);
+        assert_eq!(
+            s.strokes[0].points,
+            [(0, 0), (1, 0), (2, 0), (3, 0), (3, 9)]
+        );
+        // A drag that never touched the frame leaves no stroke.
+        s.begin_drag(None);
+        s.drag_to(None);
+        s.end_drag();
+        assert_eq!(s.strokes.len(), 1);
+        s.class = ColourClass::Hair;
+        s.click((100, 100), (640, 480), (160, 120));
+        assert_eq!(s.strokes[1].class, ColourClass::Hair);
+        assert_eq!(s.strokes[1].points.len(), 25);
+    }
 }
