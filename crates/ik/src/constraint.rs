@@ -736,23 +736,12 @@ impl<O: ?Sized> smc::Term<O, skeleton::BatchForwardKinematics> for ConstraintLik
             .into());
         }
         let (skeleton, constraints, t) = (self.skeleton, self.constraints, self.temperature);
-        let add = |(i, (o, x)): (usize, (&mut f64, &[f64]))| {
-            *o += -constraints.cost(skeleton, fk.world(i), x) / t;
-        };
-        if out.len() <= MIN_COST_TASK || rayon::current_num_threads() == 1 {
-            // Small clouds: rayon's cross-thread hand-off costs more than the work.
-            out.iter_mut()
-                .zip(states.chunks_exact(dim))
-                .enumerate()
-                .for_each(add);
-        } else {
-            use rayon::prelude::*;
-            out.par_iter_mut()
-                .zip(states.par_chunks_exact(dim))
-                .enumerate()
-                .with_min_len(MIN_COST_TASK)
-                .for_each(add);
+        smc::PerPrepared {
+            f: |_: &(), fk: &skeleton::BatchForwardKinematics, i: usize, x: &[f64]| {
+                -constraints.cost(skeleton, fk.world(i), x) / t
+            },
+            min_task: MIN_COST_TASK,
         }
-        Ok(())
+        .add_log_likelihood(&(), fk, states, dim, out)
     }
 }

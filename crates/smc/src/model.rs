@@ -73,6 +73,29 @@ pub trait Likelihood<O: ?Sized> {
     ) -> Result<(), BoxError>;
 }
 
+/// `f(i, &mut out[i], xᵢ)` for every row `xᵢ` of `states`, in parallel
+/// with at least `min_task` rows per rayon task (on the calling thread for
+/// one task's worth, where rayon's hand-off would cost more).
+fn for_each_row<F>(out: &mut [f64], states: &[f64], dim: usize, min_task: usize, f: F)
+where
+    F: Fn(usize, &mut f64, &[f64]) + Sync,
+{
+    let eval = |(i, (o, x)): (usize, (&mut f64, &[f64]))| f(i, o, x);
+    let task = min_task.max(1);
+    if out.len() <= task || rayon::current_num_threads() == 1 {
+        out.iter_mut()
+            .zip(states.chunks_exact(dim))
+            .enumerate()
+            .for_each(eval);
+    } else {
+        out.par_iter_mut()
+            .zip(states.par_chunks_exact(dim))
+            .enumerate()
+            .with_min_len(task)
+            .for_each(eval);
+    }
+}
+
 /// A [`Likelihood`] from a per-particle function `f(y, x) = log p(y | x)`,
 /// evaluated in parallel with rayon.
 #[derive(Debug, Clone, Copy)]
@@ -90,15 +113,7 @@ where
         dim: usize,
         out: &mut [f64],
     ) -> Result<(), BoxError> {
-        let eval = |(o, x): (&mut f64, &[f64])| *o = (self.0)(obs, x);
-        if out.len() <= 512 {
-            out.iter_mut().zip(states.chunks_exact(dim)).for_each(eval);
-        } else {
-            out.par_iter_mut()
-                .zip(states.par_chunks_exact(dim))
-                .with_min_len(512)
-                .for_each(eval);
-        }
+        for_each_row(out, states, dim, 512, |_, o, x| *o = (self.0)(obs, x));
         Ok(())
     }
 }
@@ -331,15 +346,7 @@ where
         dim: usize,
         out: &mut [f64],
     ) -> Result<(), BoxError> {
-        let eval = |(o, x): (&mut f64, &[f64])| *o += (self.0)(obs, x);
-        if out.len() <= 512 {
-            out.iter_mut().zip(states.chunks_exact(dim)).for_each(eval);
-        } else {
-            out.par_iter_mut()
-                .zip(states.par_chunks_exact(dim))
-                .with_min_len(512)
-                .for_each(eval);
-        }
+        for_each_row(out, states, dim, 512, |_, o, x| *o += (self.0)(obs, x));
         Ok(())
     }
 }
@@ -368,20 +375,9 @@ where
         dim: usize,
         out: &mut [f64],
     ) -> Result<(), BoxError> {
-        let eval = |(i, (o, x)): (usize, (&mut f64, &[f64]))| *o += (self.f)(obs, batch, i, x);
-        let task = self.min_task.max(1);
-        if out.len() <= task || rayon::current_num_threads() == 1 {
-            out.iter_mut()
-                .zip(states.chunks_exact(dim))
-                .enumerate()
-                .for_each(eval);
-        } else {
-            out.par_iter_mut()
-                .zip(states.par_chunks_exact(dim))
-                .enumerate()
-                .with_min_len(task)
-                .for_each(eval);
-        }
+        for_each_row(out, states, dim, self.min_task, |i, o, x| {
+            *o += (self.f)(obs, batch, i, x);
+        });
         Ok(())
     }
 }
