@@ -4,8 +4,8 @@
 //
 // One workgroup per tile (particle) of the pass. Its invocations stride over
 // the pixels of the particle's bounding rectangle (the union of its capsules'
-// rectangles, computed on the CPU as `LabelRaster::draw` returns it: no model
-// pixel lies outside it), read the model label b from the atlas and the
+// rectangles, computed by the setup pass as `LabelRaster::draw` returns it: no
+// model pixel lies outside it), read the model label b from the atlas and the
 // observed label a from the packed observation, and count into a histogram
 // in workgroup memory with atomics. The rendered label goes through the
 // label map first (`likelihood.rs`, "Label map"): b is its class, 0 for
@@ -16,35 +16,8 @@
 // counts[(i·C + c − 1)·2 + 0] = |B_c|, counts[(i·C + c − 1)·2 + 1] = |A_c ∩ B_c|.
 // |A_c| is counted once per observation on the CPU (`Observation::areas`).
 //
-// `const CLASSES: u32` and `const WORKGROUP_SIZE: u32` are prepended by the
-// Rust side.
-
-struct RasterUniforms {
-    row0: vec4<f32>,
-    row1: vec4<f32>,
-    row2: vec4<f32>,
-    fx: f32,
-    fy: f32,
-    cx: f32,
-    cy: f32,
-    width: u32,
-    height: u32,
-    tile_columns: u32,
-    capsules_per_pose: u32,
-    atlas_width: u32,
-    atlas_height: u32,
-    depth_scale: f32,
-    zero: u32,
-    // Class of rendered label l: byte (l − 1) % 4 of word (l − 1) / 4.
-    label_map: vec4<u32>,
-}
-
-struct Rect {
-    x0: u32,
-    y0: u32,
-    x1: u32,
-    y1: u32,
-}
+// `const CLASSES: u32`, `const WORKGROUP_SIZE: u32` and `raster_common.wgsl`
+// are prepended by the Rust side.
 
 @group(0) @binding(0) var<uniform> params: RasterUniforms;
 @group(0) @binding(1) var atlas: texture_2d<u32>;

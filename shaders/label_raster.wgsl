@@ -15,49 +15,12 @@
 //
 // One instance is one capsule of one particle: instance i of a pass is
 // capsule i % K of the particle in tile i / K (K capsules per pose). The
-// capsule and rectangle buffers are bound at the pass's first particle with a
-// dynamic offset. The quad covers the capsule's bounding rectangle computed
-// on the CPU (`raster::capsule_rect`), inside the particle's W × H tile.
+// capsules (in camera space) and their bounding rectangles come from the
+// setup pass (`capsule_setup.wgsl`, `raster::capsule_rect` ported); the quad
+// covers the rectangle, inside the particle's W × H tile.
 //
-// `const CLASSES: u32` is prepended by the Rust side.
-
-struct RasterUniforms {
-    // Rows of the camera-from-world rotation; w holds the translation.
-    row0: vec4<f32>,
-    row1: vec4<f32>,
-    row2: vec4<f32>,
-    fx: f32,
-    fy: f32,
-    cx: f32,
-    cy: f32,
-    width: u32,
-    height: u32,
-    tile_columns: u32,
-    capsules_per_pose: u32,
-    atlas_width: u32,
-    atlas_height: u32,
-    depth_scale: f32,
-    // Always 0 (see `unfused`).
-    zero: u32,
-    // Class of rendered label l: byte (l − 1) % 4 of word (l − 1) / 4.
-    label_map: vec4<u32>,
-}
-
-// `CapsuleInstance` (32 bytes).
-struct Capsule {
-    a: vec3<f32>,
-    radius: f32,
-    b: vec3<f32>,
-    label: u32,
-}
-
-// `GpuRect`: pixels x0..x1 × y0..y1 of a tile (half-open).
-struct Rect {
-    x0: u32,
-    y0: u32,
-    x1: u32,
-    y1: u32,
-}
+// `const CLASSES: u32` and `raster_common.wgsl` (the uniforms, `Capsule`,
+// `Rect`, `unfused`, `dot3`) are prepended by the Rust side.
 
 @group(0) @binding(0) var<uniform> params: RasterUniforms;
 @group(0) @binding(1) var<storage, read> capsules: array<Capsule>;
@@ -81,32 +44,6 @@ struct VertexOut {
 struct FragmentOut {
     @location(0) label: u32,
     @builtin(frag_depth) depth: f32,
-}
-
-// Returns the product x, rounded to f32 here. WGSL (like the SPIR-V naga
-// emits, which carries no NoContraction decoration) lets the driver fuse
-// `a * b + c` into one FMA, rounding once instead of twice; Rust never does,
-// and on lavapipe the fused low bits flipped about 1 covered pixel in 6000.
-// An integer OR with a uniform the compiler cannot see is zero keeps the
-// product and the sum apart, so every expression rounds as in raster.rs.
-fn unfused(x: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(x) | params.zero);
-}
-
-// a0·b0 + a1·b1 + a2·b2, left to right and unfused (`raster::dot`); the
-// builtin `dot` promises neither.
-fn dot3(a: vec3<f32>, b: vec3<f32>) -> f32 {
-    return unfused(a.x * b.x) + unfused(a.y * b.y) + unfused(a.z * b.z);
-}
-
-// `RasterCamera::to_camera`: r0·x + r1·y + r2·z + t per row, left to right,
-// unfused.
-fn to_camera(p: vec3<f32>) -> vec3<f32> {
-    return vec3<f32>(
-        dot3(params.row0.xyz, p) + params.row0.w,
-        dot3(params.row1.xyz, p) + params.row1.w,
-        dot3(params.row2.xyz, p) + params.row2.w,
-    );
 }
 
 @vertex
@@ -136,9 +73,10 @@ fn vs_main(
         0.0,
         1.0,
     );
-    // Camera space and the per-capsule terms, as `LabelRaster::draw_impl`.
-    let a = to_camera(cap.a);
-    let b = to_camera(cap.b);
+    // The per-capsule terms, as `LabelRaster::draw_impl` (the capsule is in
+    // camera space already: `capsule_setup.wgsl`).
+    let a = cap.a;
+    let b = cap.b;
     let r = cap.radius;
     let ba = b - a;
     let oa = -a;

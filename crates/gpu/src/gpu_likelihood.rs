@@ -17,16 +17,23 @@
 //! histograms the result in parallel "on the images associated with the
 //! particles \[and\] on the pixels of each of these images". Here:
 //!
-//! 1. **CPU: poses → capsules.** [`BatchForwardKinematics`] turns the batch
-//!    into joint transforms (or they come prepared, shared with the other
-//!    likelihood terms: [`GpuLikelihood::evaluate_posed`], the
-//!    [`smc::Term`] impl); [`capsule_instances`] into world-space
-//!    [`CapsuleInstance`]s (K per pose, in joint order); [`capsule_rect`]
-//!    into each capsule's bounding rectangle, exactly as the CPU raster
-//!    bounds it, and their union per particle. These are uploaded (with
-//!    `Queue::write_buffer`, whose staging memory wgpu manages) into GPU
-//!    buffers that are reused from batch to batch and grow only with N.
-//! 2. **Render pass: label atlas.** Each particle owns a `W × H` tile of an
+//! 1. **CPU: poses → end points.** [`BatchForwardKinematics`] turns the
+//!    batch into joint transforms (or they come prepared, shared with the
+//!    other likelihood terms: [`GpuLikelihood::evaluate_posed`], the
+//!    [`smc::Term`] impl), and [`CapsuleLayout::pose_points`] into the
+//!    pose's P distinct capsule end points in world coordinates (f32; a
+//!    limb's end and the next limb's start are one point). Only these are
+//!    uploaded: 12 bytes a point, 516 bytes a pose for the human preset
+//!    (K = 26 capsules over P = 43 points) and 216 for `rtpf_upper_body`
+//!    (K = 9, P = 18), where the capsules and rectangles were 1,264 and 448.
+//!    The skeleton's capsule table (end-point indices, radius, label) is
+//!    uploaded once.
+//! 2. **Compute pass: capsules and rectangles.** One invocation per
+//!    particle (`shaders/capsule_setup.wgsl`) takes its K capsules to camera
+//!    space and computes each one's bounding rectangle exactly as
+//!    [`crate::raster::capsule_rect`] does on the CPU, and their union: the
+//!    rectangle the histogram pass visits.
+//! 3. **Render pass: label atlas.** Each particle owns a `W × H` tile of an
 //!    R8Uint atlas (with a Depth32Float depth buffer). Each capsule is a
 //!    screen-space impostor: a quad over its rectangle whose fragments run
 //!    the f32 ray–capsule test of [`crate::raster`] ported step for step to
@@ -35,7 +42,7 @@
 //!    scaled by 2⁻²⁰ — exact in f32, so the depth test compares the CPU's
 //!    very `t` values. Depth compare `Less` with capsules drawn in index
 //!    order gives ties to the lower index, the CPU rule.
-//! 3. **Compute pass: histograms.** One workgroup per tile visits the
+//! 4. **Compute pass: histograms.** One workgroup per tile visits the
 //!    particle's union rectangle only (no model pixel lies outside it), reads
 //!    the model label `b` and the observed label `a` (uploaded once per
 //!    frame, packed four per word) and counts `|B_c|` and `|A_c ∩ B_c|` in a
@@ -43,19 +50,19 @@
 //!    bins, so it stores every bin into the global counts with a plain
 //!    write (no atomics, no clearing pass; `shaders/class_histogram.wgsl`),
 //!    laid out as the CPU's [`Evaluation::counts`].
-//! 4. **Readback.** The counts are copied into a mappable staging buffer;
-//!    `F` and the log-likelihood are evaluated on the CPU with
-//!    [`NonOverlap::ratio`] and [`NonOverlap::log_likelihood`], the same
-//!    code as the CPU back end.
+//! 5. **Readback.** Each pass copies its counts to their place in the
+//!    batch's mappable staging buffer; `F` and the log-likelihood are
+//!    evaluated on the CPU with [`NonOverlap::ratio`] and
+//!    [`NonOverlap::log_likelihood`], the same code as the CPU back end.
 //!
 //! **Chunking.** One atlas holds at most `tiles_per_pass` tiles, bounded by
 //! the device's `max_texture_dimension_2d` (and [`GpuSettings`]); a larger
-//! batch runs several render + compute passes that reuse the atlas, each
-//! submitted as soon as its capsules are uploaded (the GPU rasterises pass
-//! k while the CPU prepares pass k + 1), each binding its slice of the
-//! capsule, rectangle and count buffers with dynamic offsets (so
-//! `tiles_per_pass` is a multiple of the storage-offset alignment step). 10⁵ tiles of 160 × 120 take 29 passes
-//! of an 8160 × 8160 atlas.
+//! batch runs several passes that reuse the atlas and every per-pass buffer
+//! (points, capsules, rectangles, counts: all sized for one pass), each
+//! submitted as soon as its end points are prepared: the GPU works on pass
+//! k while the CPU prepares pass k + 1, and wgpu orders pass k + 1's upload
+//! after pass k. 10⁵ tiles of 160 × 120 take 29 passes of an 8160 × 8160
+//! atlas.
 //!
 //! **Overlap.** [`GpuLikelihood::submit`] records and submits a batch and
 //! starts mapping its staging buffer, returning a [`Ticket`];
@@ -89,8 +96,11 @@
 //!
 //! **Pixels visited.** The render pass shades each capsule's bounding
 //! rectangle (the CPU also trims it row by row to a stadium, which only
-//! saves work); the compute pass visits each particle's union rectangle,
-//! not the whole tile.
+//! saves work); the histogram pass visits each particle's union rectangle,
+//! not the whole tile. On lavapipe the setup pass's rectangles equal the
+//! CPU's exactly (tests/gpu.rs); a device whose `sqrt` or division is a few
+//! ULP off moves a bound by far less than the 0.01-pixel slack, and the
+//! labels never depend on the rectangles.
 //!
 //! **Errors.** Bad input (image size, N = 0, a batch of the wrong shape or
 //! with non-finite values) is rejected on the CPU before any GPU work;
@@ -117,9 +127,7 @@ use crate::likelihood::{
     CLASSES, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation, Poses, add_results,
     check_label_map, check_states,
 };
-use crate::raster::{
-    CapsuleInstance, PixelRect, capsule_instances, capsule_rect, capsules_per_pose,
-};
+use crate::raster::{CapsuleInstance, CapsuleLayout, CapsuleRef, PixelRect};
 
 /// `frag_depth = t · 2⁻²⁰`: a power of two, so the scaling is exact and
 /// keeps every order and tie of the f32 ray parameters (for `t < 2²⁰`).
@@ -135,7 +143,8 @@ const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 /// Bytes of one particle's counts: `2 C` u32.
 const COUNTS_STRIDE: u64 = (2 * CLASSES * 4) as u64;
 
-/// The uniform both shaders read (WGSL `struct RasterUniforms`, 96 bytes):
+/// The uniform the three shaders read (WGSL `struct RasterUniforms` in
+/// `raster_common.wgsl`, 128 bytes):
 /// the [`RasterCamera`] (rotation rows with the translation in `w`),
 /// the tile and atlas geometry and [`DEPTH_SCALE`].
 #[repr(C)]
@@ -165,6 +174,10 @@ pub struct RasterUniforms {
     /// rendered label `l` is byte `(l − 1) % 4` of word `(l − 1) / 4`
     /// (WGSL `label_map: vec4<u32>`, so `C ≤ 16`).
     pub label_map: [u32; 4],
+    /// P, end points per pose ([`CapsuleLayout::points`]).
+    pub points_per_pose: u32,
+    /// WGSL rounds the struct up to 16 bytes.
+    pub pad: [u32; 3],
 }
 
 const _: () = assert!(CLASSES <= 16, "the label map is packed into one vec4<u32>");
@@ -181,7 +194,7 @@ fn pack_label_map(map: &LabelMap) -> [u32; 4] {
 impl RasterUniforms {
     fn new(
         camera: &RasterCamera,
-        capsules_per_pose: u32,
+        layout: &CapsuleLayout,
         atlas: &AtlasLayout,
         label_map: &LabelMap,
     ) -> Self {
@@ -202,12 +215,14 @@ impl RasterUniforms {
             width: camera.width,
             height: camera.height,
             tile_columns: atlas.columns,
-            capsules_per_pose,
+            capsules_per_pose: layout.capsules().len() as u32,
             atlas_width: atlas.width,
             atlas_height: atlas.height,
             depth_scale: DEPTH_SCALE,
             zero: 0,
             label_map: pack_label_map(label_map),
+            points_per_pose: layout.points().len() as u32,
+            pad: [0; 3],
         }
     }
 }
@@ -246,8 +261,7 @@ pub struct GpuSettings {
     /// 320 MiB.
     pub max_atlas_side: u32,
     /// At most this many tiles per render pass (`None`: as many as the
-    /// atlas holds). Rounded down to the dynamic-offset step (16 tiles on
-    /// most devices); a small value forces chunking (tests).
+    /// atlas holds); a small value forces chunking (tests).
     pub max_tiles_per_pass: Option<usize>,
     /// Staging buffers, i.e. batches that may be submitted and not yet
     /// collected (≥ 1).
@@ -284,26 +298,30 @@ impl Ticket {
 /// How tiles sit in the atlas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct AtlasLayout {
-    /// Tiles per pass (a multiple of the offset step).
+    /// Tiles per pass: the particles every per-pass buffer holds.
     tiles: u32,
     columns: u32,
     width: u32,
     height: u32,
 }
 
-/// GPU objects sized for a capacity; rebuilt only when N outgrows them.
+/// GPU objects for one pass of `atlas.tiles` particles, reused by every
+/// pass; rebuilt only when a batch needs larger passes.
 #[derive(Debug)]
 struct Resources {
-    /// Particles the buffers hold: a whole number of passes.
-    capacity: usize,
     atlas: AtlasLayout,
     atlas_texture: wgpu::Texture,
     atlas_view: wgpu::TextureView,
     depth_view: wgpu::TextureView,
-    capsules: wgpu::Buffer,
+    /// Uploaded: P end points (world, f32) per particle.
+    points: wgpu::Buffer,
+    /// Written by the setup pass (as are the K camera-space capsules per
+    /// particle, which only the bind groups hold): the capsules'
+    /// rectangles and each particle's union rectangle.
     capsule_rects: wgpu::Buffer,
     tile_rects: wgpu::Buffer,
     counts: wgpu::Buffer,
+    setup_bind: wgpu::BindGroup,
     raster_bind: wgpu::BindGroup,
     histogram_bind: wgpu::BindGroup,
 }
@@ -335,9 +353,8 @@ struct State {
     observed: Option<Vec<u8>>,
     observed_words: Vec<u32>,
     fk: BatchForwardKinematics,
-    capsules: Vec<CapsuleInstance>,
-    capsule_rects: Vec<GpuRect>,
-    tile_rects: Vec<GpuRect>,
+    /// One pass's end points, P per particle, before the upload.
+    points: Vec<[f32; 3]>,
     results: Evaluation,
     /// The uniforms on the GPU predate a label-map change.
     uniforms_stale: bool,
@@ -345,6 +362,8 @@ struct State {
 
 #[derive(Debug)]
 struct Pipelines {
+    setup: wgpu::ComputePipeline,
+    setup_layout: wgpu::BindGroupLayout,
     raster: wgpu::RenderPipeline,
     raster_layout: wgpu::BindGroupLayout,
     histogram: wgpu::ComputePipeline,
@@ -364,16 +383,17 @@ pub struct GpuLikelihood {
     model: NonOverlap,
     label_map: LabelMap,
     settings: GpuSettings,
-    capsules_per_pose: usize,
+    /// The skeleton's capsules over their distinct end points.
+    layout: CapsuleLayout,
     /// Most tiles one pass may hold on this device with these settings.
     max_tiles: u32,
-    /// Tiles per pass are a multiple of this (dynamic-offset alignment).
-    tile_step: u32,
     /// Largest atlas side: the setting bounded by the device.
     atlas_side: u32,
     pipelines: Pipelines,
     uniforms: wgpu::Buffer,
     observed: wgpu::Buffer,
+    /// [`CapsuleLayout::capsules`], uploaded once.
+    capsule_table: wgpu::Buffer,
     state: Mutex<State>,
 }
 
@@ -421,24 +441,10 @@ static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
 /// Serialises [`scoped`] across threads (see there).
 static SCOPES: Mutex<()> = Mutex::new(());
 
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 { a } else { gcd(b, a % b) }
-}
-
-/// The smallest tile count `s` such that `s · stride` is a multiple of
-/// `align` for every stride: passes can then start at aligned offsets.
-fn tile_step(align: u64, strides: &[u64]) -> u64 {
-    strides.iter().fold(1, |step, &s| {
-        let need = align / gcd(align, s);
-        step / gcd(step, need) * need
-    })
-}
-
 fn storage_entry(
     binding: u32,
     stage: wgpu::ShaderStages,
     read_only: bool,
-    dynamic: bool,
     min: u64,
 ) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
@@ -446,7 +452,7 @@ fn storage_entry(
         visibility: stage,
         ty: wgpu::BindingType::Buffer {
             ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: dynamic,
+            has_dynamic_offset: false,
             min_binding_size: NonZeroU64::new(min),
         },
         count: None,
@@ -466,17 +472,18 @@ fn uniform_entry(stage: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
-fn buffer_binding(buffer: &wgpu::Buffer, size: Option<u64>) -> wgpu::BindingResource<'_> {
-    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-        buffer,
-        offset: 0,
-        size: size.and_then(NonZeroU64::new),
-    })
+fn buffer_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
 }
 
+/// A shader as compiled: the constants, `raster_common.wgsl`, then `file`.
 fn shader_source(file: &str) -> String {
     format!(
-        "const CLASSES: u32 = {CLASSES}u;\nconst WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n{file}"
+        "const CLASSES: u32 = {CLASSES}u;\nconst WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n{}\n{file}",
+        include_str!("../../../shaders/raster_common.wgsl")
     )
 }
 
@@ -487,12 +494,23 @@ impl Pipelines {
         let cs = wgpu::ShaderStages::COMPUTE;
         let capsule_size = size_of::<CapsuleInstance>() as u64;
         let rect_size = size_of::<GpuRect>() as u64;
+        let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("capsule setup"),
+            entries: &[
+                uniform_entry(cs),
+                storage_entry(1, cs, true, size_of::<CapsuleRef>() as u64),
+                storage_entry(2, cs, true, 12),
+                storage_entry(3, cs, false, capsule_size),
+                storage_entry(4, cs, false, rect_size),
+                storage_entry(5, cs, false, rect_size),
+            ],
+        });
         let raster_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("label raster"),
             entries: &[
                 uniform_entry(vf),
-                storage_entry(1, vs, true, true, capsule_size),
-                storage_entry(2, vs, true, true, rect_size),
+                storage_entry(1, vs, true, capsule_size),
+                storage_entry(2, vs, true, rect_size),
             ],
         });
         let histogram_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -509,10 +527,16 @@ impl Pipelines {
                     },
                     count: None,
                 },
-                storage_entry(2, cs, true, false, 4),
-                storage_entry(3, cs, true, true, rect_size),
-                storage_entry(4, cs, false, true, COUNTS_STRIDE),
+                storage_entry(2, cs, true, 4),
+                storage_entry(3, cs, true, rect_size),
+                storage_entry(4, cs, false, COUNTS_STRIDE),
             ],
+        });
+        let setup_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("capsule_setup.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(include_str!(
+                "../../../shaders/capsule_setup.wgsl"
+            )))),
         });
         let raster_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("label_raster.wgsl"),
@@ -525,6 +549,20 @@ impl Pipelines {
             source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(include_str!(
                 "../../../shaders/class_histogram.wgsl"
             )))),
+        });
+        let setup_pipeline_layout =
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("capsule setup"),
+                bind_group_layouts: &[Some(&setup_layout)],
+                immediate_size: 0,
+            });
+        let setup = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("capsule setup"),
+            layout: Some(&setup_pipeline_layout),
+            module: &setup_module,
+            entry_point: Some("cs_main"),
+            compilation_options: Default::default(),
+            cache: None,
         });
         let raster_pipeline_layout =
             device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -587,6 +625,8 @@ impl Pipelines {
             cache: None,
         });
         Self {
+            setup,
+            setup_layout,
             raster,
             raster_layout,
             histogram,
@@ -642,18 +682,15 @@ impl GpuLikelihood {
                 reason: "at least one batch must be able to be in flight",
             });
         }
-        let k = capsules_per_pose(&skeleton);
-        if k == 0 {
+        let layout = CapsuleLayout::new(&skeleton);
+        if layout.capsules().is_empty() {
             return Err(GpuError::InvalidSetting {
                 field: "skeleton",
                 value: 0.0,
                 reason: "no joint carries a capsule: there is nothing to render",
             });
         }
-        let rest = skeleton
-            .forward_kinematics(&skeleton.rest_pose())
-            .map_err(|e| GpuError::Pose(e.to_string()))?;
-        for (capsule, c) in capsule_instances(&skeleton, &rest).enumerate() {
+        for (capsule, c) in layout.capsules().iter().enumerate() {
             if c.label == 0 || c.label as usize > CLASSES {
                 return Err(GpuError::CapsuleLabel {
                     capsule,
@@ -666,46 +703,42 @@ impl GpuLikelihood {
         let (w, h) = (camera.width(), camera.height());
         let side = settings.max_atlas_side.min(limits.max_texture_dimension_2d);
         let fit = u64::from(side / w) * u64::from(side / h);
-        let align = u64::from(limits.min_storage_buffer_offset_alignment);
-        let capsule_size = size_of::<CapsuleInstance>() as u64;
-        let rect_size = size_of::<GpuRect>() as u64;
-        let step = tile_step(
-            align,
-            &[
-                k as u64 * capsule_size,
-                k as u64 * rect_size,
-                rect_size,
-                COUNTS_STRIDE,
-            ],
-        );
-        let cap = fit
+        let max_tiles = fit
             .min(settings.max_tiles_per_pass.map_or(u64::MAX, |t| t as u64))
-            .min(u64::from(limits.max_compute_workgroups_per_dimension));
-        let max_tiles = cap / step * step;
-        if max_tiles == 0 || max_tiles > u64::from(u32::MAX) {
+            .min(u64::from(limits.max_compute_workgroups_per_dimension))
+            .min(u64::from(u32::MAX));
+        if max_tiles == 0 {
             return Err(GpuError::DeviceLimit {
-                what: "label atlas (tiles per pass, a multiple of the offset step)",
-                needed: step,
-                limit: cap,
+                what: "label atlas (tiles per pass)",
+                needed: 1,
+                limit: 0,
             });
         }
         let raster_camera = camera.raster();
-        let (pipelines, uniforms, observed) = scoped(&device, "building the pipelines", || {
-            let pipelines = Pipelines::new(&device);
-            let uniforms = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("raster uniforms"),
-                size: size_of::<RasterUniforms>() as u64,
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let observed = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("observed labels"),
-                size: (camera.pixels().div_ceil(4) * 4) as u64,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            Ok((pipelines, uniforms, observed))
-        })?;
+        let (pipelines, uniforms, observed, capsule_table) =
+            scoped(&device, "building the pipelines", || {
+                let pipelines = Pipelines::new(&device);
+                let uniforms = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("raster uniforms"),
+                    size: size_of::<RasterUniforms>() as u64,
+                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                let observed = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("observed labels"),
+                    size: (camera.pixels().div_ceil(4) * 4) as u64,
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                let capsule_table = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("capsule table"),
+                    size: std::mem::size_of_val(layout.capsules()) as u64,
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                Ok((pipelines, uniforms, observed, capsule_table))
+            })?;
+        queue.write_buffer(&capsule_table, 0, bytemuck::cast_slice(layout.capsules()));
         let slots = (0..settings.in_flight).map(|_| Slot::default()).collect();
         Ok(Self {
             device,
@@ -716,13 +749,13 @@ impl GpuLikelihood {
             model,
             label_map: IDENTITY_LABEL_MAP,
             settings,
-            capsules_per_pose: k,
+            layout,
             max_tiles: max_tiles as u32,
-            tile_step: step as u32,
             atlas_side: side,
             pipelines,
             uniforms,
             observed,
+            capsule_table,
             state: Mutex::new(State {
                 slots,
                 ..State::default()
@@ -902,18 +935,115 @@ impl GpuLikelihood {
     /// # Errors
     /// As [`Self::evaluate`] without the observation checks.
     pub fn render_tiles(&mut self, states: &[f64]) -> Result<Vec<u8>> {
-        let dof = self.skeleton.dof();
         let (w, h) = (self.camera.width(), self.camera.height());
+        let px = w as usize * h as usize;
+        let mut tiles = vec![0u8; states.len() / self.skeleton.dof().max(1) * px];
+        let row_bytes = |atlas: &AtlasLayout| atlas.width.div_ceil(256) * 256;
+        self.diagnose(
+            states,
+            |view, encoder, res, count| {
+                view.encode_raster(encoder, res, count);
+                let atlas = res.atlas;
+                let readback = view.readback_buffer(
+                    "atlas readback",
+                    u64::from(row_bytes(&atlas)) * u64::from(atlas.height),
+                )?;
+                encoder.copy_texture_to_buffer(
+                    wgpu::TexelCopyTextureInfo {
+                        texture: &res.atlas_texture,
+                        mip_level: 0,
+                        origin: wgpu::Origin3d::ZERO,
+                        aspect: wgpu::TextureAspect::All,
+                    },
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: &readback,
+                        layout: wgpu::TexelCopyBufferLayout {
+                            offset: 0,
+                            bytes_per_row: Some(row_bytes(&atlas)),
+                            rows_per_image: Some(atlas.height),
+                        },
+                    },
+                    wgpu::Extent3d {
+                        width: atlas.width,
+                        height: atlas.height,
+                        depth_or_array_layers: 1,
+                    },
+                );
+                Ok(readback)
+            },
+            |atlas, range, data| {
+                let row_bytes = row_bytes(atlas);
+                for t in 0..range.len() {
+                    let tx = (t as u32 % atlas.columns) * w;
+                    let ty = (t as u32 / atlas.columns) * h;
+                    let tile = &mut tiles[(range.start + t) * px..(range.start + t + 1) * px];
+                    for (y, row) in tile.chunks_exact_mut(w as usize).enumerate() {
+                        let src = ((ty + y as u32) * row_bytes + tx) as usize;
+                        row.copy_from_slice(&data[src..src + w as usize]);
+                    }
+                }
+            },
+        )?;
+        Ok(tiles)
+    }
+
+    /// The bounding rectangles the GPU's setup pass derives for a batch
+    /// (`shaders/capsule_setup.wgsl`): per particle, its K capsules'
+    /// rectangles (`N × K`, as [`crate::raster::capsule_rect`] gives them on
+    /// the CPU) and their union (`N`). A diagnostic that reads both back.
+    ///
+    /// # Errors
+    /// As [`Self::evaluate`] without the observation checks.
+    pub fn capsule_rects(&mut self, states: &[f64]) -> Result<(Vec<GpuRect>, Vec<GpuRect>)> {
+        let k = self.layout.capsules().len();
+        let n = states.len() / self.skeleton.dof().max(1);
+        let mut capsules = vec![GpuRect::default(); n * k];
+        let mut tiles = vec![GpuRect::default(); n];
+        let rect = size_of::<GpuRect>() as u64;
+        let kb = k as u64 * rect;
+        self.diagnose(
+            states,
+            |view, encoder, res, count| {
+                let m = count as u64;
+                let readback = view.readback_buffer("rectangle readback", m * (kb + rect))?;
+                encoder.copy_buffer_to_buffer(&res.capsule_rects, 0, &readback, 0, m * kb);
+                encoder.copy_buffer_to_buffer(&res.tile_rects, 0, &readback, m * kb, m * rect);
+                Ok(readback)
+            },
+            |_, range, data| {
+                let all: &[GpuRect] = bytemuck::cast_slice(data);
+                let (per_capsule, per_tile) = all.split_at(range.len() * k);
+                capsules[range.start * k..range.end * k].copy_from_slice(per_capsule);
+                tiles[range].copy_from_slice(per_tile);
+            },
+        )?;
+        Ok((capsules, tiles))
+    }
+
+    /// Runs the setup pass over `states` pass by pass; `encode` records,
+    /// after it, what to read back from the pass's resources into a buffer
+    /// it allocates, and `consume` reads that buffer's bytes for the pass's
+    /// particles. Each pass is submitted and read back before the next.
+    fn diagnose(
+        &mut self,
+        states: &[f64],
+        mut encode: impl FnMut(
+            &View<'_>,
+            &mut wgpu::CommandEncoder,
+            &Resources,
+            usize,
+        ) -> Result<wgpu::Buffer>,
+        mut consume: impl FnMut(&AtlasLayout, std::ops::Range<usize>, &[u8]),
+    ) -> Result<()> {
+        let dof = self.skeleton.dof();
         let (view, state) = self.split();
-        let (device, queue) = (view.device, view.queue);
+        let device = view.device;
         let n = check_states(view.skeleton, states, dof)?;
         view.ensure_resources(state, n)?;
         let per_pass = state
             .resources
             .as_ref()
             .map_or(1, |r| r.atlas.tiles as usize);
-        let px = w as usize * h as usize;
-        let mut tiles = vec![0u8; n * px];
         for c in 0..n.div_ceil(per_pass) {
             let range = c * per_pass..((c + 1) * per_pass).min(n);
             view.prepare_chunk(
@@ -923,59 +1053,29 @@ impl GpuLikelihood {
                 range.start,
             )?;
             let res = state.resources.as_ref().expect("resources were ensured");
-            // Every pass of this call uploads into pass slot 0 and is
-            // submitted (and read back) before the next.
-            view.upload_chunk(res, state, 0);
+            view.upload_chunk(res, state);
             let mut encoder = device.create_command_encoder(&Default::default());
-            view.encode_raster(&mut encoder, res, 0, range.len());
-            let atlas = res.atlas;
-            let row_bytes = atlas.width.div_ceil(256) * 256;
-            let readback = scoped(device, "allocating the atlas readback", || {
-                Ok(device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("atlas readback"),
-                    size: u64::from(row_bytes) * u64::from(atlas.height),
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }))
-            })?;
-            encoder.copy_texture_to_buffer(
-                wgpu::TexelCopyTextureInfo {
-                    texture: &res.atlas_texture,
-                    mip_level: 0,
-                    origin: wgpu::Origin3d::ZERO,
-                    aspect: wgpu::TextureAspect::All,
-                },
-                wgpu::TexelCopyBufferInfo {
-                    buffer: &readback,
-                    layout: wgpu::TexelCopyBufferLayout {
-                        offset: 0,
-                        bytes_per_row: Some(row_bytes),
-                        rows_per_image: Some(atlas.height),
-                    },
-                },
-                wgpu::Extent3d {
-                    width: atlas.width,
-                    height: atlas.height,
-                    depth_or_array_layers: 1,
-                },
-            );
-            let submission = queue.submit([encoder.finish()]);
+            view.encode_setup(&mut encoder, res, range.len());
+            let readback = encode(&view, &mut encoder, res, range.len())?;
+            let submission = view.queue.submit([encoder.finish()]);
             let mapped = map_for_reading(&readback, u64::MAX);
-            wait_mapped(device, submission, &mapped, "atlas", "rendering tiles")?;
-            let data = readback.slice(..).get_mapped_range();
-            for t in 0..range.len() {
-                let tx = (t as u32 % atlas.columns) * w;
-                let ty = (t as u32 / atlas.columns) * h;
-                let tile = &mut tiles[(range.start + t) * px..(range.start + t + 1) * px];
-                for (y, row) in tile.chunks_exact_mut(w as usize).enumerate() {
-                    let src = ((ty + y as u32) * row_bytes + tx) as usize;
-                    row.copy_from_slice(&data[src..src + w as usize]);
-                }
-            }
-            drop(data);
+            wait_mapped(
+                device,
+                submission,
+                &mapped,
+                "diagnostic",
+                "reading a pass back",
+            )?;
+            consume(&res.atlas, range, &readback.slice(..).get_mapped_range());
             readback.unmap();
         }
-        Ok(tiles)
+        Ok(())
+    }
+
+    /// End points uploaded per particle: P points of 12 bytes
+    /// ([`CapsuleLayout`]); the GPU derives the capsules and rectangles.
+    pub fn upload_bytes_per_particle(&self) -> usize {
+        self.layout.points().len() * size_of::<[f32; 3]>()
     }
 
     /// The immutable part of `self` the batch stages need.
@@ -990,9 +1090,9 @@ impl GpuLikelihood {
             pipelines: &self.pipelines,
             uniforms: &self.uniforms,
             observed: &self.observed,
-            capsules_per_pose: self.capsules_per_pose,
+            capsule_table: &self.capsule_table,
+            layout: &self.layout,
             max_tiles: self.max_tiles,
-            tile_step: self.tile_step,
             atlas_side: self.atlas_side,
         }
     }
@@ -1006,13 +1106,13 @@ impl GpuLikelihood {
             raster_camera,
             model,
             label_map,
-            capsules_per_pose,
+            layout,
             max_tiles,
-            tile_step,
             atlas_side,
             pipelines,
             uniforms,
             observed,
+            capsule_table,
             state,
             ..
         } = self;
@@ -1026,9 +1126,9 @@ impl GpuLikelihood {
             pipelines,
             uniforms,
             observed,
-            capsules_per_pose: *capsules_per_pose,
+            capsule_table,
+            layout,
             max_tiles: *max_tiles,
-            tile_step: *tile_step,
             atlas_side: *atlas_side,
         };
         (view, state.get_mut().unwrap_or_else(|e| e.into_inner()))
@@ -1091,9 +1191,9 @@ struct View<'a> {
     pipelines: &'a Pipelines,
     uniforms: &'a wgpu::Buffer,
     observed: &'a wgpu::Buffer,
-    capsules_per_pose: usize,
+    capsule_table: &'a wgpu::Buffer,
+    layout: &'a CapsuleLayout,
     max_tiles: u32,
-    tile_step: u32,
     atlas_side: u32,
 }
 
@@ -1131,26 +1231,19 @@ impl View<'_> {
         let staging = &mut state.slots[slot].staging;
         if staging.as_ref().is_none_or(|b| b.size() < bytes) {
             *staging = None;
-            *staging = Some(scoped(device, "allocating a readback buffer", || {
-                Ok(device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("counts readback"),
-                    size: bytes,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }))
-            })?);
+            *staging = Some(view.readback_buffer("counts readback", bytes)?);
         }
         view.upload_observation(state, obs);
         let tiles = state
             .resources
             .as_ref()
             .map_or(1, |r| r.atlas.tiles as usize);
-        let chunks = n.div_ceil(tiles);
-        // One submission per pass: the GPU rasterises pass c while the CPU
-        // prepares pass c + 1. Every pass writes all its tiles' bins, so
-        // the counts need no clearing; the last copies them out.
+        // One submission per pass: the GPU works on pass c while the CPU
+        // prepares pass c + 1 (whose upload wgpu orders after pass c). Every
+        // pass writes all its tiles' bins and copies them to its place in
+        // the staging buffer, so the counts need no clearing.
         let mut submission = None;
-        for c in 0..chunks {
+        for c in 0..n.div_ceil(tiles) {
             let range = c * tiles..((c + 1) * tiles).min(n);
             view.prepare_chunk(
                 state,
@@ -1159,19 +1252,24 @@ impl View<'_> {
                 range.start,
             )?;
             let res = state.resources.as_ref().expect("resources were ensured");
-            view.upload_chunk(res, state, c);
+            view.upload_chunk(res, state);
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("non-overlap pass"),
             });
-            view.encode_raster(&mut encoder, res, c, range.len());
-            view.encode_histogram(&mut encoder, res, c, range.len());
-            if c + 1 == chunks {
-                let staging = state.slots[slot]
-                    .staging
-                    .as_ref()
-                    .expect("staging was sized");
-                encoder.copy_buffer_to_buffer(&res.counts, 0, staging, 0, bytes);
-            }
+            view.encode_setup(&mut encoder, res, range.len());
+            view.encode_raster(&mut encoder, res, range.len());
+            view.encode_histogram(&mut encoder, res, range.len());
+            let staging = state.slots[slot]
+                .staging
+                .as_ref()
+                .expect("staging was sized");
+            encoder.copy_buffer_to_buffer(
+                &res.counts,
+                0,
+                staging,
+                range.start as u64 * COUNTS_STRIDE,
+                range.len() as u64 * COUNTS_STRIDE,
+            );
             submission = Some(queue.submit([encoder.finish()]));
         }
         let submission = submission.expect("a batch has at least one pass");
@@ -1194,6 +1292,18 @@ impl View<'_> {
             serial,
             slot,
             particles: n,
+        })
+    }
+
+    /// A mappable buffer of `bytes` to copy results into.
+    fn readback_buffer(&self, label: &'static str, bytes: u64) -> Result<wgpu::Buffer> {
+        scoped(self.device, "allocating a readback buffer", || {
+            Ok(self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }))
         })
     }
 
@@ -1248,10 +1358,16 @@ impl View<'_> {
         Ok(())
     }
 
-    /// Makes sure the atlas and buffers hold `n` particles; grows them (and
-    /// rewrites the uniforms) only when they do not.
+    /// Makes sure the atlas and per-pass buffers hold `min(n, max_tiles)`
+    /// particles; grows them (and rewrites the uniforms) only when they do
+    /// not.
     fn ensure_resources(&self, state: &mut State, n: usize) -> Result<()> {
-        if let Some(res) = state.resources.as_ref().filter(|r| r.capacity >= n) {
+        let need = n.min(self.max_tiles as usize);
+        if let Some(res) = state
+            .resources
+            .as_ref()
+            .filter(|r| r.atlas.tiles as usize >= need)
+        {
             if state.uniforms_stale {
                 self.write_uniforms(&res.atlas);
                 state.uniforms_stale = false;
@@ -1262,7 +1378,7 @@ impl View<'_> {
         // theirs alive until they finish).
         state.resources = None;
         let resources = scoped(self.device, "allocating the atlas and buffers", || {
-            self.create_resources(n)
+            self.create_resources(need)
         })?;
         self.write_uniforms(&resources.atlas);
         state.uniforms_stale = false;
@@ -1271,23 +1387,19 @@ impl View<'_> {
     }
 
     fn write_uniforms(&self, atlas: &AtlasLayout) {
-        let uniforms = RasterUniforms::new(
-            self.camera,
-            self.capsules_per_pose as u32,
-            atlas,
-            self.label_map,
-        );
+        let uniforms = RasterUniforms::new(self.camera, self.layout, atlas, self.label_map);
         self.queue
             .write_buffer(self.uniforms, 0, bytemuck::bytes_of(&uniforms));
     }
 
-    /// The atlas, buffers and bind groups for `n` particles.
-    fn create_resources(&self, n: usize) -> Result<Resources> {
+    /// The atlas, per-pass buffers and bind groups for passes of at least
+    /// `need` particles (rounded up to whole setup workgroups, within the
+    /// device's maximum).
+    fn create_resources(&self, need: usize) -> Result<Resources> {
         let device = self.device;
         let limits = device.limits();
-        let step = self.tile_step as usize;
-        let tiles = (n.div_ceil(step) * step).min(self.max_tiles as usize) as u32;
-        let capacity = n.div_ceil(tiles as usize) * tiles as usize;
+        let group = WORKGROUP_SIZE as usize;
+        let tiles = (need.div_ceil(group) * group).min(self.max_tiles as usize) as u32;
         let (w, h) = (self.camera.width, self.camera.height);
         let columns = tiles.min(self.atlas_side / w);
         let rows = tiles.div_ceil(columns);
@@ -1297,39 +1409,26 @@ impl View<'_> {
             width: columns * w,
             height: rows * h,
         };
-        let k = self.capsules_per_pose as u64;
-        let capsule_bytes = size_of::<CapsuleInstance>() as u64 * k;
+        let t = u64::from(tiles);
+        let k = self.layout.capsules().len() as u64;
+        let p = self.layout.points().len() as u64;
+        let point_bytes = t * p * size_of::<[f32; 3]>() as u64;
+        let capsule_bytes = t * k * size_of::<CapsuleInstance>() as u64;
         let rect_bytes = size_of::<GpuRect>() as u64;
-        let cap = capacity as u64;
-        for (what, total, binding) in [
-            (
-                "capsule buffer",
-                cap * capsule_bytes,
-                u64::from(tiles) * capsule_bytes,
-            ),
-            (
-                "capsule rectangle buffer",
-                cap * k * rect_bytes,
-                u64::from(tiles) * k * rect_bytes,
-            ),
-            (
-                "count buffer",
-                cap * COUNTS_STRIDE,
-                u64::from(tiles) * COUNTS_STRIDE,
-            ),
+        for (what, size) in [
+            ("point buffer", point_bytes),
+            ("capsule buffer", capsule_bytes),
+            ("capsule rectangle buffer", t * k * rect_bytes),
+            ("count buffer", t * COUNTS_STRIDE),
         ] {
-            if total > limits.max_buffer_size {
+            let limit = limits
+                .max_buffer_size
+                .min(limits.max_storage_buffer_binding_size);
+            if size > limit {
                 return Err(GpuError::DeviceLimit {
                     what,
-                    needed: total,
-                    limit: limits.max_buffer_size,
-                });
-            }
-            if binding > limits.max_storage_buffer_binding_size {
-                return Err(GpuError::DeviceLimit {
-                    what,
-                    needed: binding,
-                    limit: limits.max_storage_buffer_binding_size,
+                    needed: size,
+                    limit,
                 });
             }
         }
@@ -1341,33 +1440,23 @@ impl View<'_> {
                 mapped_at_creation: false,
             })
         };
-        let capsules = storage(
-            "capsules",
-            cap * capsule_bytes,
-            wgpu::BufferUsages::COPY_DST,
-        );
+        let points = storage("end points", point_bytes, wgpu::BufferUsages::COPY_DST);
+        let capsules = storage("capsules", capsule_bytes, wgpu::BufferUsages::empty());
         let capsule_rects = storage(
             "capsule rectangles",
-            cap * k * rect_bytes,
-            wgpu::BufferUsages::COPY_DST,
+            t * k * rect_bytes,
+            wgpu::BufferUsages::COPY_SRC,
         );
         let tile_rects = storage(
             "tile rectangles",
-            cap * rect_bytes,
-            wgpu::BufferUsages::COPY_DST,
+            t * rect_bytes,
+            wgpu::BufferUsages::COPY_SRC,
         );
-        // Created mapped (zero-filled) and unmapped at once: wgpu then
-        // counts the whole buffer as initialised. Its lazy-zeroing tracker
-        // follows bind-group ranges, not dynamic offsets, so it would
-        // otherwise zero pass k > 0's counts (written by the shader in an
-        // earlier submission) before the readback copy.
-        let counts = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("class counts"),
-            size: cap * COUNTS_STRIDE,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: true,
-        });
-        counts.unmap();
+        let counts = storage(
+            "class counts",
+            t * COUNTS_STRIDE,
+            wgpu::BufferUsages::COPY_SRC,
+        );
         let extent = wgpu::Extent3d {
             width: atlas.width,
             height: atlas.height,
@@ -1397,63 +1486,51 @@ impl View<'_> {
         });
         let atlas_view = atlas_texture.create_view(&Default::default());
         let depth_view = depth.create_view(&Default::default());
+        let setup_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("capsule setup"),
+            layout: &self.pipelines.setup_layout,
+            entries: &[
+                buffer_entry(0, self.uniforms),
+                buffer_entry(1, self.capsule_table),
+                buffer_entry(2, &points),
+                buffer_entry(3, &capsules),
+                buffer_entry(4, &capsule_rects),
+                buffer_entry(5, &tile_rects),
+            ],
+        });
         let raster_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("label raster"),
             layout: &self.pipelines.raster_layout,
             entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: buffer_binding(self.uniforms, None),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: buffer_binding(&capsules, Some(u64::from(tiles) * capsule_bytes)),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: buffer_binding(
-                        &capsule_rects,
-                        Some(u64::from(tiles) * k * rect_bytes),
-                    ),
-                },
+                buffer_entry(0, self.uniforms),
+                buffer_entry(1, &capsules),
+                buffer_entry(2, &capsule_rects),
             ],
         });
         let histogram_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("class histogram"),
             layout: &self.pipelines.histogram_layout,
             entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: buffer_binding(self.uniforms, None),
-                },
+                buffer_entry(0, self.uniforms),
                 wgpu::BindGroupEntry {
                     binding: 1,
                     resource: wgpu::BindingResource::TextureView(&atlas_view),
                 },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: buffer_binding(self.observed, None),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: buffer_binding(&tile_rects, Some(u64::from(tiles) * rect_bytes)),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 4,
-                    resource: buffer_binding(&counts, Some(u64::from(tiles) * COUNTS_STRIDE)),
-                },
+                buffer_entry(2, self.observed),
+                buffer_entry(3, &tile_rects),
+                buffer_entry(4, &counts),
             ],
         });
         Ok(Resources {
-            capacity,
             atlas,
             atlas_texture,
             atlas_view,
             depth_view,
-            capsules,
+            points,
             capsule_rects,
             tile_rects,
             counts,
+            setup_bind,
             raster_bind,
             histogram_bind,
         })
@@ -1480,8 +1557,9 @@ impl View<'_> {
     }
 
     /// Forward kinematics (unless `poses` holds them: then pose `i` of
-    /// this pass is `first + i` there), capsules and rectangles of one
-    /// pass's poses into the state's CPU buffers.
+    /// this pass is `first + i` there) and the end points
+    /// ([`CapsuleLayout::pose_points`]) of one pass's poses into the
+    /// state's CPU buffer.
     fn prepare_chunk(
         &self,
         state: &mut State,
@@ -1489,7 +1567,7 @@ impl View<'_> {
         poses: Poses<'_>,
         first: usize,
     ) -> Result<()> {
-        let k = self.capsules_per_pose;
+        let p = self.layout.points().len();
         let n = states.len() / self.skeleton.dof();
         if let Poses::States = poses {
             state
@@ -1497,75 +1575,45 @@ impl View<'_> {
                 .compute_states(self.skeleton, states)
                 .map_err(|e| GpuError::Pose(e.to_string()))?;
         }
-        state.capsules.resize(n * k, CapsuleInstance::default());
-        state.capsule_rects.resize(n * k, GpuRect::default());
-        state.tile_rects.resize(n, GpuRect::default());
-        let (fk, skeleton, camera) = (&state.fk, self.skeleton, self.camera);
+        state.points.resize(n * p, [0.0; 3]);
+        let (fk, layout) = (&state.fk, self.layout);
         state
-            .capsules
-            .par_chunks_mut(k)
-            .zip(state.capsule_rects.par_chunks_mut(k))
-            .zip(state.tile_rects.par_iter_mut())
+            .points
+            .par_chunks_mut(p)
             .enumerate()
-            .with_min_len(64)
-            .for_each(|(i, ((capsules, rects), tile))| {
-                let mut union = PixelRect::default();
+            .with_min_len(256)
+            .for_each(|(i, points)| {
                 let world = match poses {
                     Poses::Posed(shared) => shared.world(first + i),
                     Poses::States => fk.world(i),
                 };
-                let pose = capsule_instances(skeleton, world);
-                for ((dst, rect), capsule) in capsules.iter_mut().zip(rects).zip(pose) {
-                    let r = capsule_rect(camera, &capsule);
-                    *dst = capsule;
-                    *rect = GpuRect::from(r);
-                    union = union.union(r);
-                }
-                *tile = GpuRect::from(union);
+                layout.pose_points(world, points);
             });
         Ok(())
     }
 
-    /// Writes the prepared pass into the GPU buffers at pass slot `slot`
-    /// (each pass of one submission has its own slot: all the uploads of a
-    /// submission land before its first pass runs).
-    fn upload_chunk(&self, res: &Resources, state: &State, slot: usize) {
-        let queue = self.queue;
-        let tiles = u64::from(res.atlas.tiles);
-        let k = self.capsules_per_pose as u64;
-        let first = slot as u64 * tiles;
-        queue.write_buffer(
-            &res.capsules,
-            first * k * size_of::<CapsuleInstance>() as u64,
-            bytemuck::cast_slice(&state.capsules),
-        );
-        queue.write_buffer(
-            &res.capsule_rects,
-            first * k * size_of::<GpuRect>() as u64,
-            bytemuck::cast_slice(&state.capsule_rects),
-        );
-        queue.write_buffer(
-            &res.tile_rects,
-            first * size_of::<GpuRect>() as u64,
-            bytemuck::cast_slice(&state.tile_rects),
-        );
+    /// Writes the prepared pass's end points into the GPU's point buffer
+    /// (wgpu orders the copy after the passes already submitted).
+    fn upload_chunk(&self, res: &Resources, state: &State) {
+        self.queue
+            .write_buffer(&res.points, 0, bytemuck::cast_slice(&state.points));
     }
 
-    /// The render pass of pass slot `slot` with `count` particles.
-    fn encode_raster(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        res: &Resources,
-        slot: usize,
-        count: usize,
-    ) {
-        let tiles = u64::from(res.atlas.tiles);
-        let k = self.capsules_per_pose as u64;
-        let first = slot as u64 * tiles;
-        let offsets = [
-            (first * k * size_of::<CapsuleInstance>() as u64) as u32,
-            (first * k * size_of::<GpuRect>() as u64) as u32,
-        ];
+    /// The setup pass (capsules and rectangles from the end points) for
+    /// the pass's first `count` particles.
+    fn encode_setup(&self, encoder: &mut wgpu::CommandEncoder, res: &Resources, count: usize) {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("capsule setup"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&self.pipelines.setup);
+        pass.set_bind_group(0, &res.setup_bind, &[]);
+        pass.dispatch_workgroups((count as u32).div_ceil(WORKGROUP_SIZE), 1, 1);
+    }
+
+    /// The render pass of the pass's first `count` particles.
+    fn encode_raster(&self, encoder: &mut wgpu::CommandEncoder, res: &Resources, count: usize) {
+        let k = self.layout.capsules().len() as u64;
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("label raster"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -1590,30 +1638,19 @@ impl View<'_> {
             multiview_mask: None,
         });
         pass.set_pipeline(&self.pipelines.raster);
-        pass.set_bind_group(0, &res.raster_bind, &offsets);
+        pass.set_bind_group(0, &res.raster_bind, &[]);
         // Instance i = tile i / K, capsule i % K: capsules in index order.
         pass.draw(0..4, 0..(count as u64 * k) as u32);
     }
 
-    /// The histogram pass of pass slot `slot` with `count` particles.
-    fn encode_histogram(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        res: &Resources,
-        slot: usize,
-        count: usize,
-    ) {
-        let first = slot as u64 * u64::from(res.atlas.tiles);
-        let offsets = [
-            (first * size_of::<GpuRect>() as u64) as u32,
-            (first * COUNTS_STRIDE) as u32,
-        ];
+    /// The histogram pass of the pass's first `count` particles.
+    fn encode_histogram(&self, encoder: &mut wgpu::CommandEncoder, res: &Resources, count: usize) {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("class histogram"),
             timestamp_writes: None,
         });
         pass.set_pipeline(&self.pipelines.histogram);
-        pass.set_bind_group(0, &res.histogram_bind, &offsets);
+        pass.set_bind_group(0, &res.histogram_bind, &[]);
         pass.dispatch_workgroups(count as u32, 1, 1);
     }
 }
@@ -1675,9 +1712,11 @@ mod tests {
     #[test]
     fn uniform_and_storage_mirrors_have_the_wgsl_sizes() {
         // WGSL: three vec4<f32> (48) + 4 f32 + 4 u32 + 2 u32 + f32 + u32
-        // + vec4<u32> (at 96, 16-aligned).
-        assert_eq!(size_of::<RasterUniforms>(), 112);
+        // + vec4<u32> (at 96, 16-aligned) + u32, rounded up to 16.
+        assert_eq!(size_of::<RasterUniforms>(), 128);
         assert_eq!(std::mem::offset_of!(RasterUniforms, label_map), 96);
+        assert_eq!(std::mem::offset_of!(RasterUniforms, points_per_pose), 112);
+        assert_eq!(size_of::<CapsuleRef>(), 16);
         assert_eq!(align_of::<RasterUniforms>(), 4);
         assert_eq!(std::mem::offset_of!(RasterUniforms, fx), 48);
         assert_eq!(std::mem::offset_of!(RasterUniforms, width), 64);
@@ -1713,18 +1752,6 @@ mod tests {
             assert!(t.next_up() * DEPTH_SCALE > depth);
             assert!(t.next_down() * DEPTH_SCALE < depth);
         }
-    }
-
-    #[test]
-    fn tile_step_aligns_every_stride() {
-        // Human: K = 15 capsules (480 B, 240 B), rect 16 B, counts 96 B.
-        let s = tile_step(256, &[480, 240, 16, 96]);
-        assert_eq!(s, 16);
-        for stride in [480u64, 240, 16, 96] {
-            assert_eq!(s * stride % 256, 0);
-        }
-        assert_eq!(tile_step(4, &[480, 16]), 1);
-        assert_eq!(tile_step(256, &[32 * 7, 16 * 7]), 16);
     }
 
     #[test]

@@ -33,8 +33,8 @@
 //!    pixel only when strictly nearer (GPU: depth compare `Less`, capsules
 //!    drawn in index order). Background is label 0.
 
-use nalgebra::{Isometry3, Point3};
-use skeleton::Skeleton;
+use nalgebra::{Isometry3, Point3, Vector3};
+use skeleton::{JointKind, Skeleton};
 
 use crate::camera::RasterCamera;
 
@@ -54,6 +54,143 @@ pub struct CapsuleInstance {
     pub label: u32,
 }
 
+/// Where one capsule end point comes from in a pose's world transforms
+/// (`world[j]` is joint `j`'s, as [`skeleton::BatchForwardKinematics::world`]
+/// gives them). The CPU reference and the GPU upload take every end point
+/// through this one rule, so both see the same f32 coordinates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PointSource {
+    /// The origin of joint `j`: its world translation, read as is.
+    Origin(usize),
+    /// A point fixed in joint `j`'s frame: `world[j] · local`.
+    Fixed(usize, Vector3<f64>),
+}
+
+impl PointSource {
+    /// The source of the capsule end point `local` (in joint `joint`'s
+    /// frame): the joint's own origin when `local` is zero; the origin of a
+    /// child whose offset is `local` when that child cannot translate (not
+    /// prismatic or free: its origin is then `world[joint] · offset`), so
+    /// that a limb's end and the next limb's start are one point; else the
+    /// fixed point.
+    pub fn resolve(skeleton: &Skeleton, joint: usize, local: Vector3<f64>) -> Self {
+        if local == Vector3::zeros() {
+            return Self::Origin(joint);
+        }
+        skeleton
+            .children(joint)
+            .iter()
+            .copied()
+            .find(|&c| {
+                let child = skeleton.joint(c);
+                child.offset == local
+                    && !matches!(
+                        child.kind,
+                        JointKind::Prismatic { .. } | JointKind::Free { .. }
+                    )
+            })
+            .map_or(Self::Fixed(joint, local), Self::Origin)
+    }
+
+    /// The point in world coordinates, rounded to f32.
+    #[inline]
+    pub fn world_f32(&self, world: &[Isometry3<f64>]) -> [f32; 3] {
+        let p = match self {
+            Self::Origin(j) => Point3::from(world[*j].translation.vector),
+            Self::Fixed(j, local) => world[*j] * Point3::from(*local),
+        };
+        [p.x as f32, p.y as f32, p.z as f32]
+    }
+}
+
+/// One capsule of the skeleton as the GPU's capsule table holds it
+/// (`#[repr(C)]`, 16 bytes; WGSL `struct CapsuleRef`): the indices of its end
+/// points among a pose's [`CapsuleLayout::points`], its radius and label.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct CapsuleRef {
+    pub a: u32,
+    pub b: u32,
+    pub radius: f32,
+    /// Body-part label, `1..=C`.
+    pub label: u32,
+}
+
+/// A skeleton's capsules as indices into a list of distinct end points
+/// ([`PointSource`]s): what the GPU path uploads per pose is that list's
+/// world coordinates (12 bytes a point), from which a compute pass derives
+/// the capsules and rectangles. For the human preset: 26 capsules over 43
+/// points, 516 bytes a pose instead of 26 × 48 + 16 bytes of capsules and
+/// rectangles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapsuleLayout {
+    points: Vec<PointSource>,
+    capsules: Vec<CapsuleRef>,
+}
+
+impl CapsuleLayout {
+    /// The layout of `skeleton`'s capsules, in joint order (the order that
+    /// decides depth ties), each end point resolved by
+    /// [`PointSource::resolve`] and listed once.
+    pub fn new(skeleton: &Skeleton) -> Self {
+        let mut points: Vec<PointSource> = Vec::new();
+        let mut index = |p: PointSource| -> u32 {
+            let i = points.iter().position(|q| *q == p).unwrap_or_else(|| {
+                points.push(p);
+                points.len() - 1
+            });
+            i as u32
+        };
+        let mut capsules = Vec::new();
+        for (j, joint) in skeleton.joints().iter().enumerate() {
+            let Some(body) = &joint.body else { continue };
+            let a = index(PointSource::resolve(skeleton, j, body.capsule.start));
+            let b = index(PointSource::resolve(skeleton, j, body.capsule.end));
+            capsules.push(CapsuleRef {
+                a,
+                b,
+                radius: body.capsule.radius as f32,
+                label: u32::from(body.part.label()),
+            });
+        }
+        Self { points, capsules }
+    }
+
+    /// The distinct end points, in the order a pose's coordinates are listed.
+    pub fn points(&self) -> &[PointSource] {
+        &self.points
+    }
+
+    /// The capsules (K), in joint order.
+    pub fn capsules(&self) -> &[CapsuleRef] {
+        &self.capsules
+    }
+
+    /// Writes one pose's end points (world, f32) into `out`
+    /// (`len() == self.points().len()`).
+    #[inline]
+    pub fn pose_points(&self, world: &[Isometry3<f64>], out: &mut [[f32; 3]]) {
+        debug_assert_eq!(out.len(), self.points.len());
+        for (dst, src) in out.iter_mut().zip(&self.points) {
+            *dst = src.world_f32(world);
+        }
+    }
+
+    /// The world-space capsules of a pose whose end points are `points`
+    /// (from [`Self::pose_points`]), in joint order.
+    pub fn instances<'a>(
+        &'a self,
+        points: &'a [[f32; 3]],
+    ) -> impl Iterator<Item = CapsuleInstance> + 'a {
+        self.capsules.iter().map(|c| CapsuleInstance {
+            a: points[c.a as usize],
+            radius: c.radius,
+            b: points[c.b as usize],
+            label: c.label,
+        })
+    }
+}
+
 /// Appends nothing but replaces `out` with the world-space capsules of one
 /// pose, in joint order (the order that decides depth ties), from the world
 /// transforms of [`skeleton::BatchForwardKinematics::world`] or
@@ -68,8 +205,8 @@ pub fn capsules_of_pose(
 }
 
 /// The world-space capsules of one pose, in joint order, as an iterator
-/// (what [`capsules_of_pose`] collects; the GPU path writes them straight
-/// into its upload buffer).
+/// (what [`capsules_of_pose`] collects). End points follow
+/// [`PointSource::resolve`], as the GPU's uploaded points do.
 pub fn capsule_instances<'a>(
     skeleton: &'a Skeleton,
     world: &'a [Isometry3<f64>],
@@ -77,15 +214,14 @@ pub fn capsule_instances<'a>(
     skeleton
         .joints()
         .iter()
-        .zip(world)
-        .filter_map(|(joint, w)| {
+        .enumerate()
+        .filter_map(move |(j, joint)| {
             let body = joint.body.as_ref()?;
-            let a = w * Point3::from(body.capsule.start);
-            let b = w * Point3::from(body.capsule.end);
+            let end = |local| PointSource::resolve(skeleton, j, local).world_f32(world);
             Some(CapsuleInstance {
-                a: [a.x as f32, a.y as f32, a.z as f32],
+                a: end(body.capsule.start),
                 radius: body.capsule.radius as f32,
-                b: [b.x as f32, b.y as f32, b.z as f32],
+                b: end(body.capsule.end),
                 label: u32::from(body.part.label()),
             })
         })
@@ -485,7 +621,6 @@ pub fn render_labels(camera: &RasterCamera, capsules: &[CapsuleInstance]) -> Vec
 mod tests {
     use super::*;
     use crate::camera::Camera;
-    use nalgebra::Vector3;
 
     fn cam(w: u32, h: u32) -> Camera {
         // At the origin looking down +z: world = camera space.
@@ -659,5 +794,70 @@ mod tests {
         let ptr = caps.as_ptr();
         capsules_of_pose(&skel, &world, &mut caps);
         assert_eq!(ptr, caps.as_ptr(), "reused without reallocation");
+    }
+
+    #[test]
+    fn the_layout_shares_limb_ends_and_gives_the_same_capsules() {
+        let skel = skeleton::presets::human();
+        let layout = CapsuleLayout::new(&skel);
+        assert_eq!(layout.capsules().len(), capsules_per_pose(&skel));
+        // Each point listed once; a chain's end is the next limb's start.
+        for (i, p) in layout.points().iter().enumerate() {
+            assert!(!layout.points()[..i].contains(p));
+        }
+        assert!(
+            layout.points().len() < 2 * layout.capsules().len(),
+            "{} points for {} capsules",
+            layout.points().len(),
+            layout.capsules().len()
+        );
+        let mut pose = skel.rest_pose();
+        for (i, x) in pose.iter_mut().enumerate().skip(6) {
+            *x = ((i * 5 % 9) as f64 - 4.0) * 0.1;
+        }
+        skel.clamp_to_limits(&mut pose);
+        let world = skel.forward_kinematics(&pose).unwrap();
+        let mut points = vec![[0.0f32; 3]; layout.points().len()];
+        layout.pose_points(&world, &mut points);
+        let via_layout: Vec<_> = layout.instances(&points).collect();
+        let direct: Vec<_> = capsule_instances(&skel, &world).collect();
+        // Bit for bit: the GPU uploads `points`, the CPU draws `direct`.
+        assert_eq!(via_layout, direct);
+        // A shared end is the same place as the capsule's own end point.
+        for (j, joint) in skel.joints().iter().enumerate() {
+            let Some(body) = &joint.body else { continue };
+            for local in [body.capsule.start, body.capsule.end] {
+                let own = world[j] * Point3::from(local);
+                let shared = PointSource::resolve(&skel, j, local).world_f32(&world);
+                for (a, b) in shared.iter().zip(own.iter()) {
+                    assert!((f64::from(*a) - b).abs() < 1e-6, "{}", joint.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn translating_children_do_not_share_their_parents_end_point() {
+        use skeleton::{BodyPart, SkeletonBuilder};
+        let mut b = SkeletonBuilder::new();
+        b.joint("root", None, [0.0, 0.0, 0.0], JointKind::free())
+            .with_capsule([0.0, 0.0, 0.0], [0.0, 0.5, 0.0], 0.1, BodyPart::Torso, 1.0);
+        b.joint(
+            "slide",
+            Some("root"),
+            [0.0, 0.5, 0.0],
+            JointKind::prismatic(Vector3::y(), None),
+        )
+        .with_capsule([0.0, 0.0, 0.0], [0.0, 0.3, 0.0], 0.1, BodyPart::Head, 1.0);
+        let skel = b.build().unwrap();
+        assert_eq!(
+            PointSource::resolve(&skel, 0, Vector3::new(0.0, 0.5, 0.0)),
+            PointSource::Fixed(0, Vector3::new(0.0, 0.5, 0.0))
+        );
+        assert_eq!(
+            PointSource::resolve(&skel, 1, Vector3::zeros()),
+            PointSource::Origin(1)
+        );
+        assert_eq!(CapsuleLayout::new(&skel).points().len(), 4);
     }
 }

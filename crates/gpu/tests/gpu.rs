@@ -746,3 +746,90 @@ fn label_maps_give_the_same_counts_as_the_cpu() {
         Err(GpuError::LabelMap { label: 1, .. })
     ));
 }
+
+/// The setup pass derives each capsule's rectangle (and each particle's
+/// union) on the GPU from the uploaded end points: on lavapipe they equal
+/// `raster::capsule_rect` on the CPU exactly, elsewhere within a pixel;
+/// and the union holds every pixel the GPU labels. Hand-built scenes with
+/// capsules behind the camera, across its plane and tiny, and 200 random
+/// human poses in passes of 16 and in one pass.
+#[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
+fn setup_pass_rectangles_equal_the_cpus() {
+    use gpu::gpu_likelihood::GpuRect;
+    use gpu::{capsule_instances, capsule_rect};
+    let g = gpu();
+    let camera = Camera::default();
+    let rc = camera.raster();
+    let human = presets::human();
+    let hand_built = overlaps_ties_behind_tiny();
+    let mut tricky = Vec::new();
+    for k in 0..12 {
+        let mut p = hand_built.rest_pose();
+        p[0] = 0.1 * k as f64 - 0.6;
+        p[2] = 0.25 * k as f64; // toward and past the camera at z = 3.5
+        p[4] = 0.2 * k as f64;
+        tricky.extend(p);
+    }
+    let cases = [
+        (&hand_built, tricky, None),
+        (
+            &human,
+            perturbed_poses(&human, &arm_pose(&human, 0.5), 200, 29),
+            Some(16),
+        ),
+        (
+            &human,
+            perturbed_poses(&human, &arm_pose(&human, 0.2), 200, 31),
+            None,
+        ),
+    ];
+    for (skel, states, max_tiles) in cases {
+        let settings = GpuSettings {
+            max_tiles_per_pass: max_tiles,
+            ..GpuSettings::default()
+        };
+        let mut gpu = gpu_likelihood(&g, skel, &camera, settings);
+        let (per_capsule, per_tile) = gpu.capsule_rects(&states).unwrap();
+        let tiles = gpu.render_tiles(&states).unwrap();
+        let (d, n) = (skel.dof(), states.len() / skel.dof());
+        let k = per_capsule.len() / n;
+        let mut behind = 0;
+        for i in 0..n {
+            let world = skel
+                .forward_kinematics(&states[i * d..(i + 1) * d])
+                .unwrap();
+            let cpu: Vec<GpuRect> = capsule_instances(skel, &world)
+                .map(|c| GpuRect::from(capsule_rect(&rc, &c)))
+                .collect();
+            behind += cpu.iter().filter(|r| **r == GpuRect::default()).count();
+            let got = &per_capsule[i * k..(i + 1) * k];
+            if is_lavapipe(&g) {
+                assert_eq!(got, &cpu[..], "pose {i} of {}", skel.len());
+            } else {
+                for (a, b) in got.iter().zip(&cpu) {
+                    let close = |x: u32, y: u32| x.abs_diff(y) <= 1;
+                    assert!(
+                        close(a.x0, b.x0)
+                            && close(a.y0, b.y0)
+                            && close(a.x1, b.x1)
+                            && close(a.y1, b.y1),
+                        "pose {i}: {a:?} vs {b:?}"
+                    );
+                }
+            }
+            // The union bounds every labelled pixel of the GPU's tile.
+            let r = per_tile[i];
+            let tile = &tiles[i * W * H..(i + 1) * W * H];
+            for (p, &l) in tile.iter().enumerate() {
+                let (x, y) = ((p % W) as u32, (p / W) as u32);
+                let inside = x >= r.x0 && x < r.x1 && y >= r.y0 && y < r.y1;
+                assert!(l == 0 || inside, "pose {i}: pixel ({x}, {y}) outside {r:?}");
+            }
+        }
+        if std::ptr::eq(skel, &hand_built) {
+            // Behind the camera and off the image: empty rectangles.
+            assert!(behind >= 12, "{behind} empty rectangles");
+        }
+    }
+}
