@@ -13,6 +13,13 @@
 //! native C++ on a CPU); the goal here is 700 particles at 160 × 120 in
 //! ≤ 20 ms on 2 cores.
 //!
+//! The last columns time a whole tracker step with the same body, camera,
+//! observation and N (`track::Tracker`, PFS: selection, propagation within
+//! the joint limits, forward kinematics once for the batch, the likelihood,
+//! resampling): on the CPU likelihood and on the GPU one sharing the
+//! bench's device. The tracker's goal is a 700-particle step in ≤ 40 ms on
+//! this 2-core CPU.
+//!
 //! Without a GPU, wgpu may find Mesa's lavapipe, a Vulkan driver that runs
 //! on the CPU: the table then says that the GPU columns run on the CPU. With
 //! no adapter at all the GPU columns are left out and the reason is printed.
@@ -35,6 +42,9 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::presets;
+use track::{
+    BackendChoice, FilterKind, Selection, SharedDevice, TrackedBody, Tracker, TrackerConfig,
+};
 
 #[derive(Debug, Parser)]
 #[command(about = "Non-overlap likelihood, CPU and GPU: ms per batch vs particles (RTPF Table I)")]
@@ -62,6 +72,9 @@ struct Args {
     /// Leave the GPU columns out.
     #[arg(long)]
     no_gpu: bool,
+    /// Leave the tracker-step columns out.
+    #[arg(long)]
+    no_tracker: bool,
     /// Write the table to this CSV file.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
@@ -179,15 +192,19 @@ fn main() -> Result<()> {
         "non-overlap likelihood: human ({} joints, {d} parameters), {w} × {h}, {threads} threads",
         skel.len()
     );
-    let (mut gpu, device) = if args.no_gpu {
+    let (mut gpu, device, shared) = if args.no_gpu {
         println!("GPU columns left out (--no-gpu)");
-        (None, String::new())
+        (None, String::new(), None)
     } else {
         match HeadlessGpu::new() {
             Ok(g) => {
                 let device = g.describe();
                 println!("GPU adapter: {device}");
                 let on_cpu = g.is_cpu();
+                let shared = SharedDevice {
+                    device: g.device.clone(),
+                    queue: g.queue.clone(),
+                };
                 let lik = GpuLikelihood::new(
                     g.device,
                     g.queue,
@@ -196,26 +213,43 @@ fn main() -> Result<()> {
                     NonOverlap::default(),
                 )?;
                 println!(
-                    "GPU: at most {} particles per render + compute pass",
-                    lik.max_tiles_per_pass()
+                    "GPU: at most {} particles per render + compute pass; {} bytes uploaded per particle (capsule end points)",
+                    lik.max_tiles_per_pass(),
+                    lik.upload_bytes_per_particle()
                 );
                 if on_cpu {
                     println!(
                         "GPU column runs on the CPU (lavapipe): a software Vulkan driver sharing the CPU columns' cores"
                     );
                 }
-                (Some(lik), device)
+                (Some(lik), device, Some(shared))
             }
             Err(e) => {
                 println!("GPU columns missing: {e}");
-                (None, String::new())
+                (None, String::new(), None)
             }
         }
     };
+    let body = TrackedBody::new(skel.clone(), &Selection::All, &reference)?;
+    let mut step_backends = vec![(BackendChoice::Cpu, "step CPU ms")];
+    if shared.is_some() {
+        step_backends.push((BackendChoice::Gpu, "step GPU ms"));
+    }
+    if args.no_tracker {
+        step_backends.clear();
+    } else {
+        println!(
+            "tracker step: PFS on the same body ({} tracked parameters), observation and N; {threads} threads",
+            body.dim()
+        );
+    }
     let threads_head = format!("{threads} threads ms");
     print!("{:>8} {:>14} {:>14}", "N", "1 thread ms", threads_head);
     if gpu.is_some() {
         print!(" {:>10} {:>16}", "GPU ms", "GPU pipelined ms");
+    }
+    for (_, head) in &step_backends {
+        print!(" {head:>12}");
     }
     println!(" {:>14}", "particles/ms");
 
@@ -270,9 +304,47 @@ fn main() -> Result<()> {
             row("gpu_pipelined", threads, &device, pipelined)?;
             gpu_ms = [Some(sync), Some(pipelined)];
         }
+        let mut step_ms = Vec::new();
+        for &(backend, _) in &step_backends {
+            if backend == BackendChoice::Cpu && n > args.skip_cpu_above {
+                step_ms.push(None);
+                continue;
+            }
+            let config = TrackerConfig {
+                particles: n,
+                filter: FilterKind::Pfs,
+                backend,
+                ..TrackerConfig::default()
+            };
+            let device = shared.clone().filter(|_| backend == BackendChoice::Gpu);
+            let ms = many.install(|| -> Result<f64> {
+                let mut tracker = Tracker::with_device(
+                    body.clone(),
+                    camera.clone(),
+                    &reference,
+                    None,
+                    config,
+                    device,
+                )?;
+                time_ms(args.repeats, || {
+                    tracker.step(&obs)?;
+                    Ok(())
+                })
+            })?;
+            let name = if backend == BackendChoice::Cpu {
+                "tracker_step_cpu"
+            } else {
+                "tracker_step_gpu"
+            };
+            row(name, threads, "", ms)?;
+            step_ms.push(Some(ms));
+        }
         print!("{n:>8} {:>14} {:>14}", cell(cpu[0]), cell(cpu[1]));
         if gpu.is_some() {
             print!(" {:>10} {:>16}", cell(gpu_ms[0]), cell(gpu_ms[1]));
+        }
+        for ms in &step_ms {
+            print!(" {:>12}", cell(*ms));
         }
         // Throughput of the fastest column.
         let best = cpu
