@@ -198,6 +198,16 @@ pub struct StepReport {
     pub timings: StepTimings,
 }
 
+/// The scorer's buffers, kept by the tracker from batch to batch so that a
+/// step allocates them only when N grows.
+#[derive(Debug, Default)]
+struct ScoreBuffers {
+    /// The batch's full poses.
+    full: Vec<f64>,
+    /// Joint transforms of `full`, computed once per batch.
+    fk: BatchForwardKinematics,
+}
+
 /// Scores batches of states: RTPF Eq. 1–2 plus the prior.
 struct Scorer<'a> {
     backend: &'a mut Backend,
@@ -205,24 +215,41 @@ struct Scorer<'a> {
     prior: Option<&'a PosePrior>,
     sigma_f: f64,
     beta: f64,
-    full: Vec<f64>,
-    /// Joint transforms of `full`, computed once per batch.
-    fk: BatchForwardKinematics,
+    buffers: &'a mut ScoreBuffers,
     evaluations: usize,
 }
 
-impl Scorer<'_> {
+impl<'a> Scorer<'a> {
+    fn new(
+        backend: &'a mut Backend,
+        body: &'a TrackedBody,
+        prior: Option<&'a PosePrior>,
+        config: &TrackerConfig,
+        buffers: &'a mut ScoreBuffers,
+    ) -> Self {
+        Self {
+            backend,
+            body,
+            prior,
+            sigma_f: config.sigma_f,
+            beta: config.prior_weight,
+            buffers,
+            evaluations: 0,
+        }
+    }
+
     fn score(&mut self, obs: &Observation, states: &[f64]) -> Result<Vec<Score>> {
         let d = self.body.dim();
         let dof = self.body.skeleton().dof();
         let n = states.len() / d;
-        self.full.resize(n * dof, 0.0);
-        for (s, f) in states.chunks(d).zip(self.full.chunks_mut(dof)) {
+        let ScoreBuffers { full, fk } = &mut *self.buffers;
+        full.resize(n * dof, 0.0);
+        for (s, f) in states.chunks(d).zip(full.chunks_mut(dof)) {
             self.body.to_full(s, f);
         }
         // One forward kinematics of the batch, read by the region term.
-        self.fk.compute_states(self.body.skeleton(), &self.full)?;
-        let ev = self.backend.evaluate_posed(obs, &self.full, &self.fk)?;
+        fk.compute_states(self.body.skeleton(), full)?;
+        let ev = self.backend.evaluate_posed(obs, full, fk)?;
         self.evaluations += n;
         let model = NonOverlap::new(self.sigma_f).expect("validated");
         Ok(states
@@ -255,6 +282,7 @@ pub struct Tracker {
     residuals: Vec<f64>,
     weights: Weights,
     ancestors: Vec<usize>,
+    scratch: ScoreBuffers,
     frame: u64,
 }
 
@@ -321,6 +349,7 @@ impl Tracker {
             residuals: Vec::new(),
             weights: Weights::uniform(1),
             ancestors: Vec::new(),
+            scratch: ScoreBuffers::default(),
             frame: 0,
         };
         t.reset(init)?;
@@ -458,16 +487,13 @@ impl Tracker {
         for s in states.chunks(d) {
             self.body.check_state(s, "scored state")?;
         }
-        let mut scorer = Scorer {
-            backend: &mut self.backend,
-            body: &self.body,
-            prior: self.prior.as_ref(),
-            sigma_f: self.config.sigma_f,
-            beta: self.config.prior_weight,
-            full: Vec::new(),
-            fk: BatchForwardKinematics::new(),
-            evaluations: 0,
-        };
+        let mut scorer = Scorer::new(
+            &mut self.backend,
+            &self.body,
+            self.prior.as_ref(),
+            &self.config,
+            &mut self.scratch,
+        );
         scorer.score(obs, states)
     }
 
@@ -519,16 +545,13 @@ impl Tracker {
                     .iter()
                     .map(|&p| (&self.states[p * d..(p + 1) * d], groups[p].len() - d))
                     .collect();
-                let mut scorer = Scorer {
-                    backend: &mut self.backend,
-                    body: &self.body,
-                    prior: self.prior.as_ref(),
-                    sigma_f: self.config.sigma_f,
-                    beta: self.config.prior_weight,
-                    full: Vec::new(),
-                    fk: BatchForwardKinematics::new(),
-                    evaluations: 0,
-                };
+                let mut scorer = Scorer::new(
+                    &mut self.backend,
+                    &self.body,
+                    self.prior.as_ref(),
+                    &self.config,
+                    &mut self.scratch,
+                );
                 let (simplices, _) =
                     lockstep_simplex(&self.body, &starts, &sigmas, &mut |b| scorer.score(obs, b))?;
                 evaluations += scorer.evaluations;
@@ -602,16 +625,13 @@ impl Tracker {
             for &i in &todo {
                 batch.extend_from_slice(&self.next[i * d..(i + 1) * d]);
             }
-            let mut scorer = Scorer {
-                backend: &mut self.backend,
-                body: &self.body,
-                prior: self.prior.as_ref(),
-                sigma_f: self.config.sigma_f,
-                beta: self.config.prior_weight,
-                full: Vec::new(),
-                fk: BatchForwardKinematics::new(),
-                evaluations: 0,
-            };
+            let mut scorer = Scorer::new(
+                &mut self.backend,
+                &self.body,
+                self.prior.as_ref(),
+                &self.config,
+                &mut self.scratch,
+            );
             let s = scorer.score(obs, &batch)?;
             evaluations += scorer.evaluations;
             for (&i, s) in todo.iter().zip(s) {
