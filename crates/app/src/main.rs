@@ -43,6 +43,10 @@ struct GuiArgs {
     /// walk's camera).
     #[arg(long)]
     camera: Option<PathBuf>,
+    /// Tracking scene: the likelihood back end, auto (GPU on a hardware
+    /// adapter, else CPU), cpu or gpu (on the window's own device).
+    #[arg(long)]
+    backend: Option<track::BackendChoice>,
     /// Open a robot arm from a URDF file instead of a scene.
     #[arg(long, conflicts_with = "bvh")]
     urdf: Option<PathBuf>,
@@ -167,8 +171,8 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     if a.scene == "sparse" {
         return sparse_gui(a, launched);
     }
-    if a.frames.is_some() || a.camera.is_some() {
-        bail!("--frames and --camera belong to the tracking scene (--scene track)");
+    if a.frames.is_some() || a.camera.is_some() || a.backend.is_some() {
+        bail!("--frames, --camera and --backend belong to the tracking scene (--scene track)");
     }
     let scene = match (&a.urdf, &a.bvh) {
         (Some(path), _) => SceneSource::Urdf(path.clone()),
@@ -355,6 +359,9 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         }
         settings.particles = n;
     }
+    if let Some(b) = a.backend {
+        settings.backend = b;
+    }
     run(
         TrackGuiOptions {
             spec,
@@ -383,6 +390,7 @@ fn walker_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         ("--report", a.report.is_some()),
         ("--frames", a.frames.is_some()),
         ("--camera", a.camera.is_some()),
+        ("--backend", a.backend.is_some()),
     ] {
         if given {
             bail!("{flag} is not available in the walker scene");
@@ -423,6 +431,7 @@ fn sparse_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         ("--report", a.report.is_some()),
         ("--frames", a.frames.is_some()),
         ("--camera", a.camera.is_some()),
+        ("--backend", a.backend.is_some()),
         ("--particles", a.particles.is_some()),
     ] {
         if given {

@@ -12,13 +12,20 @@
 //! and again on demand ("learn colours" uses the current estimate;
 //! "capture background" the current frame; "sample colours" the pixels the
 //! user clicked or stroked on the frame, one colour class per stroke).
+//!
+//! The GPU back end runs on the app's own wgpu device when the app hands it
+//! over ([`TrackingScene::with_device`], the window's renderer): one
+//! device, not a second headless one, for every back end chosen later too.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use skeleton::{Bvh, Skeleton};
-use track::{Arm, FilterKind, Selection, Side, TrackedBody, Tracker, TrackerConfig};
+use track::{
+    Arm, BackendChoice, FilterKind, Selection, SharedDevice, Side, TrackedBody, Tracker,
+    TrackerConfig,
+};
 use vision::{
     BodyShape, ClassMap, ColourClass, Frame, FrameSource, RenderOptions, SegClass, SegmentParams,
     Segmentation, Segmenter, Sleeves, Stroke, SyntheticRenderer, SyntheticSource, dress_skeleton,
@@ -98,6 +105,19 @@ impl TrackSpec {
     }
 }
 
+/// The likelihood back ends the user may choose, in menu order.
+pub const BACKENDS: [BackendChoice; 3] =
+    [BackendChoice::Auto, BackendChoice::Cpu, BackendChoice::Gpu];
+
+/// The name `--backend` and the panel use (what [`BackendChoice`] parses).
+pub fn backend_name(choice: BackendChoice) -> &'static str {
+    match choice {
+        BackendChoice::Auto => "auto",
+        BackendChoice::Cpu => "cpu",
+        BackendChoice::Gpu => "gpu",
+    }
+}
+
 /// What the user may change while tracking.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrackSettings {
@@ -108,6 +128,9 @@ pub struct TrackSettings {
     pub sigma_limb: f64,
     pub sigma_trunk: f64,
     pub seed: u64,
+    /// The likelihood back end (RTPF Eq. 1–2): GPU on a hardware adapter
+    /// else CPU (`Auto`), or the one named.
+    pub backend: BackendChoice,
     /// Play file sources at their frame rate (else as fast as the tracker
     /// runs).
     pub realtime: bool,
@@ -127,6 +150,7 @@ impl Default for TrackSettings {
             sigma_limb: 0.08,
             sigma_trunk: 0.02,
             seed: 1,
+            backend: BackendChoice::Auto,
             realtime: true,
             mean_estimate: false,
         }
@@ -347,6 +371,7 @@ fn tracker_config(s: &TrackSettings, class_map: &ClassMap) -> TrackerConfig {
         sigma_rotation: s.sigma_limb,
         sigma_trunk: s.sigma_trunk,
         seed: s.seed,
+        backend: s.backend,
         label_map: class_map.label_table(),
         ..TrackerConfig::default()
     }
@@ -355,13 +380,30 @@ fn tracker_config(s: &TrackSettings, class_map: &ClassMap) -> TrackerConfig {
 impl TrackingScene {
     /// Opens the source, learns the background from its first
     /// `background_frames` frames and builds the tracker at the initial
-    /// pose. Errors name the file or field.
+    /// pose. Errors name the file or field. The GPU back end requests a
+    /// headless device of its own (see [`Self::with_device`]).
     ///
     /// # Errors
     /// A missing or bad body/camera file, an `init_frame` outside the clip,
     /// a source that cannot be opened (no camera, no `ffmpeg`, an empty
-    /// folder) or that ends before its background frames, bad settings.
+    /// folder) or that ends before its background frames, bad settings,
+    /// no GPU for the `gpu` back end.
     pub fn new(spec: TrackSpec, settings: TrackSettings) -> Result<Self> {
+        Self::with_device(spec, settings, None)
+    }
+
+    /// As [`Self::new`], the GPU back end on `device` (the app's own, e.g.
+    /// the window's renderer) whenever it runs, now and after every change
+    /// of back end.
+    ///
+    /// # Errors
+    /// As [`Self::new`]; `gpu` fails when `device` cannot run the GPU
+    /// likelihood.
+    pub fn with_device(
+        spec: TrackSpec,
+        settings: TrackSettings,
+        device: Option<SharedDevice>,
+    ) -> Result<Self> {
         settings.validate()?;
         let bvh = Bvh::load(&spec.body).with_context(|| format!("body {}", spec.body.display()))?;
         let frames = bvh.frames.len();
@@ -424,13 +466,15 @@ impl TrackingScene {
             _ => Selection::All,
         };
         let body = TrackedBody::new(skeleton.clone(), &selection, &init)?;
-        let tracker = Tracker::new(
+        let tracker = Tracker::with_device(
             body,
             label_camera,
             &init,
             None,
             tracker_config(&settings, &class_map),
-        )?;
+            device,
+        )
+        .with_context(|| format!("likelihood back end `{}`", backend_name(settings.backend)))?;
         let arm = Arm::find(&skeleton, Side::Right).ok();
         let bones = (0..skeleton.len())
             .filter_map(|j| skeleton.joint(j).parent.map(|p| (p, j)))
@@ -491,6 +535,12 @@ impl TrackingScene {
 
     pub fn settings(&self) -> &TrackSettings {
         &self.settings
+    }
+
+    /// Which likelihood back end runs, on which adapter, in words (the GPU
+    /// back end on the app's device says so).
+    pub fn describe_backend(&self) -> String {
+        self.tracker.describe()
     }
 
     /// The right-elbow flexion (degrees) of a full pose.
@@ -642,9 +692,18 @@ impl Solver for TrackingScene {
         match edit {
             TrackEdit::Settings(s) => {
                 s.validate()?;
+                let new_backend = s.backend != self.settings.backend;
+                // A new back end is built on the tracker's device (the
+                // app's), and weighs the same cloud.
                 self.tracker
-                    .set_config(tracker_config(&s, &self.class_map))?;
+                    .set_config(tracker_config(&s, &self.class_map))
+                    .with_context(|| {
+                        format!("likelihood back end `{}`", backend_name(s.backend))
+                    })?;
                 self.settings = s;
+                if new_backend {
+                    self.message = Some(format!("likelihood: {}", self.describe_backend()));
+                }
             }
             TrackEdit::Seek(k) => {
                 self.input.seek(k)?;
@@ -802,7 +861,7 @@ impl Solver for TrackingScene {
         out.camera_position = p(&pose.translation.vector);
         out.camera_forward = p(&(pose.rotation * nalgebra::Vector3::z()));
         out.history.clone_from(&self.history);
-        out.backend = self.tracker.describe();
+        out.backend = self.describe_backend();
         out.source_name = self.input.name();
         out.step_ms = self.step_ms;
         out.segment_ms = self.segment_ms;
@@ -1149,6 +1208,111 @@ mod tests {
         assert_eq!(stroke_label_pixels(&[stroke], frame, (0, 0)), [0; 4]);
         // A full-HD frame (12 frame pixels per label pixel): 13 × 13.
         assert_eq!(click_patch((500, 500), (1920, 1080), labels).len(), 169);
+    }
+
+    #[test]
+    fn a_new_back_end_weighs_the_same_cloud_and_says_which_runs() {
+        let mut scene = small_scene();
+        scene.step(0.0).unwrap();
+        scene.step(0.0).unwrap();
+        let cloud = scene.tracker.particles().to_vec();
+        let cpu = TrackSettings {
+            backend: BackendChoice::Cpu,
+            ..scene.settings().clone()
+        };
+        scene.apply(TrackEdit::Settings(cpu.clone())).unwrap();
+        assert_eq!(scene.settings(), &cpu);
+        assert_eq!(scene.tracker.config().backend, BackendChoice::Cpu);
+        assert_eq!(scene.tracker.particles(), &cloud[..]);
+        let d = scene.describe_backend();
+        assert!(d.starts_with("CPU likelihood"), "{d}");
+        assert!(!d.contains("app's device"), "{d}");
+        assert_eq!(scene.message, Some(format!("likelihood: {d}")));
+        scene.step(0.0).unwrap();
+        assert_eq!(scene.history.len(), 3);
+        let mut snap = TrackSnapshot::default();
+        scene.snapshot_into(&mut snap);
+        assert_eq!(snap.backend, d);
+        assert_eq!(snap.settings.backend, BackendChoice::Cpu);
+        // The name the panel and `--backend` use parses back.
+        for b in BACKENDS {
+            assert_eq!(backend_name(b).parse::<BackendChoice>(), Ok(b));
+        }
+        assert!("nonsense".parse::<BackendChoice>().is_err());
+    }
+
+    /// A wgpu device of the test's own, standing in for the window's.
+    fn app_device() -> gpu::HeadlessGpu {
+        gpu::HeadlessGpu::new().unwrap_or_else(|e| {
+            panic!("no GPU adapter: {e} (run without --include-ignored to skip the GPU tests)")
+        })
+    }
+
+    #[test]
+    #[ignore = "needs a GPU adapter (lavapipe in CI)"]
+    fn the_gpu_back_end_runs_on_the_apps_device_after_every_change() {
+        let g = app_device();
+        let shared = SharedDevice {
+            device: g.device.clone(),
+            queue: g.queue.clone(),
+        };
+        let settings = TrackSettings {
+            particles: 40,
+            realtime: false,
+            backend: BackendChoice::Gpu,
+            ..TrackSettings::default()
+        };
+        let mut scene =
+            TrackingScene::with_device(short_walk(), settings.clone(), Some(shared)).unwrap();
+        let on_device = format!(
+            "GPU likelihood on {}, the app's device",
+            gpu::describe_adapter(&g.info)
+        );
+        assert!(
+            scene.describe_backend().starts_with(&on_device),
+            "{}",
+            scene.describe_backend()
+        );
+        scene.step(0.0).unwrap();
+        scene.step(0.0).unwrap();
+        for backend in [BackendChoice::Cpu, BackendChoice::Gpu] {
+            let s = TrackSettings {
+                backend,
+                ..settings.clone()
+            };
+            scene.apply(TrackEdit::Settings(s)).unwrap();
+            scene.step(0.0).unwrap();
+        }
+        assert!(
+            scene.describe_backend().starts_with(&on_device),
+            "{}",
+            scene.describe_backend()
+        );
+        // Other settings keep the back end (and its device).
+        let more = TrackSettings {
+            particles: 60,
+            ..settings.clone()
+        };
+        scene.apply(TrackEdit::Settings(more)).unwrap();
+        scene.step(0.0).unwrap();
+        assert!(scene.describe_backend().starts_with(&on_device));
+        assert_eq!(scene.tracker.weights().len(), 60);
+        // Auto on a software adapter (lavapipe) says why it chose the CPU.
+        let auto = TrackSettings {
+            backend: BackendChoice::Auto,
+            ..settings.clone()
+        };
+        scene.apply(TrackEdit::Settings(auto)).unwrap();
+        let d = scene.describe_backend();
+        if g.info.device_type == gpu::wgpu::DeviceType::Cpu {
+            assert!(
+                d.starts_with("CPU likelihood") && d.contains("software adapter"),
+                "{d}"
+            );
+        }
+        for h in &scene.history {
+            assert!(h.residual.is_finite());
+        }
     }
 
     #[test]

@@ -736,9 +736,9 @@ impl GpuLikelihood {
                     usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
                 });
+                queue.write_buffer(&capsule_table, 0, bytemuck::cast_slice(layout.capsules()));
                 Ok((pipelines, uniforms, observed, capsule_table))
             })?;
-        queue.write_buffer(&capsule_table, 0, bytemuck::cast_slice(layout.capsules()));
         let slots = (0..settings.in_flight).map(|_| Slot::default()).collect();
         Ok(Self {
             device,
@@ -1153,7 +1153,19 @@ fn map_for_reading(buffer: &wgpu::Buffer, bytes: u64) -> MapResult {
     mapped
 }
 
+/// How long [`wait_mapped`] waits for a map callback after its submission
+/// has finished: the callback may run on another thread that polls the
+/// same device (Bevy's renderer, when the device is shared), a moment later.
+const MAP_CALLBACK_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Waits for `submission` and for the map callback of its readback buffer.
+///
+/// wgpu runs map callbacks inside whichever `poll` (or `submit`) finds them
+/// ready, on whichever thread: on a device shared with a renderer its render
+/// thread may take the callback just before this thread's `poll(Wait)`
+/// returns, and run it a moment later. So when the poll succeeded and the
+/// callback has not yet reported, this keeps polling (without blocking)
+/// until it does, for at most [`MAP_CALLBACK_GRACE`].
 fn wait_mapped(
     device: &wgpu::Device,
     submission: wgpu::SubmissionIndex,
@@ -1165,8 +1177,22 @@ fn wait_mapped(
         submission_index: Some(submission),
         timeout: None,
     });
-    let status = mapped.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    match (poll, status) {
+    let status = || mapped.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut seen = status();
+    if poll.is_ok() && seen.is_none() {
+        let deadline = std::time::Instant::now() + MAP_CALLBACK_GRACE;
+        while seen.is_none() && std::time::Instant::now() < deadline {
+            if let Err(e) = device.poll(wgpu::PollType::Poll) {
+                return Err(GpuError::DeviceLost {
+                    operation,
+                    message: e.to_string(),
+                });
+            }
+            std::thread::yield_now();
+            seen = status();
+        }
+    }
+    match (poll, seen) {
         (_, Some(Ok(()))) => Ok(()),
         (Err(e), _) => Err(GpuError::DeviceLost {
             operation,
@@ -1175,7 +1201,10 @@ fn wait_mapped(
         (Ok(_), Some(Err(message))) => Err(GpuError::BufferMap { what, message }),
         (Ok(_), None) => Err(GpuError::DeviceLost {
             operation,
-            message: "the batch finished but its readback was never mapped".into(),
+            message: format!(
+                "the batch finished but its readback was not mapped within {} s",
+                MAP_CALLBACK_GRACE.as_secs()
+            ),
         }),
     }
 }
@@ -1378,9 +1407,10 @@ impl View<'_> {
         // theirs alive until they finish).
         state.resources = None;
         let resources = scoped(self.device, "allocating the atlas and buffers", || {
-            self.create_resources(need)
+            let resources = self.create_resources(need)?;
+            self.write_uniforms(&resources.atlas);
+            Ok(resources)
         })?;
-        self.write_uniforms(&resources.atlas);
         state.uniforms_stale = false;
         state.resources = Some(resources);
         Ok(())

@@ -644,6 +644,21 @@ fn a_lost_device_is_an_error_not_a_panic() {
     let e = gpu.evaluate(&obs, &skel.rest_pose()).unwrap_err();
     eprintln!("after destroy: {e}");
     assert!(matches!(e, GpuError::DeviceLost { .. }), "{e:?}");
+    // Building a back end on the destroyed device is an error too.
+    let built = GpuLikelihood::new(
+        g.device.clone(),
+        g.queue.clone(),
+        skel.clone(),
+        camera.clone(),
+        NonOverlap::default(),
+    );
+    match built {
+        Err(e) => eprintln!("building on the destroyed device: {e}"),
+        Ok(mut late) => {
+            let e = late.evaluate(&obs, &skel.rest_pose()).unwrap_err();
+            eprintln!("evaluating on the destroyed device: {e}");
+        }
+    }
     // The caller falls back to the CPU.
     let mut cpu = CpuLikelihood::new(skel.clone(), camera, NonOverlap::default());
     assert_eq!(
@@ -832,4 +847,48 @@ fn setup_pass_rectangles_equal_the_cpus() {
             assert!(behind >= 12, "{behind} empty rectangles");
         }
     }
+}
+
+/// A device shared with another thread that polls it (Bevy's render thread
+/// does, when the app lends its device to the tracker): that thread may run
+/// a batch's map callback after this thread's wait has returned. Every
+/// batch must still be read back, with the same counts.
+#[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
+fn a_device_polled_by_another_thread_still_reads_back_every_batch() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let g = fresh_gpu();
+    let skel = presets::human();
+    let camera = Camera::default();
+    let reference = arm_pose(&skel, 0.3);
+    let obs = render_observation(&skel, &camera, &reference, &Noise::default(), 4).unwrap();
+    let states = perturbed_poses(&skel, &reference, 2, 41);
+    let mut gpu = gpu_likelihood(&g, &skel, &camera, GpuSettings::default());
+    let expected = gpu.evaluate(&obs, &states).unwrap().clone();
+    let stop = Arc::new(AtomicBool::new(false));
+    // More pollers than cores, so that one is often preempted between
+    // taking a finished batch's callback and running it.
+    let pollers: Vec<_> = (0..4)
+        .map(|_| {
+            let (device, stop) = (g.device.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = device.poll(gpu::wgpu::PollType::Poll);
+                }
+            })
+        })
+        .collect();
+    let mut failures = Vec::new();
+    for k in 0..1000 {
+        match gpu.evaluate(&obs, &states) {
+            Ok(ev) => assert_eq!(ev, &expected, "batch {k}"),
+            Err(e) => failures.push(format!("batch {k}: {e}")),
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for p in pollers {
+        p.join().unwrap();
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }

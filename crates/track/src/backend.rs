@@ -55,6 +55,8 @@ pub enum Backend {
     Gpu {
         likelihood: Box<GpuLikelihood>,
         adapter: String,
+        /// On the caller's device ([`SharedDevice`]), not a headless one.
+        shared: bool,
     },
 }
 
@@ -104,6 +106,7 @@ impl Backend {
             Ok(Self::Gpu {
                 likelihood: Box::new(l),
                 adapter,
+                shared: shared.is_some(),
             })
         };
         match choice {
@@ -126,12 +129,22 @@ impl Backend {
                 }
                 s
             }
-            Self::Gpu { adapter, .. } => format!("GPU likelihood on {adapter}"),
+            Self::Gpu {
+                adapter, shared, ..
+            } => {
+                let whose = if *shared { ", the app's device" } else { "" };
+                format!("GPU likelihood on {adapter}{whose}")
+            }
         }
     }
 
     pub fn is_gpu(&self) -> bool {
         matches!(self, Self::Gpu { .. })
+    }
+
+    /// Whether the GPU back end runs on the caller's device.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Self::Gpu { shared: true, .. })
     }
 
     /// RTPF Eq. 1–2 for a batch of full poses.

@@ -283,6 +283,8 @@ pub struct Tracker {
     weights: Weights,
     ancestors: Vec<usize>,
     scratch: ScoreBuffers,
+    /// The app's device, for every GPU back end built later too.
+    device: Option<SharedDevice>,
     frame: u64,
 }
 
@@ -324,7 +326,7 @@ impl Tracker {
             })?;
         let backend = Backend::new(
             config.backend,
-            device,
+            device.clone(),
             body.skeleton(),
             &camera,
             NonOverlap::new(config.sigma_f).expect("validated"),
@@ -350,6 +352,7 @@ impl Tracker {
             weights: Weights::uniform(1),
             ancestors: Vec::new(),
             scratch: ScoreBuffers::default(),
+            device,
             frame: 0,
         };
         t.reset(init)?;
@@ -380,8 +383,10 @@ impl Tracker {
         Ok(())
     }
 
-    /// Changes the settings; a new particle count or back end restarts the
-    /// cloud at the last MAP pose.
+    /// Changes the settings; a new particle count restarts the cloud at the
+    /// last MAP pose. A new back end is built on the device the tracker was
+    /// given ([`Self::with_device`]) and weighs the same cloud (the back
+    /// ends agree count for count).
     ///
     /// # Errors
     /// Invalid settings (the old ones stay).
@@ -390,7 +395,7 @@ impl Tracker {
         if config.backend != self.config.backend {
             self.backend = Backend::new(
                 config.backend,
-                None,
+                self.device.clone(),
                 self.body.skeleton(),
                 &self.camera,
                 NonOverlap::new(config.sigma_f).expect("validated"),
@@ -421,6 +426,10 @@ impl Tracker {
     /// Which likelihood back end runs, on which adapter.
     pub fn describe(&self) -> String {
         self.backend.describe()
+    }
+    /// The likelihood back end that runs.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
     }
     /// The particles' tracked states, `N × D` row-major.
     pub fn particles(&self) -> &[f64] {

@@ -291,3 +291,46 @@ fn gpu_and_cpu_back_ends_track_identically() {
         }
     }
 }
+
+/// A tracker given the app's device builds every GPU back end on it, also
+/// after `set_config` switches back ends, and keeps tracking the same cloud.
+#[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
+fn new_back_ends_are_built_on_the_device_the_tracker_was_given() {
+    let g = gpu::HeadlessGpu::new().expect("a GPU adapter (lavapipe in CI)");
+    let shared = track::SharedDevice {
+        device: g.device.clone(),
+        queue: g.queue.clone(),
+    };
+    let body = TrackedBody::rtpf_upper_body();
+    let cam = camera(80, 60);
+    let map = upper_body_parts();
+    let pose = arm_pose(&body, -0.5, 0.6);
+    let obs = render_observation(&body, &cam, &pose, &map, 0.01, 3).unwrap();
+    let config = TrackerConfig {
+        particles: 32,
+        backend: BackendChoice::Gpu,
+        label_map: map,
+        ..TrackerConfig::default()
+    };
+    let mut t = Tracker::with_device(body, cam, &pose, None, config.clone(), Some(shared)).unwrap();
+    assert!(t.backend().is_shared(), "{}", t.describe());
+    assert!(
+        t.describe().ends_with(", the app's device"),
+        "{}",
+        t.describe()
+    );
+    t.step(&obs).unwrap();
+    for backend in [BackendChoice::Cpu, BackendChoice::Gpu] {
+        let cloud = t.particles().to_vec();
+        t.set_config(TrackerConfig {
+            backend,
+            ..config.clone()
+        })
+        .unwrap();
+        assert_eq!(t.particles(), &cloud[..], "the cloud is kept");
+        assert_eq!(t.backend().is_gpu(), backend == BackendChoice::Gpu);
+        assert_eq!(t.backend().is_shared(), backend == BackendChoice::Gpu);
+        assert!(t.step(&obs).unwrap().residual.is_finite());
+    }
+}

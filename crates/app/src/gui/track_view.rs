@@ -10,8 +10,8 @@
 //! - Left panel: source picker (synthetic walk/hop, webcam, a folder or a
 //!   video path), play/pause/step/reset, a frame slider for file sources,
 //!   "capture background" and "learn colours", filter (PFS, HSPC, HPOR,
-//!   HKFS, PFRTH), N, σ_F, diffusion σ per joint group, status (back end,
-//!   frame, F, ESS, ms).
+//!   HKFS, PFRTH), N, σ_F, diffusion σ per joint group, the likelihood
+//!   back end (auto, cpu, gpu), status (back end, frame, F, ESS, ms).
 //! - Right panel: the camera frame with the label image over it (toggle),
 //!   and colour sampling: with "sample colours" on (it pauses), a click on
 //!   the frame adds a small patch of the chosen class (skin, hair, shirt,
@@ -19,16 +19,24 @@
 //!   classes' colour models from the frame's pixels under them.
 //! - Bottom: plots of F and of the right-elbow angle (with the ground
 //!   truth for synthetic sources).
+//!
+//! The GPU likelihood runs on the window's own wgpu device: [`run`]
+//! finishes Bevy's plugins before the first frame, takes the main world's
+//! [`RenderDevice`] and [`RenderQueue`] and hands them to the scene (and to
+//! every scene the panel opens), so the tracker never requests a second
+//! device.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
+use bevy::app::PluginsState;
 use bevy::prelude::*;
+use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
-use track::FilterKind;
+use track::{FilterKind, SharedDevice};
 use vision::{ColourClass, SegClass, Stroke};
 
 use super::scene_common::{
@@ -39,8 +47,8 @@ use super::view::OrbitCamera;
 use crate::colormap::{viridis, weight_alpha, weight_position};
 use crate::runtime::{Pacing, Published};
 use crate::tracking::{
-    MAX_TRACK_PARTICLES, TrackEdit, TrackSettings, TrackSnapshot, TrackSpec, TrackingScene,
-    class_colour, click_patch, repo_path, stroke_label_pixels,
+    BACKENDS, MAX_TRACK_PARTICLES, TrackEdit, TrackSettings, TrackSnapshot, TrackSpec,
+    TrackingScene, backend_name, class_colour, click_patch, repo_path, stroke_label_pixels,
 };
 
 /// Colours the screenshot test looks for (sRGB).
@@ -67,9 +75,38 @@ pub struct TrackGuiOptions {
 /// The scene as the frame sees it.
 type TrackRes = SceneRuntime<TrackingScene>;
 
-fn start_scene(spec: &TrackSpec, settings: &TrackSettings, pacing: Pacing) -> Result<TrackRes> {
-    let scene = TrackingScene::new(spec.clone(), settings.clone())?;
+fn start_scene(
+    spec: &TrackSpec,
+    settings: &TrackSettings,
+    pacing: Pacing,
+    device: Option<SharedDevice>,
+) -> Result<TrackRes> {
+    let scene = TrackingScene::with_device(spec.clone(), settings.clone(), device)?;
     Ok(TrackRes::start(scene, pacing, "tracker"))
+}
+
+/// The window's own wgpu device and queue, to share with the tracker.
+///
+/// Bevy creates them while its render plugin is built; finishing the
+/// plugins (what the runner would do before the first frame, which then
+/// skips it) puts [`RenderDevice`] and [`RenderQueue`] in the main world.
+/// `None` when the app renders nothing (no render plugin or no backend).
+fn renderer_device(app: &mut App) -> Option<SharedDevice> {
+    while app.plugins_state() == PluginsState::Adding {
+        bevy::tasks::tick_global_task_pools_on_main_thread();
+    }
+    if app.plugins_state() == PluginsState::Ready {
+        app.finish();
+        app.cleanup();
+    }
+    let world = app.world();
+    let device = world.get_resource::<RenderDevice>()?;
+    let queue = world.get_resource::<RenderQueue>()?;
+    Some(SharedDevice {
+        device: device.wgpu_device().clone(),
+        // `RenderQueue` is an `Arc` of a wrapper of the queue.
+        queue: (**queue.0).clone(),
+    })
 }
 
 /// UI state that is not a tracker setting.
@@ -80,6 +117,8 @@ struct TrackUi {
     spec: TrackSpec,
     settings: TrackSettings,
     error: Option<String>,
+    /// The window's device, for every scene the panel opens.
+    device: Option<SharedDevice>,
     /// Source field: `synthetic`, `synthetic:hop`, `webcam:0`, a folder, a
     /// glob or a video file.
     source_text: String,
@@ -367,13 +406,27 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
     } else {
         Pacing::Budget
     };
-    let res = start_scene(&options.spec, &options.settings, pacing)?;
-    super::check_display_and_adapter()?;
+    if let Err(no_window) = super::check_display_and_adapter() {
+        // A bad file or a missing camera says more than "no display": the
+        // scene is built (on the CPU, without a window) to report it.
+        let cpu = TrackSettings {
+            backend: track::BackendChoice::Cpu,
+            ..options.settings.clone()
+        };
+        TrackingScene::new(options.spec.clone(), cpu)?;
+        return Err(no_window);
+    }
     let title = format!("posecloud — {}", options.spec.label());
+    let mut app = base_app(title, options.width, options.height, options.no_vsync);
+    app.add_plugins(TrackingScenePlugin);
+    let device = renderer_device(&mut app);
+    let res = start_scene(&options.spec, &options.settings, pacing, device.clone())?;
+    eprintln!("posecloud: likelihood: {}", res.latest.data.backend);
     let ui = TrackUi {
         spec: options.spec.clone(),
         settings: options.settings.clone(),
         error: None,
+        device,
         source_text: options
             .spec
             .frames
@@ -397,11 +450,9 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         options.after_secs,
         options.quit_after,
     );
-    let mut app = base_app(title, options.width, options.height, options.no_vsync);
     app.insert_resource(res)
         .insert_resource(ui)
-        .insert_resource(clock)
-        .add_plugins(TrackingScenePlugin);
+        .insert_resource(clock);
     match app.run() {
         AppExit::Success => Ok(()),
         AppExit::Error(code) => anyhow::bail!("the app exited with code {code}"),
@@ -669,6 +720,12 @@ fn panels(
             .layer_id(egui::LayerId::background())
             .max_rect(ctx.viewport_rect()),
     );
+    // Every edit applied and the scene's settings still differ: the last
+    // one failed (e.g. `gpu` on a device that cannot run it; the error is
+    // in the status). The panel shows what runs.
+    if snap.applied == track.rt().sent() && snap.data.settings != ui_state.settings {
+        ui_state.settings = snap.data.settings.clone();
+    }
     let mut settings = ui_state.settings.clone();
     let mut open: Option<TrackSpec> = None;
     let mut edits: Vec<TrackEdit> = Vec::new();
@@ -771,6 +828,17 @@ fn panels(
                                     ui.selectable_value(&mut settings.filter, k, k.name());
                                 }
                             });
+                        egui::ComboBox::from_label("likelihood")
+                            .selected_text(backend_name(settings.backend))
+                            .show_ui(ui, |ui| {
+                                for b in BACKENDS {
+                                    ui.selectable_value(&mut settings.backend, b, backend_name(b));
+                                }
+                            })
+                            .response
+                            .on_hover_text(
+                                "auto: the GPU on a hardware adapter, else the CPU; gpu runs on the window's own device",
+                            );
                         ui.add(
                             egui::Slider::new(&mut settings.particles, 10..=MAX_TRACK_PARTICLES)
                                 .logarithmic(true)
@@ -883,7 +951,8 @@ fn panels(
     }
     if let Some(spec) = open {
         let pacing = ui_state.pacing;
-        match start_scene(&spec, &ui_state.settings, pacing) {
+        let device = ui_state.device.clone();
+        match start_scene(&spec, &ui_state.settings, pacing, device) {
             Ok(new) => {
                 *track = new;
                 ui_state.spec = spec;
