@@ -47,6 +47,10 @@ struct GuiArgs {
     /// adapter, else CPU), cpu or gpu (on the window's own device).
     #[arg(long)]
     backend: Option<track::BackendChoice>,
+    /// Tracking scene: how diffused particles move, partitioned (trunk,
+    /// then each limb chain; default) or joint (all at once, RTPF).
+    #[arg(long, value_enum)]
+    sampling: Option<track::cli::SamplingArg>,
     /// Open a robot arm from a URDF file instead of a scene.
     #[arg(long, conflicts_with = "bvh")]
     urdf: Option<PathBuf>,
@@ -171,8 +175,10 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     if a.scene == "sparse" {
         return sparse_gui(a, launched);
     }
-    if a.frames.is_some() || a.camera.is_some() || a.backend.is_some() {
-        bail!("--frames, --camera and --backend belong to the tracking scene (--scene track)");
+    if a.frames.is_some() || a.camera.is_some() || a.backend.is_some() || a.sampling.is_some() {
+        bail!(
+            "--frames, --camera, --backend and --sampling belong to the tracking scene (--scene track)"
+        );
     }
     let scene = match (&a.urdf, &a.bvh) {
         (Some(path), _) => SceneSource::Urdf(path.clone()),
@@ -362,6 +368,9 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     if let Some(b) = a.backend {
         settings.backend = b;
     }
+    if let Some(s) = a.sampling {
+        settings.partitioned = s == track::cli::SamplingArg::Partitioned;
+    }
     run(
         TrackGuiOptions {
             spec,
@@ -391,6 +400,7 @@ fn walker_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         ("--frames", a.frames.is_some()),
         ("--camera", a.camera.is_some()),
         ("--backend", a.backend.is_some()),
+        ("--sampling", a.sampling.is_some()),
     ] {
         if given {
             bail!("{flag} is not available in the walker scene");
@@ -432,6 +442,7 @@ fn sparse_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         ("--frames", a.frames.is_some()),
         ("--camera", a.camera.is_some()),
         ("--backend", a.backend.is_some()),
+        ("--sampling", a.sampling.is_some()),
         ("--particles", a.particles.is_some()),
     ] {
         if given {

@@ -136,6 +136,9 @@ pub struct TrackSettings {
     pub realtime: bool,
     /// Use the weighted mean as the estimate (else the MAP particle).
     pub mean_estimate: bool,
+    /// Partitioned sampling: trunk, then each limb chain
+    /// ([`TrackerConfig::partitioned`]).
+    pub partitioned: bool,
 }
 
 impl Default for TrackSettings {
@@ -153,6 +156,8 @@ impl Default for TrackSettings {
             backend: BackendChoice::Auto,
             realtime: true,
             mean_estimate: false,
+            // As `posecloud track`'s default `--sampling partitioned`.
+            partitioned: true,
         }
     }
 }
@@ -373,6 +378,7 @@ fn tracker_config(s: &TrackSettings, class_map: &ClassMap) -> TrackerConfig {
         seed: s.seed,
         backend: s.backend,
         label_map: class_map.label_table(),
+        partitioned: s.partitioned,
         ..TrackerConfig::default()
     }
 }

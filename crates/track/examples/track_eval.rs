@@ -8,7 +8,7 @@
 //!     [--frames 40] [--stride 2] [--start 200] [--classes rtpf|parts]
 //!     [--flip-noise 0.005] [--sigma-f 0.1] [--sigma-limb 0.06]
 //!     [--sigma-trunk 0.01] [--prior-weight 1] [--backend cpu|gpu|auto]
-//!     [--seed 1] [--csv FILE] [--png FILE]
+//!     [--partitioned] [--seed 1] [--csv FILE] [--png FILE]
 //! ```
 //!
 //! Observations are `gpu::synth`-style renders of the clip's BVH skeleton
@@ -51,6 +51,7 @@ struct Args {
     prior_weight: f64,
     limit_margin_deg: Option<f64>,
     azimuth_deg: f64,
+    partitioned: bool,
 }
 
 fn parse() -> Res<Args> {
@@ -73,6 +74,7 @@ fn parse() -> Res<Args> {
         prior_weight: 1.0,
         limit_margin_deg: Some(25.0),
         azimuth_deg: 0.0,
+        partitioned: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -99,6 +101,7 @@ fn parse() -> Res<Args> {
                 let x = v()?;
                 a.limit_margin_deg = if x == "none" { None } else { Some(x.parse()?) }
             }
+            "--partitioned" => a.partitioned = true,
             "--csv" => a.csv = Some(v()?),
             "--png" => a.png = Some(v()?),
             "-h" | "--help" => {
@@ -153,6 +156,10 @@ fn main() -> Res<()> {
             "{outside} of {} true poses lie outside the tracked boxes",
             args.frames
         );
+    }
+    if args.partitioned {
+        let sizes: Vec<usize> = body.partitions().iter().map(Vec::len).collect();
+        eprintln!("partitioned sampling: {sizes:?} parameters per partition");
     }
     let prior = PosePrior::learn(&body, &[&other.frames], 0.95)?;
     let label_map = match args.classes.as_str() {
@@ -252,6 +259,7 @@ fn main() -> Res<()> {
                 seed: args.seed,
                 backend: args.backend,
                 label_map,
+                partitioned: args.partitioned,
                 ..TrackerConfig::default()
             };
             let mut tracker = Tracker::new(

@@ -120,8 +120,13 @@ pub struct Param {
     pub translation: bool,
     /// An angle of a limb joint (arm or leg: shoulder, elbow, wrist, hip,
     /// knee, …), which moves faster than the trunk's and gets the limb
-    /// diffusion σ.
+    /// diffusion σ. A shoulder girdle (collar, clavicle) moves little, like
+    /// the trunk: not a limb here, though it is in its arm's partition.
     pub limb: bool,
+    /// The parameter's partition for partitioned sampling
+    /// ([`TrackedBody::partitions`]): 0 for the trunk (root, spine, neck,
+    /// head), then one per limb chain.
+    pub partition: usize,
 }
 
 /// A skeleton with its tracked parameters (module docs).
@@ -178,6 +183,25 @@ impl TrackedBody {
         joints.sort_unstable();
         joints.dedup();
         let pi = std::f64::consts::PI;
+        let part_of = |j: usize| {
+            let joint = skeleton.joint(j);
+            joint
+                .body
+                .as_ref()
+                .map_or_else(|| BodyPart::from_joint_name(&joint.name), |b| b.part)
+        };
+        let is_limb = |part: BodyPart| {
+            matches!(
+                part,
+                BodyPart::UpperArm
+                    | BodyPart::Forearm
+                    | BodyPart::Hand
+                    | BodyPart::Finger
+                    | BodyPart::Thigh
+                    | BodyPart::Shank
+                    | BodyPart::Foot
+            )
+        };
         let mut params = Vec::new();
         for &j in &joints {
             let joint = skeleton.joint(j);
@@ -222,20 +246,21 @@ impl TrackedBody {
                     v
                 }
             };
-            let part = joint
-                .body
-                .as_ref()
-                .map_or_else(|| BodyPart::from_joint_name(&joint.name), |b| b.part);
-            let limb = matches!(
-                part,
-                BodyPart::UpperArm
-                    | BodyPart::Forearm
-                    | BodyPart::Hand
-                    | BodyPart::Finger
-                    | BodyPart::Thigh
-                    | BodyPart::Shank
-                    | BodyPart::Foot
-            );
+            let limb = is_limb(part_of(j));
+            let name = joint.name.to_ascii_lowercase();
+            let girdle = name.contains("collar") || name.contains("clavicle");
+            // A limb joint's chain is named by its topmost limb ancestor
+            // (the collar or shoulder of an arm, the hip of a leg).
+            let chain = limb.then(|| {
+                let mut top = j;
+                while let Some(p) = skeleton.joint(top).parent {
+                    if !is_limb(part_of(p)) {
+                        break;
+                    }
+                    top = p;
+                }
+                top
+            });
             for (k, (lower, upper, translation)) in boxes.into_iter().enumerate() {
                 params.push(Param {
                     index: range.start + k,
@@ -243,7 +268,8 @@ impl TrackedBody {
                     lower,
                     upper,
                     translation,
-                    limb: limb && !translation,
+                    limb: limb && !translation && !girdle,
+                    partition: chain.filter(|_| !translation).map_or(0, |top| top + 1),
                 });
             }
         }
@@ -253,6 +279,18 @@ impl TrackedBody {
                 value: format!("{selection:?}"),
                 reason: "selects no parameter to track",
             });
+        }
+        // Partitions numbered densely in order of first appearance
+        // (skeleton order: the trunk's 0 first when the root is tracked).
+        let mut seen: Vec<usize> = Vec::new();
+        for p in &mut params {
+            p.partition = match seen.iter().position(|&k| k == p.partition) {
+                Some(i) => i,
+                None => {
+                    seen.push(p.partition);
+                    seen.len() - 1
+                }
+            };
         }
         let mut base = base.to_vec();
         for p in &params {
@@ -282,6 +320,25 @@ impl TrackedBody {
         &self.params
     }
     /// D, the state dimension.
+    /// The parameters of each partition (indices into [`Self::params`]):
+    /// the trunk's (global position and orientation, spine, neck, head)
+    /// first, then each limb chain's (an arm: collar, shoulder, elbow, …;
+    /// a leg). Partitioned sampling (MacCormick & Isard) diffuses and
+    /// weighs one partition at a time.
+    pub fn partitions(&self) -> Vec<Vec<usize>> {
+        let count = self
+            .params
+            .iter()
+            .map(|p| p.partition + 1)
+            .max()
+            .unwrap_or(0);
+        let mut v = vec![Vec::new(); count];
+        for (i, p) in self.params.iter().enumerate() {
+            v[p.partition].push(i);
+        }
+        v
+    }
+
     pub fn dim(&self) -> usize {
         self.params.len()
     }

@@ -334,3 +334,101 @@ fn new_back_ends_are_built_on_the_device_the_tracker_was_given() {
         assert!(t.step(&obs).unwrap().residual.is_finite());
     }
 }
+
+#[test]
+fn partitioned_sampling_moves_one_partition_at_a_time_and_fits_closer() {
+    let body = TrackedBody::rtpf_upper_body();
+    // Trunk (global position first), then each arm: clavicle, shoulder,
+    // elbow, forearm; a clavicle diffuses like the trunk.
+    let parts = body.partitions();
+    let names = |k: usize| -> Vec<&str> {
+        parts[k]
+            .iter()
+            .map(|&i| body.params()[i].name.as_str())
+            .collect()
+    };
+    assert_eq!(parts.len(), 3, "{parts:?}");
+    assert_eq!(
+        &parts[0][..3],
+        &[0, 1, 2],
+        "the global position is the trunk's"
+    );
+    assert!(
+        names(0)
+            .iter()
+            .all(|n| !n.contains("shoulder") && !n.contains("elbow"))
+    );
+    for (k, side) in [(1, "l_"), (2, "r_")] {
+        let n = names(k);
+        assert!(n.iter().all(|n| n.starts_with(side)), "{n:?}");
+        assert!(
+            n.iter().any(|n| n.starts_with(&format!("{side}shoulder"))),
+            "{n:?}"
+        );
+        assert!(
+            n.iter().any(|n| n.starts_with(&format!("{side}elbow"))),
+            "{n:?}"
+        );
+    }
+    for p in body.params() {
+        assert_eq!(
+            p.limb,
+            p.name.contains("shoulder")
+                || p.name.contains("elbow")
+                || p.name.contains("wrist")
+                || p.name.contains("forearm"),
+            "{}",
+            p.name
+        );
+    }
+    let total: usize = parts.iter().map(Vec::len).sum();
+    assert_eq!(total, body.dim());
+
+    // Both arms move at once; PFS with and without partitions.
+    let cam = camera(80, 60);
+    let map = upper_body_parts();
+    let skel = body.skeleton();
+    let l_sh = skel.param_range(skel.find("l_shoulder").unwrap()).start;
+    let truth: Vec<Vec<f64>> = (0..12)
+        .map(|k| {
+            let t = k as f64 / 11.0;
+            let mut p = arm_pose(&body, -0.3 - 0.6 * t, 0.4 + 0.7 * t);
+            p[l_sh + 1] = -0.8 * t;
+            p[0] += 0.04 * t;
+            assert!(skel.within_limits(&p));
+            p
+        })
+        .collect();
+    let obs: Vec<_> = truth
+        .iter()
+        .enumerate()
+        .map(|(k, p)| render_observation(&body, &cam, p, &map, 0.01, k as u64).unwrap())
+        .collect();
+    let run = |partitioned: bool| {
+        let config = TrackerConfig {
+            particles: 100,
+            filter: FilterKind::Pfs,
+            backend: BackendChoice::Cpu,
+            label_map: map,
+            sigma_rotation: 0.12,
+            sigma_f: 0.05,
+            partitioned,
+            seed: 5,
+            ..TrackerConfig::default()
+        };
+        let mut tracker = Tracker::new(body.clone(), cam.clone(), &truth[0], None, config).unwrap();
+        let mut f = 0.0;
+        for o in &obs {
+            let r = tracker.step(o).unwrap();
+            assert_eq!(r.evaluations, if partitioned { 300 } else { 100 });
+            f += r.residual;
+        }
+        f / obs.len() as f64
+    };
+    let (plain, parted) = (run(false), run(true));
+    eprintln!("mean F: all at once {plain:.3}, partitioned {parted:.3}");
+    assert!(
+        parted < plain,
+        "mean F: all at once {plain:.3}, partitioned {parted:.3}"
+    );
+}

@@ -862,6 +862,10 @@ fn panels(
                             egui::Slider::new(&mut settings.sigma_limb, 0.0..=0.5)
                                 .text("limbs (rad)"),
                         );
+                        ui.checkbox(&mut settings.partitioned, "partitioned: trunk, then each limb")
+                            .on_hover_text(
+                                "diffuse and weigh one body partition at a time (one likelihood batch each)",
+                            );
                         ui.checkbox(&mut settings.mean_estimate, "weighted mean (else MAP)");
                     });
                 egui::CollapsingHeader::new("View")
