@@ -8,14 +8,18 @@
 //!     [--frames 40] [--stride 2] [--start 200] [--classes rtpf|parts]
 //!     [--flip-noise 0.005] [--sigma-f 0.1] [--sigma-limb 0.06]
 //!     [--sigma-trunk 0.01] [--prior-weight 1] [--backend cpu|gpu|auto]
-//!     [--partitioned] [--seed 1] [--csv FILE] [--png FILE]
+//!     [--partitioned] [--renderer raster|vision] [--seed 1] [--csv FILE] [--png FILE]
 //! ```
 //!
-//! Observations are `gpu::synth`-style renders of the clip's BVH skeleton
-//! (the likelihood's own raster, segmentation classes through a label
-//! map, pixel noise), 160 × 120, camera 4 m in front of the subject. The
-//! tracked body is the clip's skeleton with RTPF's upper-body parameters
-//! (root position and orientation, chest, neck, shoulders, elbows: 24),
+//! Observations (`--renderer raster`, the default) are `gpu::synth`-style
+//! renders of the clip's BVH skeleton (the likelihood's own raster,
+//! segmentation classes through a label map, pixel noise), 160 × 120,
+//! camera 4 m in front of the subject; `--renderer vision` renders shaded
+//! RGB frames with `crates/vision` at 640 × 480 and segments them into
+//! head / skin / shirt / trousers at 160 × 120, as `posecloud track` does
+//! with a video. The tracked body is the clip's skeleton with RTPF's
+//! upper-body parameters (root position and orientation, spine, neck,
+//! head, collars, shoulders, elbows: 42 on the CMU skeleton),
 //! initialised at the first frame's true pose (RTPF §VII-A calibrates on
 //! the first image); the PCA pose prior and the joint-limit boxes are
 //! learned from the *other* clip.
@@ -52,6 +56,7 @@ struct Args {
     limit_margin_deg: Option<f64>,
     azimuth_deg: f64,
     partitioned: bool,
+    renderer: String,
 }
 
 fn parse() -> Res<Args> {
@@ -75,6 +80,7 @@ fn parse() -> Res<Args> {
         limit_margin_deg: Some(25.0),
         azimuth_deg: 0.0,
         partitioned: false,
+        renderer: "raster".into(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -102,6 +108,7 @@ fn parse() -> Res<Args> {
                 a.limit_margin_deg = if x == "none" { None } else { Some(x.parse()?) }
             }
             "--partitioned" => a.partitioned = true,
+            "--renderer" => a.renderer = v()?,
             "--csv" => a.csv = Some(v()?),
             "--png" => a.png = Some(v()?),
             "-h" | "--help" => {
@@ -123,6 +130,71 @@ fn clip_path(name: &str) -> Res<String> {
     })
 }
 
+/// The clip as `posecloud track` sees a video: `crates/vision`'s shaded
+/// RGB renderer at 4× the label size (640 × 480, sensor noise), the
+/// background learned from an empty frame, the colour models from the
+/// first frame in its true pose, every frame segmented into head / skin /
+/// shirt / trousers at the label size. Returns the observations and the
+/// body-part → class map the tracker compares with.
+fn render_and_segment(
+    body: &TrackedBody,
+    clip: &Bvh,
+    spec: &ClipSpec,
+) -> Res<(SyntheticClip, gpu::LabelMap)> {
+    let scale = 4;
+    let big = ClipSpec {
+        width: spec.width * scale,
+        height: spec.height * scale,
+        ..spec.clone()
+    };
+    // The camera and truth of the raster path, at the render's size.
+    let geometry = SyntheticClip::render(body, clip, &big)?;
+    let camera = geometry.camera;
+    let truth: Vec<Vec<f64>> = (0..spec.frames)
+        .map(|k| {
+            clip.frames
+                .pose(spec.start + k * spec.stride.max(1))
+                .to_vec()
+        })
+        .collect();
+    // `body` is already dressed: render it with the default shape's
+    // proportions (dressing twice would scale the radii again), so render
+    // the undressed clip skeleton, as `posecloud render` does.
+    let renderer = vision::SyntheticRenderer::new(
+        &clip.skeleton,
+        camera.clone(),
+        vision::RenderOptions {
+            seed: spec.seed,
+            ..vision::RenderOptions::default()
+        },
+    )?;
+    let class_map = *renderer.class_map();
+    let params = vision::SegmentParams {
+        width: spec.width,
+        height: spec.height,
+        ..vision::SegmentParams::default()
+    };
+    let mut seg = vision::Segmenter::new(params, big.width, big.height)?;
+    seg.learn_background(&[&renderer.render_empty(0, 0, 0.0)])?;
+    let mut observations = Vec::with_capacity(truth.len());
+    for (k, pose) in truth.iter().enumerate() {
+        let frame = renderer.render(pose, k as u64 + 1, k + 1, 0.0)?.frame;
+        if k == 0 {
+            seg.learn_colours_from_pose(&frame, renderer.skeleton(), &camera, pose, &class_map)?;
+        }
+        observations.push(seg.segment(&frame)?.observation()?);
+    }
+    let label_camera = vision::resize_camera(&camera, spec.width, spec.height)?;
+    Ok((
+        SyntheticClip {
+            camera: label_camera,
+            truth,
+            observations,
+        },
+        class_map.label_table(),
+    ))
+}
+
 struct Row {
     filter: FilterKind,
     particles: usize,
@@ -139,7 +211,18 @@ fn main() -> Res<()> {
     let args = parse()?;
     let clip = Bvh::load(clip_path(&args.clip)?)?;
     let other = Bvh::load(clip_path(if args.clip == "walk" { "hop" } else { "walk" })?)?;
-    let skel = default_radii(&clip.skeleton, 1.0)?;
+    let vision_render = match args.renderer.as_str() {
+        "raster" => false,
+        "vision" => true,
+        r => return Err(format!("unknown renderer {r} (raster, vision)").into()),
+    };
+    // The vision renderer dresses the skeleton with its body shape; the
+    // tracker tracks that dressed body (as `posecloud track` does).
+    let skel = if vision_render {
+        vision::dress_skeleton(&clip.skeleton, &vision::BodyShape::default())?
+    } else {
+        default_radii(&clip.skeleton, 1.0)?
+    };
     let first = clip.frames.pose(args.start).to_vec();
     let mut body = TrackedBody::new(skel, &Selection::cmu_upper_body(), &first)?;
     if let Some(margin) = args.limit_margin_deg {
@@ -162,7 +245,7 @@ fn main() -> Res<()> {
         eprintln!("partitioned sampling: {sizes:?} parameters per partition");
     }
     let prior = PosePrior::learn(&body, &[&other.frames], 0.95)?;
-    let label_map = match args.classes.as_str() {
+    let mut label_map = match args.classes.as_str() {
         "rtpf" => rtpf_classes(),
         "parts" => upper_body_parts(),
         c => return Err(format!("unknown classes {c} (rtpf, parts)").into()),
@@ -177,7 +260,13 @@ fn main() -> Res<()> {
         seed: args.seed,
         ..ClipSpec::default()
     };
-    let synth = SyntheticClip::render(&body, &clip, &spec)?;
+    let synth = if vision_render {
+        let (synth, map) = render_and_segment(&body, &clip, &spec)?;
+        label_map = map;
+        synth
+    } else {
+        SyntheticClip::render(&body, &clip, &spec)?
+    };
     let arm = Arm::find(body.skeleton(), Side::Right)?;
     let truth_flex: Vec<f64> = synth
         .truth
@@ -196,7 +285,11 @@ fn main() -> Res<()> {
         body.dim(),
         prior.components(),
         100.0 * prior.explained(),
-        args.classes
+        if vision_render {
+            "head/skin/shirt/trousers (crates/vision render at 640 × 480, segmented)"
+        } else {
+            args.classes.as_str()
+        }
     );
     if std::env::var("TRACK_EVAL_DEBUG").is_ok() {
         let mut t = Tracker::new(
