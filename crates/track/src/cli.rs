@@ -37,6 +37,7 @@ use vision::{
 use crate::backend::BackendChoice;
 use crate::body::{Selection, TrackedBody};
 use crate::error::TrackError;
+use crate::start::{self, StartPose};
 use crate::tracker::{FilterKind, Tracker, TrackerConfig};
 
 /// Which pose estimate is written.
@@ -46,6 +47,24 @@ pub enum EstimateArg {
     Map,
     /// The weighted mean of the particles.
     Mean,
+}
+
+/// A standard start pose (`--start-pose`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StartPoseArg {
+    /// Standing, arms hanging down, a little away from the body.
+    ArmsDown,
+    /// Standing, arms stretched out sideways.
+    TPose,
+}
+
+impl From<StartPoseArg> for StartPose {
+    fn from(a: StartPoseArg) -> Self {
+        match a {
+            StartPoseArg::ArmsDown => StartPose::ArmsDown,
+            StartPoseArg::TPose => StartPose::TPose,
+        }
+    }
 }
 
 /// How the diffused children move.
@@ -83,6 +102,16 @@ pub struct TrackArgs {
     /// Frame of --init giving the initial pose, 0-based.
     #[arg(long, default_value_t = 0)]
     pub init_frame: usize,
+    /// Instead of --init: the person stands in this pose, facing the
+    /// camera, in the first tracked frame; where is found by a search over
+    /// the global position against the foreground (depth gives the scale).
+    #[arg(long, value_enum, conflicts_with_all = ["init", "init_frame"])]
+    pub start_pose: Option<StartPoseArg>,
+    /// With --start-pose: the search's centre, metres along the camera's
+    /// axis (it covers ±2 m in depth, ±1.5 m sideways, ±0.4 m in height
+    /// around that point at the body file's hip height).
+    #[arg(long, default_value_t = 3.0)]
+    pub start_distance: f64,
     /// Image of the empty scene (the size of the frames).
     #[arg(long, conflicts_with = "background_frames")]
     pub background: Option<PathBuf>,
@@ -174,6 +203,8 @@ impl TrackArgs {
             body: body.into(),
             init: None,
             init_frame: 0,
+            start_pose: None,
+            start_distance: 3.0,
             background: None,
             background_frames: None,
             particles: 300,
@@ -384,6 +415,12 @@ fn load_body_and_init(args: &TrackArgs) -> Result<(Bvh, Vec<f64>), TrackCliError
     Ok((body, pose))
 }
 
+/// Index of the root's height (world y) in a pose: the second
+/// translation of the free root (BVH `Yposition`).
+fn skeleton_root_y(skeleton: &Skeleton) -> usize {
+    skeleton.param_range(0).start + 1
+}
+
 /// A usable initial pose: the skeleton's length, finite values and finite
 /// forward kinematics. The message says which parameter or joint fails.
 ///
@@ -535,12 +572,18 @@ pub fn run_track(args: &TrackArgs) -> Result<TrackSummary, TrackCliError> {
             "must be ≥ 1",
         ));
     }
+    if !(args.start_distance.is_finite() && args.start_distance > 0.0) {
+        return Err(input(
+            format!("--start-distance {}", args.start_distance),
+            "must be finite and > 0",
+        ));
+    }
     let quiet = args.quiet;
-    let (body_bvh, init) = load_body_and_init(args)?;
+    let (body_bvh, mut init) = load_body_and_init(args)?;
     let dressed = dress_skeleton(&body_bvh.skeleton, &BodyShape::default())
         .map_err(|e| input(flag_path("--body", &args.body), e))?;
     let sel = selection(&args.track, &dressed)?;
-    let body = TrackedBody::new(dressed.clone(), &sel, &init)?;
+    let mut body = TrackedBody::new(dressed.clone(), &sel, &init)?;
 
     // Frames and camera.
     let frames_what = format!("--frames {}", args.frames);
@@ -564,6 +607,35 @@ pub fn run_track(args: &TrackArgs) -> Result<TrackSummary, TrackCliError> {
             format!("no frames to track after the {background_frames} background frame(s)"),
         ));
     };
+    if let Some(kind) = args.start_pose {
+        let what = format!("--start-pose on {frames_what} frame {}", first.index);
+        let mask = seg.foreground_mask(&first).map_err(|e| input(&what, e))?;
+        let mask =
+            gpu::Observation::new(args.width, args.height, mask).map_err(|e| input(&what, e))?;
+        let hips = body_bvh.frames.pose(0)[skeleton_root_y(&dressed)];
+        let guess = start::in_front_of(&label_camera, args.start_distance, hips);
+        let start_pose = start::start_pose(&dressed, kind.into(), &label_camera, guess)
+            .map_err(|e| input(&what, e))?;
+        let search_body = TrackedBody::new(dressed.clone(), &sel, &start_pose)?;
+        let (found, f) = start::place_by_silhouette(
+            &search_body,
+            &label_camera,
+            &mask,
+            &start_pose,
+            [1.5, 0.4, 2.0],
+            9,
+        )
+        .map_err(|e| input(&what, e))?;
+        if !quiet {
+            let r = &found[..3];
+            eprintln!(
+                "start pose {kind:?} found at ({:.2}, {:.2}, {:.2}) m, silhouette F {f:.3}",
+                r[0], r[1], r[2]
+            );
+        }
+        init = found;
+        body = TrackedBody::new(dressed.clone(), &sel, &init)?;
+    }
     let class_map = ClassMap::for_sleeves(args.sleeves.into());
     let report = seg
         .learn_colours_from_pose(&first, &dressed, &camera, &init, &class_map)

@@ -14,7 +14,9 @@
 //! - [`flip`]: kinematic flipping (HKFS, §IV-C2);
 //! - [`prior`]: the PCA Gaussian pose prior (§IV-D);
 //! - [`backend`]: GPU or CPU likelihood, chosen automatically;
-//! - [`synthetic`]: synthetic sequences from BVH clips with ground truth.
+//! - [`synthetic`]: synthetic sequences from BVH clips with ground truth;
+//! - [`start`]: initialisation from a standard start pose (arms down,
+//!   T-pose) placed by a silhouette search.
 
 pub mod backend;
 pub mod body;
@@ -23,6 +25,7 @@ pub mod error;
 pub mod flip;
 pub mod prior;
 pub mod simplex;
+pub mod start;
 pub mod synthetic;
 pub mod tracker;
 
@@ -30,6 +33,7 @@ pub use backend::{Backend, BackendChoice, SharedDevice};
 pub use body::{Arm, Param, Selection, Side, TrackedBody, default_radii};
 pub use error::{Result, TrackError};
 pub use prior::PosePrior;
+pub use start::StartPose;
 pub use tracker::{
     FilterKind, StepReport, StepTimings, Tracker, TrackerConfig, search_root_position,
 };

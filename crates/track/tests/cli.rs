@@ -251,3 +251,56 @@ fn init_pose_check_names_the_bad_value() {
     assert!(check_init_pose(&bvh.skeleton, &pose).is_err());
     assert!(check_init_pose(&bvh.skeleton, &pose[1..]).is_err());
 }
+
+/// A person standing arms-down somewhere in front of the walk's camera
+/// (320 × 240), an empty frame first: `--start-pose arms-down` finds where
+/// and tracks from there.
+#[test]
+fn a_start_pose_is_found_by_its_silhouette_and_tracked() {
+    use track::start::{in_front_of, start_pose};
+    let dir = scratch("start_pose");
+    let mut bvh = Bvh::load(WALK).unwrap();
+    let cam = resize_camera(&load_camera(CAMERA).unwrap(), 320, 240).unwrap();
+    let hips = bvh.frames.pose(0)[1];
+    let mut root = in_front_of(&cam, 4.5, hips);
+    root.x += 0.3;
+    let pose = start_pose(&bvh.skeleton, track::StartPose::ArmsDown, &cam, root).unwrap();
+    let mut frames = skeleton::PoseBatch::rest(&bvh.skeleton, 0);
+    for _ in 0..4 {
+        frames.push(&pose).unwrap();
+    }
+    bvh.frames = frames;
+    let renderer = SyntheticRenderer::new(&bvh.skeleton, cam, RenderOptions::default()).unwrap();
+    let source = SyntheticSource::new(&bvh, renderer, 0..4, 1).unwrap();
+    write_render(&source, &dir).unwrap();
+
+    let out = scratch("start_pose_out");
+    let mut a = TrackArgs::new(
+        dir.to_str().unwrap(),
+        dir.join("camera.toml"),
+        WALK,
+        out.join("est.csv"),
+    );
+    a.particles = 50;
+    a.backend = BackendChoice::Cpu;
+    a.quiet = true;
+    a.start_pose = Some(track::cli::StartPoseArg::ArmsDown);
+    // The search is centred 1.5 m nearer than the person stands.
+    a.start_distance = 3.0;
+    let summary = run_track(&a).unwrap();
+    assert_eq!(summary.frames, 4);
+    let text = std::fs::read_to_string(out.join("est.csv")).unwrap();
+    for line in text.lines().skip(1) {
+        let v: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+        let est = nalgebra::Vector3::new(v[1], v[2], v[3]);
+        let err = (est - root.coords).norm();
+        eprintln!("frame {}: root error {err:.3} m", v[0]);
+        // 4.5 m away the body is ~18 px tall in the 160 × 120 labels, a
+        // pixel of height is ~25 cm of depth (0.11–0.13 m when written;
+        // without --start-pose the walk's frame 0 puts it 0.93 m away).
+        assert!(err < 0.25, "frame {}: root {est:?}, truth {root:?}", v[0]);
+    }
+    // A bad search distance is named.
+    a.start_distance = 0.0;
+    assert!(message(run_track(&a)).contains("--start-distance"));
+}

@@ -1,0 +1,313 @@
+//! Initialisation from a standard start pose (RTPF §VII-A calibrates on
+//! the first image): the person stands in a known pose — arms down or a
+//! T-pose — facing the camera somewhere in view. [`start_pose`] poses the
+//! body's skeleton that way; [`place_by_silhouette`] finds where it stands
+//! by a short search over the global position against the frame's
+//! foreground mask (depth stands in for the body's scale, whose bone
+//! lengths the body file gives). The colour models are then learned from
+//! that frame in that pose.
+
+use gpu::{Camera, LabelMap, Observation};
+use nalgebra::{Isometry3, Point3, Vector3};
+use skeleton::Skeleton;
+
+use crate::backend::BackendChoice;
+use crate::body::{Arm, Side, TrackedBody, angle_between};
+use crate::error::{Result, TrackError};
+use crate::tracker::{Tracker, TrackerConfig, search_root_position};
+
+/// A pose the user adopts at the start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartPose {
+    /// Standing, arms hanging down, slightly away from the body (10°).
+    ArmsDown,
+    /// Standing, arms stretched out sideways, horizontal.
+    TPose,
+}
+
+impl std::str::FromStr for StartPose {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "arms-down" | "arms_down" => Ok(Self::ArmsDown),
+            "t-pose" | "tpose" | "t_pose" => Ok(Self::TPose),
+            _ => Err(format!("unknown start pose `{s}` (arms-down, t-pose)")),
+        }
+    }
+}
+
+/// Every part of the body → class 1: the silhouette the foreground mask
+/// shows.
+pub const SILHOUETTE_LABEL_MAP: LabelMap = [1; gpu::CLASSES];
+
+/// `skeleton` standing upright in `kind`, facing the camera, its root at
+/// `root` (world): every angle starts at the rest pose, then the root's
+/// rotation and both arms' shoulder and elbow parameters are fitted by
+/// coordinate descent so that the trunk (root → mid-shoulders) points up,
+/// the body's front (left × up) points horizontally at the camera, and
+/// each upper arm and forearm points along the pose's direction (down and
+/// 10° out, or straight out). Works for any parametrisation (Euler, exp
+/// map) since it only reads forward kinematics.
+///
+/// # Errors
+/// No arms to find ([`Arm::find`]), a root that is not free, or a
+/// non-finite `root`.
+pub fn start_pose(
+    skeleton: &Skeleton,
+    kind: StartPose,
+    camera: &Camera,
+    root: Point3<f64>,
+) -> Result<Vec<f64>> {
+    if !root.coords.iter().all(|v| v.is_finite()) {
+        return Err(TrackError::InvalidSetting {
+            field: "start position",
+            value: format!("{root:?}"),
+            reason: "must be finite",
+        });
+    }
+    let (left, right) = (
+        Arm::find(skeleton, Side::Left)?,
+        Arm::find(skeleton, Side::Right)?,
+    );
+    let root_range = skeleton.param_range(0);
+    if !matches!(skeleton.joint(0).kind, skeleton::JointKind::Free { .. }) || root_range.len() < 6 {
+        return Err(TrackError::InvalidSetting {
+            field: "body",
+            value: skeleton.joint(0).name.clone(),
+            reason: "a start pose needs a free root joint (position and orientation)",
+        });
+    }
+    let mut pose = skeleton.rest_pose();
+    for (k, v) in root.coords.iter().enumerate() {
+        pose[root_range.start + k] = *v;
+    }
+    let free: Vec<usize> = (root_range.start + 3..root_range.end)
+        .chain(skeleton.param_range(left.shoulder))
+        .chain(skeleton.param_range(left.elbow))
+        .chain(skeleton.param_range(right.shoulder))
+        .chain(skeleton.param_range(right.elbow))
+        .collect();
+    let eye = Point3::from(camera.world_from_camera().translation.vector);
+    let up = Vector3::y();
+    let cost = |p: &[f64]| -> f64 {
+        let Ok(w) = skeleton.forward_kinematics(p) else {
+            return f64::INFINITY;
+        };
+        let at = |j: usize| w[j].translation.vector;
+        let mid = (at(left.shoulder) + at(right.shoulder)) / 2.0;
+        let trunk = mid - at(0);
+        let across = at(left.shoulder) - at(right.shoulder);
+        let mut front = across.cross(&up);
+        front.y = 0.0;
+        let mut to_eye = eye.coords - at(0);
+        to_eye.y = 0.0;
+        let mut c = angle_between(&trunk, &up).powi(2) + angle_between(&front, &to_eye).powi(2);
+        for arm in [&left, &right] {
+            let mut out = at(arm.shoulder) - mid;
+            out.y = 0.0;
+            let out = out.try_normalize(1e-9).unwrap_or_else(Vector3::x);
+            let target = match kind {
+                StartPose::ArmsDown => {
+                    let a = 10f64.to_radians();
+                    -up * a.cos() + out * a.sin()
+                }
+                StartPose::TPose => out,
+            };
+            let upper = at(arm.elbow) - at(arm.shoulder);
+            let fore = at(arm.wrist) - at(arm.elbow);
+            c += angle_between(&upper, &target).powi(2) + angle_between(&fore, &target).powi(2);
+        }
+        c
+    };
+    coordinate_descent(&mut pose, &free, &cost);
+    skeleton.check_pose(&pose)?;
+    Ok(pose)
+}
+
+/// Minimises `cost` over the parameters `free` of `x`: each in turn tries
+/// ± the step, keeping improvements; the step halves when a sweep finds
+/// none (0.5 rad down to 10⁻⁴ rad).
+fn coordinate_descent(x: &mut [f64], free: &[usize], cost: &dyn Fn(&[f64]) -> f64) {
+    let mut best = cost(x);
+    let mut step = 0.5;
+    while step > 1e-4 {
+        let mut improved = false;
+        for &i in free {
+            for dir in [1.0, -1.0] {
+                let old = x[i];
+                x[i] = old + dir * step;
+                let c = cost(x);
+                if c < best {
+                    best = c;
+                    improved = true;
+                } else {
+                    x[i] = old;
+                }
+            }
+        }
+        if !improved {
+            step /= 2.0;
+        }
+    }
+}
+
+/// Where the body in `start` stands: [`search_root_position`] over a
+/// `steps³` grid of ±`extent` (world metres) around `start`'s root,
+/// weighing the body's silhouette against `mask` (1 = foreground, at the
+/// camera's size) by RTPF Eq. 1 on the CPU. Returns the full pose and its
+/// F.
+///
+/// # Errors
+/// A mask of another size than the camera, or as [`search_root_position`].
+pub fn place_by_silhouette(
+    body: &TrackedBody,
+    camera: &Camera,
+    mask: &Observation,
+    start: &[f64],
+    extent: [f64; 3],
+    steps: usize,
+) -> Result<(Vec<f64>, f64)> {
+    if (mask.width(), mask.height()) != (camera.width(), camera.height()) {
+        return Err(TrackError::InvalidSetting {
+            field: "foreground mask",
+            value: format!("{} × {}", mask.width(), mask.height()),
+            reason: "must have the camera's size",
+        });
+    }
+    let config = TrackerConfig {
+        particles: 1,
+        backend: BackendChoice::Cpu,
+        label_map: SILHOUETTE_LABEL_MAP,
+        ..TrackerConfig::default()
+    };
+    let mut tracker = Tracker::new(body.clone(), camera.clone(), start, None, config)?;
+    search_root_position(&mut tracker, mask, start, extent, steps)
+}
+
+/// The point `distance` metres along the camera's optical axis, at height
+/// `height` (world y): where [`start_pose`] puts the root before
+/// [`place_by_silhouette`] searches around it.
+pub fn in_front_of(camera: &Camera, distance: f64, height: f64) -> Point3<f64> {
+    let (o, d) = camera.pixel_ray(camera.width() / 2, camera.height() / 2);
+    let mut p = o + d.into_inner() * distance;
+    p.y = height;
+    p
+}
+
+/// The world transform of joint `j` of `pose` (a convenience for callers
+/// reporting where the body was found).
+///
+/// # Errors
+/// As [`Skeleton::forward_kinematics`].
+pub fn joint_world(skeleton: &Skeleton, pose: &[f64], j: usize) -> Result<Isometry3<f64>> {
+    Ok(skeleton.forward_kinematics(pose)?[j])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmu() -> Skeleton {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../assets/motions/cmu_131_01_walk.bvh"
+        );
+        skeleton::Bvh::load(path).unwrap().skeleton
+    }
+
+    fn camera() -> Camera {
+        Camera::looking_at(
+            Point3::new(1.0, 1.2, 4.0),
+            Point3::new(0.0, 1.0, 0.0),
+            Vector3::y(),
+            40f64.to_radians(),
+            160,
+            120,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn start_poses_stand_up_face_the_camera_and_place_the_arms() {
+        let skel = cmu();
+        let cam = camera();
+        let root = Point3::new(0.0, 0.9, 0.0);
+        for kind in [StartPose::ArmsDown, StartPose::TPose] {
+            let pose = start_pose(&skel, kind, &cam, root).unwrap();
+            let w = skel.forward_kinematics(&pose).unwrap();
+            let at = |j: usize| w[j].translation.vector;
+            assert!((at(0) - root.coords).norm() < 1e-9);
+            let (l, r) = (
+                Arm::find(&skel, Side::Left).unwrap(),
+                Arm::find(&skel, Side::Right).unwrap(),
+            );
+            let mid = (at(l.shoulder) + at(r.shoulder)) / 2.0;
+            assert!(angle_between(&(mid - at(0)), &Vector3::y()).to_degrees() < 3.0);
+            let mut front = (at(l.shoulder) - at(r.shoulder)).cross(&Vector3::y());
+            front.y = 0.0;
+            let mut to_eye = Vector3::new(1.0, 0.0, 4.0) - at(0);
+            to_eye.y = 0.0;
+            assert!(
+                angle_between(&front, &to_eye).to_degrees() < 3.0,
+                "{kind:?} faces the camera"
+            );
+            for arm in [l, r] {
+                let upper = at(arm.elbow) - at(arm.shoulder);
+                let fore = at(arm.wrist) - at(arm.elbow);
+                let below = angle_between(&upper, &-Vector3::y()).to_degrees();
+                match kind {
+                    StartPose::ArmsDown => {
+                        assert!((below - 10.0).abs() < 3.0, "{kind:?}: {below:.1}°");
+                        assert!(angle_between(&upper, &fore).to_degrees() < 3.0);
+                    }
+                    StartPose::TPose => {
+                        assert!((below - 90.0).abs() < 3.0, "{kind:?}: {below:.1}°");
+                        assert!(angle_between(&upper, &fore).to_degrees() < 3.0);
+                    }
+                }
+            }
+        }
+        assert_eq!("t-pose".parse::<StartPose>(), Ok(StartPose::TPose));
+        assert!("sitting".parse::<StartPose>().is_err());
+        assert!(
+            start_pose(
+                &skel,
+                StartPose::TPose,
+                &cam,
+                Point3::new(f64::NAN, 0.0, 0.0)
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn the_silhouette_search_finds_where_the_body_stands() {
+        let skel = crate::default_radii(&cmu(), 1.0).unwrap();
+        let cam = camera();
+        let truth_root = Point3::new(0.3, 0.9, -0.5);
+        let truth = start_pose(&skel, StartPose::ArmsDown, &cam, truth_root).unwrap();
+        let body = TrackedBody::new(skel.clone(), &crate::Selection::All, &truth).unwrap();
+        let mask = crate::synthetic::render_observation(
+            &body,
+            &cam,
+            &truth,
+            &SILHOUETTE_LABEL_MAP,
+            0.01,
+            7,
+        )
+        .unwrap();
+        // Start 3 m from the camera on its axis, hips at 0.9 m.
+        let guess = in_front_of(&cam, 3.0, 0.9);
+        let start = start_pose(&skel, StartPose::ArmsDown, &cam, guess).unwrap();
+        let (found, f) =
+            place_by_silhouette(&body, &cam, &mask, &start, [1.5, 0.3, 2.0], 9).unwrap();
+        let root = joint_world(&skel, &found, 0).unwrap().translation.vector;
+        assert!(
+            (root - truth_root.coords).norm() < 0.15,
+            "found {root:?}, truth {truth_root:?} (F {f:.3})"
+        );
+        assert!(f < 0.3, "F {f:.3}");
+        let small = Observation::new(80, 60, vec![0; 80 * 60]).unwrap();
+        assert!(place_by_silhouette(&body, &cam, &small, &start, [1.0; 3], 5).is_err());
+    }
+}
