@@ -51,6 +51,15 @@ struct GuiArgs {
     /// then each limb chain; default) or joint (all at once, RTPF).
     #[arg(long, value_enum)]
     sampling: Option<track::cli::SamplingArg>,
+    /// Tracking scene: the person stands in this pose, facing the camera,
+    /// in the first tracked frame (found by a silhouette search) instead
+    /// of the --bvh file's --frame.
+    #[arg(long, value_enum)]
+    start_pose: Option<track::cli::StartPoseArg>,
+    /// Tracking scene, with --start-pose: the search's centre, metres along
+    /// the camera's axis.
+    #[arg(long)]
+    start_distance: Option<f64>,
     /// Open a robot arm from a URDF file instead of a scene.
     #[arg(long, conflicts_with = "bvh")]
     urdf: Option<PathBuf>,
@@ -175,9 +184,15 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     if a.scene == "sparse" {
         return sparse_gui(a, launched);
     }
-    if a.frames.is_some() || a.camera.is_some() || a.backend.is_some() || a.sampling.is_some() {
+    if a.frames.is_some()
+        || a.camera.is_some()
+        || a.backend.is_some()
+        || a.sampling.is_some()
+        || a.start_pose.is_some()
+        || a.start_distance.is_some()
+    {
         bail!(
-            "--frames, --camera, --backend and --sampling belong to the tracking scene (--scene track)"
+            "--frames, --camera, --backend, --sampling, --start-pose and --start-distance belong to the tracking scene (--scene track)"
         );
     }
     let scene = match (&a.urdf, &a.bvh) {
@@ -358,6 +373,13 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         spec.body = b.clone();
         spec.init_frame = a.frame;
     }
+    spec.start_pose = a.start_pose.map(Into::into);
+    if let Some(d) = a.start_distance {
+        if a.start_pose.is_none() {
+            bail!("--start-distance: only with --start-pose");
+        }
+        spec.start_distance = d;
+    }
     let mut settings = TrackSettings::default();
     if let Some(n) = a.particles {
         if !(1..=MAX_TRACK_PARTICLES).contains(&n) {
@@ -401,6 +423,8 @@ fn walker_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         ("--camera", a.camera.is_some()),
         ("--backend", a.backend.is_some()),
         ("--sampling", a.sampling.is_some()),
+        ("--start-pose", a.start_pose.is_some()),
+        ("--start-distance", a.start_distance.is_some()),
     ] {
         if given {
             bail!("{flag} is not available in the walker scene");
@@ -443,6 +467,8 @@ fn sparse_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         ("--camera", a.camera.is_some()),
         ("--backend", a.backend.is_some()),
         ("--sampling", a.sampling.is_some()),
+        ("--start-pose", a.start_pose.is_some()),
+        ("--start-distance", a.start_distance.is_some()),
         ("--particles", a.particles.is_some()),
     ] {
         if given {

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail, ensure};
 use skeleton::{Bvh, Skeleton};
 use track::{
-    Arm, BackendChoice, FilterKind, Selection, SharedDevice, Side, TrackedBody, Tracker,
+    Arm, BackendChoice, FilterKind, Selection, SharedDevice, Side, StartPose, TrackedBody, Tracker,
     TrackerConfig,
 };
 use vision::{
@@ -74,6 +74,12 @@ pub struct TrackSpec {
     pub background_frames: usize,
     /// Frame rate of image folders.
     pub fps: f64,
+    /// Start from a standard pose instead of the body file's `init_frame`
+    /// (`posecloud track --start-pose`): the person stands so, facing the
+    /// camera, in the first tracked frame, found by a silhouette search
+    /// centred `start_distance` metres along the camera's axis.
+    pub start_pose: Option<StartPose>,
+    pub start_distance: f64,
 }
 
 impl Default for TrackSpec {
@@ -88,6 +94,8 @@ impl Default for TrackSpec {
             synthetic_step: 4,
             background_frames: 1,
             fps: 30.0,
+            start_pose: None,
+            start_distance: 3.0,
         }
     }
 }
@@ -419,9 +427,14 @@ impl TrackingScene {
             spec.init_frame,
             spec.body.display()
         );
-        let init = bvh.frames.pose(spec.init_frame).to_vec();
+        let mut init = bvh.frames.pose(spec.init_frame).to_vec();
         let skeleton = dress_skeleton(&bvh.skeleton, &BodyShape::default())
             .with_context(|| format!("body {}", spec.body.display()))?;
+        ensure!(
+            spec.start_distance.is_finite() && spec.start_distance > 0.0,
+            "start distance: {} must be finite and > 0",
+            spec.start_distance
+        );
         let camera = load_camera(&spec.camera)
             .with_context(|| format!("camera {}", spec.camera.display()))?;
         let class_map = ClassMap::for_sleeves(Sleeves::Short);
@@ -466,6 +479,14 @@ impl TrackingScene {
         let params = SegmentParams::default();
         let label_camera = resize_camera(&camera, params.width, params.height)?;
         let segmenter = Segmenter::new(params, size.0, size.1)?;
+        if let Some(kind) = spec.start_pose {
+            // The pose at the search's centre; the first tracked frame
+            // places it (`place_start_pose`).
+            let hips = init[skeleton.param_range(0).start + 1];
+            let guess = track::start::in_front_of(&label_camera, spec.start_distance, hips);
+            init = track::start::start_pose(&skeleton, kind, &label_camera, guess)
+                .with_context(|| format!("start pose {kind:?} for {}", spec.body.display()))?;
+        }
         let upper = Selection::cmu_upper_body();
         let selection = match &upper {
             Selection::Joints(names) if names.iter().all(|n| skeleton.find(n).is_ok()) => upper,
@@ -561,6 +582,37 @@ impl TrackingScene {
             Input::Synthetic { clip, .. } => Some(clip.frames.pose(clip_frame)),
             Input::Stream(_) => None,
         }
+    }
+
+    /// Finds where the person in the start pose stands in `frame` (a
+    /// search over the global position against the foreground mask) and
+    /// restarts the cloud there.
+    fn place_start_pose(&mut self, frame: &Frame) -> Result<String> {
+        let mask = self.segmenter.foreground_mask(frame)?;
+        let cam = self.tracker.camera().clone();
+        let mask = gpu::Observation::new(cam.width(), cam.height(), mask)?;
+        let (found, f) = track::start::place_by_silhouette(
+            self.tracker.body(),
+            &cam,
+            &mask,
+            &self.init,
+            [1.5, 0.4, 2.0],
+            9,
+        )
+        .with_context(|| format!("start pose search on frame {}", frame.index))?;
+        self.tracker.reset(&found)?;
+        self.estimate = found;
+        let r = &self.estimate[self.skeleton.param_range(0)];
+        let kind = self.spec.start_pose.map_or("", |k| match k {
+            StartPose::ArmsDown => "arms-down",
+            StartPose::TPose => "t-pose",
+        });
+        let placed = format!(
+            "start pose {kind} found at ({:.2}, {:.2}, {:.2}) m (silhouette F {f:.3})",
+            r[0], r[1], r[2]
+        );
+        eprintln!("{placed} on frame {}", frame.index);
+        Ok(placed)
     }
 
     fn learn_colours(&mut self, frame: &Frame, pose: &[f64]) -> Result<()> {
@@ -767,6 +819,10 @@ impl Solver for TrackingScene {
             .map_or(0.0, |f| 1.0 / f);
         self.due = time.max(self.due) + period;
         if !self.colours_learned {
+            let placed = match self.spec.start_pose {
+                Some(_) => Some(self.place_start_pose(&frame)?),
+                None => None,
+            };
             let pose = self.estimate.clone();
             self.learn_colours(&frame, &pose).with_context(|| {
                 format!(
@@ -774,6 +830,9 @@ impl Solver for TrackingScene {
                     frame.index
                 )
             })?;
+            if let (Some(p), Some(m)) = (placed, &mut self.message) {
+                *m = format!("{p}; {m}");
+            }
         }
         let t0 = std::time::Instant::now();
         self.segmenter
@@ -923,6 +982,69 @@ mod tests {
         for s in &snap.history {
             assert!(s.residual.is_finite() && s.truth_elbow_deg.is_some());
         }
+    }
+
+    #[test]
+    fn a_start_pose_is_placed_on_the_first_frame() {
+        // A person standing arms-down 4.5 m along the camera's axis, 0.3 m
+        // to the side; the search starts 1.5 m nearer.
+        let spec0 = TrackSpec::default();
+        let mut bvh = Bvh::load(&spec0.body).unwrap();
+        let cam = resize_camera(&load_camera(&spec0.camera).unwrap(), 320, 240).unwrap();
+        let hips = bvh.frames.pose(0)[1];
+        let mut root = track::start::in_front_of(&cam, 4.5, hips);
+        root.x += 0.3;
+        let pose =
+            track::start::start_pose(&bvh.skeleton, StartPose::ArmsDown, &cam, root).unwrap();
+        let mut frames = skeleton::PoseBatch::rest(&bvh.skeleton, 0);
+        for _ in 0..3 {
+            frames.push(&pose).unwrap();
+        }
+        bvh.frames = frames;
+        let renderer =
+            SyntheticRenderer::new(&bvh.skeleton, cam, RenderOptions::default()).unwrap();
+        let source = SyntheticSource::new(&bvh, renderer, 0..3, 1).unwrap();
+        let dir = std::env::temp_dir().join(format!("posecloud_start_{}", std::process::id()));
+        vision::write_render(&source, &dir).unwrap();
+        let spec = TrackSpec {
+            frames: Some(dir.to_str().unwrap().to_owned()),
+            camera: dir.join("camera.toml"),
+            start_pose: Some(StartPose::ArmsDown),
+            start_distance: 3.0,
+            ..TrackSpec::default()
+        };
+        let settings = TrackSettings {
+            particles: 50,
+            realtime: false,
+            ..TrackSettings::default()
+        };
+        let mut scene = TrackingScene::new(spec.clone(), settings.clone()).unwrap();
+        scene.step(0.0).unwrap();
+        let message = scene.message.clone().unwrap_or_default();
+        assert!(
+            message.starts_with("start pose arms-down found at"),
+            "{message}"
+        );
+        let est = nalgebra::Vector3::from_column_slice(&scene.estimate[..3]);
+        // ~0.11 m when written (depth from an 18 px tall silhouette);
+        // without the search the walk's frame 500 is metres away.
+        assert!(
+            (est - root.coords).norm() < 0.25,
+            "root {est:?}, truth {root:?}"
+        );
+        assert!(
+            TrackingScene::new(
+                TrackSpec {
+                    start_distance: -1.0,
+                    ..spec
+                },
+                settings
+            )
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("start distance")
+        );
     }
 
     #[test]
