@@ -36,7 +36,7 @@ use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
-use track::{FilterKind, SharedDevice};
+use track::{FilterKind, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Stroke};
 
 use super::scene_common::{
@@ -592,6 +592,15 @@ fn draw(
 
 /// The spec a source field names (`synthetic`, `synthetic:hop`, or a
 /// frame source), keeping the rest of `base`.
+/// The Source panel's name of a start pose.
+fn start_pose_label(p: Option<StartPose>) -> &'static str {
+    match p {
+        None => "body file's frame",
+        Some(StartPose::ArmsDown) => "arms down",
+        Some(StartPose::TPose) => "T-pose",
+    }
+}
+
 fn spec_for(text: &str, camera: &str, base: &TrackSpec) -> TrackSpec {
     let text = text.trim();
     let mut spec = base.clone();
@@ -756,6 +765,25 @@ fn panels(
                         ui.text_edit_singleline(&mut ui_s.source_text);
                         ui.label("camera file:");
                         ui.text_edit_singleline(&mut ui_s.camera_text);
+                        ui.horizontal(|ui| {
+                            egui::ComboBox::from_id_salt("start-pose")
+                                .selected_text(start_pose_label(ui_s.spec.start_pose))
+                                .show_ui(ui, |ui| {
+                                    for p in [None, Some(StartPose::ArmsDown), Some(StartPose::TPose)]
+                                    {
+                                        ui.selectable_value(
+                                            &mut ui_s.spec.start_pose,
+                                            p,
+                                            start_pose_label(p),
+                                        );
+                                    }
+                                });
+                            ui.label("start pose");
+                        })
+                        .response
+                        .on_hover_text(
+                            "the pose in the first tracked frame: the body file's frame, or stand arms down / in a T-pose facing the camera (found by its silhouette); applies on Open",
+                        );
                         if ui.button("Open").clicked() {
                             open = Some(spec_for(&ui_s.source_text, &ui_s.camera_text, &ui_s.spec));
                         }
