@@ -72,13 +72,33 @@ pub fn lockstep_simplex(
     steps: &[f64],
     score: &mut dyn FnMut(&[f64]) -> Result<Vec<Score>>,
 ) -> Result<(Vec<Simplex>, usize)> {
+    let all: Vec<usize> = (0..body.dim()).collect();
+    lockstep_simplex_in(body, starts, steps, &all, score)
+}
+
+/// As [`lockstep_simplex`], in the subspace of the parameters `coords`
+/// (e.g. one partition of the body, [`TrackedBody::partitions`]): the
+/// initial simplex steps along those only, so it has `coords.len() + 1`
+/// vertices and every other parameter keeps its start value.
+///
+/// # Errors
+/// The first error of `score`.
+pub fn lockstep_simplex_in(
+    body: &TrackedBody,
+    starts: &[(&[f64], usize)],
+    steps: &[f64],
+    coords: &[usize],
+    score: &mut dyn FnMut(&[f64]) -> Result<Vec<Score>>,
+) -> Result<(Vec<Simplex>, usize)> {
     let d = body.dim();
+    // Vertices per simplex − 1.
+    let m = coords.len();
     let mut scored = 0;
     // Initial simplices in one batch.
     let mut batch = Vec::new();
     for (x0, _) in starts {
         batch.extend_from_slice(x0);
-        for k in 0..d {
+        for &k in coords {
             let mut v = x0.to_vec();
             // Step inward when the vertex would leave the box.
             let p = &body.params()[k];
@@ -91,7 +111,7 @@ pub fn lockstep_simplex(
             batch.extend_from_slice(&v);
         }
     }
-    if starts.is_empty() {
+    if starts.is_empty() || m == 0 {
         return Ok((Vec::new(), 0));
     }
     let s0 = score(&batch)?;
@@ -100,11 +120,11 @@ pub fn lockstep_simplex(
         .iter()
         .enumerate()
         .map(|(g, &(_, iters))| Simplex {
-            vertices: batch[g * (d + 1) * d..(g + 1) * (d + 1) * d]
+            vertices: batch[g * (m + 1) * d..(g + 1) * (m + 1) * d]
                 .chunks(d)
                 .map(<[f64]>::to_vec)
                 .collect(),
-            scores: s0[g * (d + 1)..(g + 1) * (d + 1)].to_vec(),
+            scores: s0[g * (m + 1)..(g + 1) * (m + 1)].to_vec(),
             iterations_left: iters,
         })
         .collect();
@@ -122,12 +142,12 @@ pub fn lockstep_simplex(
             let s = &mut groups[g];
             s.sort();
             let mut c = vec![0.0; d];
-            for v in &s.vertices[..d] {
+            for v in &s.vertices[..m] {
                 for (c, x) in c.iter_mut().zip(v) {
-                    *c += x / d as f64;
+                    *c += x / m as f64;
                 }
             }
-            batch.extend(affine(&c, &s.vertices[d], -1.0, body));
+            batch.extend(affine(&c, &s.vertices[m], -1.0, body));
             centroids.push(c);
         }
         let fr = score(&batch)?;
@@ -139,20 +159,20 @@ pub fn lockstep_simplex(
             let s = &mut groups[g];
             let xr = batch[k * d..(k + 1) * d].to_vec();
             let c = &centroids[k];
-            let (f0, fsecond, fworst) = (s.scores[0].0, s.scores[d - 1].0, s.scores[d].0);
+            let (f0, fsecond, fworst) = (s.scores[0].0, s.scores[m - 1].0, s.scores[m].0);
             let r = fr[k];
             if r.0 < f0 {
                 let xe = affine(c, &xr, 2.0, body);
                 batch2.extend_from_slice(&xe);
                 pending.push(Pending::Expand(xr, r, xe));
             } else if r.0 < fsecond {
-                s.vertices[d] = xr;
-                s.scores[d] = r;
+                s.vertices[m] = xr;
+                s.scores[m] = r;
                 pending.push(Pending::Done);
             } else {
                 let inside = r.0 >= fworst;
                 let xc = if inside {
-                    affine(c, &s.vertices[d], 0.5, body)
+                    affine(c, &s.vertices[m], 0.5, body)
                 } else {
                     affine(c, &xr, 0.5, body)
                 };
@@ -175,15 +195,15 @@ pub fn lockstep_simplex(
                 Pending::Expand(xr, r, xe) => {
                     let e = next.next().expect("one score per trial");
                     let (x, f) = if e.0 < r.0 { (xe, e) } else { (xr, r) };
-                    s.vertices[d] = x;
-                    s.scores[d] = f;
+                    s.vertices[m] = x;
+                    s.scores[m] = f;
                 }
                 Pending::Contract(xr, r, xc, inside) => {
                     let c = next.next().expect("one score per trial");
-                    let bound = if inside { s.scores[d].0 } else { r.0 };
+                    let bound = if inside { s.scores[m].0 } else { r.0 };
                     if c.0 < bound {
-                        s.vertices[d] = xc;
-                        s.scores[d] = c;
+                        s.vertices[m] = xc;
+                        s.scores[m] = c;
                     } else {
                         let _ = xr;
                         shrink.push(active[k]);
@@ -193,7 +213,7 @@ pub fn lockstep_simplex(
         }
         // Round 3: shrinks towards the best vertex.
         if !shrink.is_empty() {
-            let mut batch3 = Vec::with_capacity(shrink.len() * d * d);
+            let mut batch3 = Vec::with_capacity(shrink.len() * m * d);
             for &g in &shrink {
                 let s = &groups[g];
                 for v in &s.vertices[1..] {
@@ -204,9 +224,9 @@ pub fn lockstep_simplex(
             scored += f3.len();
             for (k, &g) in shrink.iter().enumerate() {
                 let s = &mut groups[g];
-                for i in 0..d {
-                    s.vertices[i + 1] = batch3[(k * d + i) * d..(k * d + i + 1) * d].to_vec();
-                    s.scores[i + 1] = f3[k * d + i];
+                for i in 0..m {
+                    s.vertices[i + 1] = batch3[(k * m + i) * d..(k * m + i + 1) * d].to_vec();
+                    s.scores[i + 1] = f3[k * m + i];
                 }
             }
         }
@@ -223,6 +243,43 @@ pub fn lockstep_simplex(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subspace_simplex_moves_only_its_partition_and_descends() {
+        let body = crate::body::TrackedBody::rtpf_upper_body();
+        let d = body.dim();
+        let coords = body.partitions()[2].clone(); // the right arm
+        let m = coords.len();
+        let start = body.state_of(body.base());
+        let target: Vec<f64> = body
+            .params()
+            .iter()
+            .zip(&start)
+            .map(|(p, &x)| (x + 0.3).min(p.upper))
+            .collect();
+        let cost =
+            |x: &[f64]| -> f64 { x.iter().zip(&target).map(|(a, b)| (a - b) * (a - b)).sum() };
+        let floor: f64 = (0..d)
+            .filter(|k| !coords.contains(k))
+            .map(|k| (start[k] - target[k]).powi(2))
+            .sum();
+        let mut f = |batch: &[f64]| -> Result<Vec<Score>> {
+            Ok(batch.chunks(d).map(|x| (cost(x), cost(x).sqrt())).collect())
+        };
+        let steps = vec![0.1; d];
+        let (groups, scored) =
+            lockstep_simplex_in(&body, &[(&start, 60)], &steps, &coords, &mut f).unwrap();
+        assert_eq!(groups[0].vertices.len(), m + 1);
+        assert!(scored >= m + 1 + 60);
+        for v in &groups[0].vertices {
+            for k in (0..d).filter(|k| !coords.contains(k)) {
+                assert_eq!(v[k], start[k], "parameter {k} is outside the partition");
+            }
+        }
+        // Only the partition's part of the cost can go: most of it does.
+        let (c0, c1) = (cost(&start) - floor, groups[0].scores[0].0 - floor);
+        assert!(c1 < 0.2 * c0, "{c0:.4} → {c1:.4}");
+    }
 
     #[test]
     fn lockstep_groups_descend_a_quadratic_and_respect_the_box() {

@@ -43,7 +43,7 @@ use crate::body::{Arm, Side, TrackedBody};
 use crate::error::{Result, TrackError};
 use crate::flip::{FlipArm, flip_hypotheses};
 use crate::prior::PosePrior;
-use crate::simplex::{Score, lockstep_simplex};
+use crate::simplex::{Score, lockstep_simplex, lockstep_simplex_in};
 
 /// The filters of RTPF Tables II–III.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -554,7 +554,7 @@ impl Tracker {
         let mut evaluations = 0;
         let mut simplex_groups = 0;
         let mut best_vertex: Option<(Vec<f64>, f64)> = None;
-        if kind.simplex() {
+        if kind.simplex() && !self.config.partitioned {
             let big: Vec<usize> = (0..n).filter(|&p| groups[p].len() > d + 1).collect();
             simplex_groups = big.len();
             if !big.is_empty() {
@@ -604,16 +604,84 @@ impl Tracker {
             let c = centre[i];
             self.next[i * d..(i + 1) * d].copy_from_slice(&centre_states[c * d..(c + 1) * d]);
         }
+        // With partitions and a simplex filter (HPOR, PFRTH), the simplex
+        // runs per partition: every group of more than m + 1 free children
+        // sharing a start (m the partition's size) runs it in that
+        // partition's subspace for n − m iterations, its vertices replace
+        // children and the rest are diffused around the best vertex.
+        let part_simplex = self.config.partitioned && kind.simplex();
+        // The row each free child started the stage from (equal rows for
+        // one group).
+        let mut src: Vec<usize> = centre.clone();
         for (stage, part) in partitions.iter().enumerate() {
+            let last = stage + 1 == partitions.len();
+            let mut placed: Vec<Option<Score>> = vec![None; n];
+            if part_simplex && !free.is_empty() {
+                let m = part.len();
+                let mut by_src: std::collections::BTreeMap<usize, Vec<usize>> =
+                    std::collections::BTreeMap::new();
+                for &i in &free {
+                    by_src.entry(src[i]).or_default().push(i);
+                }
+                let big: Vec<Vec<usize>> =
+                    by_src.into_values().filter(|c| c.len() > m + 1).collect();
+                if !big.is_empty() {
+                    let starts_v: Vec<Vec<f64>> = big
+                        .iter()
+                        .map(|c| self.next[c[0] * d..(c[0] + 1) * d].to_vec())
+                        .collect();
+                    let starts: Vec<(&[f64], usize)> = starts_v
+                        .iter()
+                        .zip(&big)
+                        .map(|(s, c)| (s.as_slice(), c.len() - m))
+                        .collect();
+                    let mut scorer = Scorer::new(
+                        &mut self.backend,
+                        &self.body,
+                        self.prior.as_ref(),
+                        &self.config,
+                        &mut self.scratch,
+                    );
+                    let (simplices, _) =
+                        lockstep_simplex_in(&self.body, &starts, &sigmas, part, &mut |b| {
+                            scorer.score(obs, b)
+                        })?;
+                    evaluations += scorer.evaluations;
+                    simplex_groups += big.len();
+                    for (children, sx) in big.iter().zip(&simplices) {
+                        for (k, &c) in children.iter().enumerate() {
+                            let v = if k <= m {
+                                &sx.vertices[k]
+                            } else {
+                                &sx.vertices[0]
+                            };
+                            self.next[c * d..(c + 1) * d].copy_from_slice(v);
+                            if k <= m {
+                                placed[c] = Some(sx.scores[k]);
+                            }
+                        }
+                        if last
+                            && best_vertex
+                                .as_ref()
+                                .is_none_or(|(_, c)| sx.scores[0].0 < *c)
+                        {
+                            best_vertex = Some((sx.vertices[0].clone(), sx.scores[0].0));
+                        }
+                    }
+                }
+            }
+            let skip: Vec<bool> = (0..n)
+                .map(|i| scores[i].is_some() || placed[i].is_some())
+                .collect();
             let body = &self.body;
             let sigmas = &sigmas;
             self.next
                 .par_chunks_mut(d)
                 .enumerate()
-                .zip(scores.par_iter())
+                .zip(skip.par_iter())
                 .with_min_len(64)
-                .for_each(|((i, x), known)| {
-                    if known.is_some() {
+                .for_each(|((i, x), &skip)| {
+                    if skip {
                         return;
                     }
                     let stream = (stage * n + i) as u64;
@@ -625,27 +693,53 @@ impl Tracker {
                         );
                     }
                 });
-            if stage + 1 == partitions.len() || free.is_empty() {
+            if last {
+                // Vertices of the last partition's simplices are scored.
+                for i in 0..n {
+                    if let Some(p) = placed[i] {
+                        scores[i] = Some(p);
+                    }
+                }
+                continue;
+            }
+            if free.is_empty() {
                 continue;
             }
             // Weigh the free children and resample them among themselves
             // before the next partition moves (MacCormick & Isard's
             // weighted resampling; the final weights are the last
             // measurement's).
-            let mut batch = Vec::with_capacity(free.len() * d);
+            let mut rows = Vec::with_capacity(free.len() * d);
             for &i in &free {
-                batch.extend_from_slice(&self.next[i * d..(i + 1) * d]);
+                rows.extend_from_slice(&self.next[i * d..(i + 1) * d]);
             }
-            let mut scorer = Scorer::new(
-                &mut self.backend,
-                &self.body,
-                self.prior.as_ref(),
-                &self.config,
-                &mut self.scratch,
-            );
-            let costs = scorer.score(obs, &batch)?;
-            evaluations += scorer.evaluations;
-            let log_w: Vec<f64> = costs.iter().map(|c| -c.0).collect();
+            let todo: Vec<usize> = (0..free.len())
+                .filter(|&j| placed[free[j]].is_none())
+                .collect();
+            let mut batch = Vec::with_capacity(todo.len() * d);
+            for &j in &todo {
+                batch.extend_from_slice(&rows[j * d..(j + 1) * d]);
+            }
+            let mut log_w = vec![0.0; free.len()];
+            if !batch.is_empty() {
+                let mut scorer = Scorer::new(
+                    &mut self.backend,
+                    &self.body,
+                    self.prior.as_ref(),
+                    &self.config,
+                    &mut self.scratch,
+                );
+                let costs = scorer.score(obs, &batch)?;
+                evaluations += scorer.evaluations;
+                for (&j, c) in todo.iter().zip(costs) {
+                    log_w[j] = -c.0;
+                }
+            }
+            for (j, &i) in free.iter().enumerate() {
+                if let Some(p) = placed[i] {
+                    log_w[j] = -p.0;
+                }
+            }
             let mut w = Weights::uniform(free.len());
             w.update(&log_w)
                 .map_err(|source| TrackError::Weights { frame, source })?;
@@ -654,7 +748,8 @@ impl Tracker {
             smc::multinomial(w.normalised(), free.len(), &mut rng, &mut picks)
                 .map_err(|source| TrackError::Weights { frame, source })?;
             for (&i, &k) in free.iter().zip(&picks) {
-                self.next[i * d..(i + 1) * d].copy_from_slice(&batch[k * d..(k + 1) * d]);
+                self.next[i * d..(i + 1) * d].copy_from_slice(&rows[k * d..(k + 1) * d]);
+                src[i] = k;
             }
         }
         // Kinematic flipping.

@@ -432,3 +432,46 @@ fn partitioned_sampling_moves_one_partition_at_a_time_and_fits_closer() {
         "mean F: all at once {plain:.3}, partitioned {parted:.3}"
     );
 }
+
+#[test]
+fn with_partitions_the_simplex_runs_in_each_partition() {
+    let body = TrackedBody::rtpf_upper_body();
+    let cam = camera(80, 60);
+    let map = upper_body_parts();
+    let truth: Vec<Vec<f64>> = (0..4)
+        .map(|k| arm_pose(&body, -0.4 - 0.1 * k as f64, 0.5 + 0.15 * k as f64))
+        .collect();
+    let config = TrackerConfig {
+        particles: 100,
+        filter: FilterKind::Hpor,
+        backend: BackendChoice::Cpu,
+        label_map: map,
+        sigma_f: 0.05,
+        partitioned: true,
+        seed: 2,
+        ..TrackerConfig::default()
+    };
+    let mut tracker = Tracker::new(body.clone(), cam.clone(), &truth[0], None, config).unwrap();
+    let (mut groups, mut extra) = (0, 0);
+    for (k, p) in truth.iter().enumerate() {
+        let o = render_observation(&body, &cam, p, &map, 0.01, k as u64).unwrap();
+        let r = tracker.step(&o).unwrap();
+        groups += r.simplex_groups;
+        // Three partitions weigh 3 N poses; the simplices add their trials.
+        assert!(r.evaluations >= 300, "{}", r.evaluations);
+        extra += r.evaluations - 300;
+        assert!(
+            tracker
+                .particles()
+                .chunks(body.dim())
+                .all(|s| body.within_limits(s))
+        );
+    }
+    // Joint diffusion's simplex needs groups of more than D + 1 = 24
+    // children, which 100 particles hardly give; a partition of m
+    // parameters needs m + 2.
+    assert!(
+        groups > 0 && extra > 0,
+        "{groups} simplex groups, {extra} extra evaluations"
+    );
+}
