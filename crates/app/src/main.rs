@@ -53,9 +53,9 @@ struct GuiArgs {
     sampling: Option<track::cli::SamplingArg>,
     /// Tracking scene: the person stands in this pose, facing the camera,
     /// in the first tracked frame (found by a silhouette search) instead
-    /// of the --bvh file's --frame.
-    #[arg(long, value_enum)]
-    start_pose: Option<track::cli::StartPoseArg>,
+    /// of the --bvh file's --frame: arms-down or t-pose.
+    #[arg(long)]
+    start_pose: Option<track::StartPose>,
     /// Tracking scene, with --start-pose: the search's centre, metres along
     /// the camera's axis.
     #[arg(long)]
@@ -373,7 +373,7 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         spec.body = b.clone();
         spec.init_frame = a.frame;
     }
-    spec.start_pose = a.start_pose.map(Into::into);
+    spec.start_pose = a.start_pose;
     if let Some(d) = a.start_distance {
         if a.start_pose.is_none() {
             bail!("--start-distance: only with --start-pose");

@@ -482,10 +482,14 @@ impl TrackingScene {
         if let Some(kind) = spec.start_pose {
             // The pose at the search's centre; the first tracked frame
             // places it (`place_start_pose`).
-            let hips = init[skeleton.param_range(0).start + 1];
-            let guess = track::start::in_front_of(&label_camera, spec.start_distance, hips);
-            init = track::start::start_pose(&skeleton, kind, &label_camera, guess)
-                .with_context(|| format!("start pose {kind:?} for {}", spec.body.display()))?;
+            init = track::start::start_pose_in_view(
+                &skeleton,
+                kind,
+                &label_camera,
+                spec.start_distance,
+                &init,
+            )
+            .with_context(|| format!("start pose {} for {}", kind.name(), spec.body.display()))?;
         }
         let upper = Selection::cmu_upper_body();
         let selection = match &upper {
@@ -587,29 +591,24 @@ impl TrackingScene {
     /// Finds where the person in the start pose stands in `frame` (a
     /// search over the global position against the foreground mask) and
     /// restarts the cloud there.
-    fn place_start_pose(&mut self, frame: &Frame) -> Result<String> {
+    fn place_start_pose(&mut self, kind: StartPose, frame: &Frame) -> Result<String> {
         let mask = self.segmenter.foreground_mask(frame)?;
-        let cam = self.tracker.camera().clone();
-        let mask = gpu::Observation::new(cam.width(), cam.height(), mask)?;
-        let (found, f) = track::start::place_by_silhouette(
+        let (found, f) = track::start::place_in_view(
             self.tracker.body(),
-            &cam,
-            &mask,
+            self.tracker.camera(),
+            mask,
             &self.init,
-            [1.5, 0.4, 2.0],
-            9,
         )
         .with_context(|| format!("start pose search on frame {}", frame.index))?;
         self.tracker.reset(&found)?;
         self.estimate = found;
         let r = &self.estimate[self.skeleton.param_range(0)];
-        let kind = self.spec.start_pose.map_or("", |k| match k {
-            StartPose::ArmsDown => "arms-down",
-            StartPose::TPose => "t-pose",
-        });
         let placed = format!(
-            "start pose {kind} found at ({:.2}, {:.2}, {:.2}) m (silhouette F {f:.3})",
-            r[0], r[1], r[2]
+            "start pose {} found at ({:.2}, {:.2}, {:.2}) m (silhouette F {f:.3})",
+            kind.name(),
+            r[0],
+            r[1],
+            r[2]
         );
         eprintln!("{placed} on frame {}", frame.index);
         Ok(placed)
@@ -820,7 +819,7 @@ impl Solver for TrackingScene {
         self.due = time.max(self.due) + period;
         if !self.colours_learned {
             let placed = match self.spec.start_pose {
-                Some(_) => Some(self.place_start_pose(&frame)?),
+                Some(kind) => Some(self.place_start_pose(kind, &frame)?),
                 None => None,
             };
             let pose = self.estimate.clone();

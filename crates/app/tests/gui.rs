@@ -256,24 +256,25 @@ fn scripted_drag_moves_the_hand_within_two_millimetres_inside_the_limits() {
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn tracking_scene_shows_estimate_truth_cloud_and_the_segmented_frame() {
-    require_display();
-    let png = out_dir().join("track.png");
-    let _ = std::fs::remove_file(&png);
-    let stderr = run_app(&[
-        "--scene",
-        "track",
-        "--particles",
-        "100",
-        "--fixed-dt",
-        "0.0667",
-        "--screenshot",
-        png.to_str().unwrap(),
-        "--after-secs",
-        "1.5",
-    ]);
-    assert!(!stderr.contains("tracker:"), "{stderr}");
+    let (png, stderr) = run_tracking("track.png", &["--fixed-dt", "0.0667"], "1.5");
     assert!(stderr.contains("posecloud: likelihood: "), "{stderr}");
     check_tracking_screenshot(&png);
+}
+
+/// The tracking scene's synthetic walk with 100 particles and `extra`
+/// flags, screenshot to `name` after `after_secs`: the screenshot's path
+/// and stderr, which reports no tracker error.
+fn run_tracking(name: &str, extra: &[&str], after_secs: &str) -> (PathBuf, String) {
+    require_display();
+    let png = out_dir().join(name);
+    let _ = std::fs::remove_file(&png);
+    let path = png.to_str().unwrap().to_owned();
+    let mut args = vec!["--scene", "track", "--particles", "100"];
+    args.extend_from_slice(extra);
+    args.extend(["--screenshot", &path, "--after-secs", after_secs]);
+    let stderr = run_app(&args);
+    assert!(!stderr.contains("tracker:"), "{name}: {stderr}");
+    (png, stderr)
 }
 
 /// Where the tracking window's screenshot shows the estimate (orange) and
@@ -353,24 +354,11 @@ fn check_tracking_screenshot(png: &Path) -> TrackedPixels {
 /// in [`tracking_scene_shows_estimate_truth_cloud_and_the_segmented_frame`]:
 /// the line naming the likelihood on stderr, and what the screenshot shows.
 fn track_with_backend(backend: &str) -> (String, TrackedPixels) {
-    require_display();
-    let png = out_dir().join(format!("track_{backend}.png"));
-    let _ = std::fs::remove_file(&png);
-    let stderr = run_app(&[
-        "--scene",
-        "track",
-        "--backend",
-        backend,
-        "--particles",
-        "100",
-        "--fixed-dt",
-        "0.0667",
-        "--screenshot",
-        png.to_str().unwrap(),
-        "--after-secs",
+    let (png, stderr) = run_tracking(
+        &format!("track_{backend}.png"),
+        &["--backend", backend, "--fixed-dt", "0.0667"],
         "1.5",
-    ]);
-    assert!(!stderr.contains("tracker:"), "{backend}: {stderr}");
+    );
     let line = stderr
         .lines()
         .find_map(|l| l.strip_prefix("posecloud: likelihood: "))
@@ -433,22 +421,7 @@ fn tracking_scene_runs_the_gpu_likelihood_on_the_renderers_device() {
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn the_gpu_likelihood_keeps_reading_back_while_the_window_renders() {
-    require_display();
-    let png = out_dir().join("track_gpu_threaded.png");
-    let _ = std::fs::remove_file(&png);
-    let stderr = run_app(&[
-        "--scene",
-        "track",
-        "--backend",
-        "gpu",
-        "--particles",
-        "100",
-        "--screenshot",
-        png.to_str().unwrap(),
-        "--after-secs",
-        "8",
-    ]);
-    assert!(!stderr.contains("tracker:"), "{stderr}");
+    let (png, stderr) = run_tracking("track_gpu_threaded.png", &["--backend", "gpu"], "8");
     assert!(stderr.contains("GPU likelihood on "), "{stderr}");
     check_tracking_screenshot(&png);
 }

@@ -532,30 +532,32 @@ impl Pipelines {
                 storage_entry(4, cs, false, COUNTS_STRIDE),
             ],
         });
-        let setup_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("capsule_setup.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(include_str!(
-                "../../../shaders/capsule_setup.wgsl"
-            )))),
-        });
-        let raster_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("label_raster.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(include_str!(
-                "../../../shaders/label_raster.wgsl"
-            )))),
-        });
-        let histogram_module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("class_histogram.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(include_str!(
-                "../../../shaders/class_histogram.wgsl"
-            )))),
-        });
-        let setup_pipeline_layout =
+        let module = |label: &'static str, file: &str| {
+            device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(Cow::Owned(shader_source(file))),
+            })
+        };
+        let setup_module = module(
+            "capsule_setup.wgsl",
+            include_str!("../../../shaders/capsule_setup.wgsl"),
+        );
+        let raster_module = module(
+            "label_raster.wgsl",
+            include_str!("../../../shaders/label_raster.wgsl"),
+        );
+        let histogram_module = module(
+            "class_histogram.wgsl",
+            include_str!("../../../shaders/class_histogram.wgsl"),
+        );
+        let pipeline_layout = |label: &'static str, bind: &wgpu::BindGroupLayout| {
             device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("capsule setup"),
-                bind_group_layouts: &[Some(&setup_layout)],
+                label: Some(label),
+                bind_group_layouts: &[Some(bind)],
                 immediate_size: 0,
-            });
+            })
+        };
+        let setup_pipeline_layout = pipeline_layout("capsule setup", &setup_layout);
         let setup = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("capsule setup"),
             layout: Some(&setup_pipeline_layout),
@@ -564,18 +566,8 @@ impl Pipelines {
             compilation_options: Default::default(),
             cache: None,
         });
-        let raster_pipeline_layout =
-            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("label raster"),
-                bind_group_layouts: &[Some(&raster_layout)],
-                immediate_size: 0,
-            });
-        let histogram_pipeline_layout =
-            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("class histogram"),
-                bind_group_layouts: &[Some(&histogram_layout)],
-                immediate_size: 0,
-            });
+        let raster_pipeline_layout = pipeline_layout("label raster", &raster_layout);
+        let histogram_pipeline_layout = pipeline_layout("class histogram", &histogram_layout);
         let raster = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("label raster"),
             layout: Some(&raster_pipeline_layout),

@@ -28,7 +28,9 @@ use std::io::Write;
 use std::time::Instant;
 
 use skeleton::Bvh;
-use track::synthetic::{ClipSpec, SyntheticClip, rtpf_classes, upper_body_parts};
+use track::synthetic::{
+    ClipSpec, SyntheticClip, clip_camera, clip_truth, rtpf_classes, upper_body_parts,
+};
 use track::{
     Arm, BackendChoice, FilterKind, PosePrior, Selection, Side, TrackedBody, Tracker,
     TrackerConfig, default_radii,
@@ -147,16 +149,9 @@ fn render_and_segment(
         height: spec.height * scale,
         ..spec.clone()
     };
-    // The camera and truth of the raster path, at the render's size.
-    let geometry = SyntheticClip::render(body, clip, &big)?;
-    let camera = geometry.camera;
-    let truth: Vec<Vec<f64>> = (0..spec.frames)
-        .map(|k| {
-            clip.frames
-                .pose(spec.start + k * spec.stride.max(1))
-                .to_vec()
-        })
-        .collect();
+    // The raster path's truth and camera, at the render's size.
+    let truth = clip_truth(body, clip, &big)?;
+    let camera = clip_camera(body, &truth, &big)?;
     // `body` is already dressed: render it with the default shape's
     // proportions (dressing twice would scale the radii again), so render
     // the undressed clip skeleton, as `posecloud render` does.

@@ -49,24 +49,6 @@ pub enum EstimateArg {
     Mean,
 }
 
-/// A standard start pose (`--start-pose`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum StartPoseArg {
-    /// Standing, arms hanging down, a little away from the body.
-    ArmsDown,
-    /// Standing, arms stretched out sideways.
-    TPose,
-}
-
-impl From<StartPoseArg> for StartPose {
-    fn from(a: StartPoseArg) -> Self {
-        match a {
-            StartPoseArg::ArmsDown => StartPose::ArmsDown,
-            StartPoseArg::TPose => StartPose::TPose,
-        }
-    }
-}
-
 /// How the diffused children move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SamplingArg {
@@ -102,11 +84,12 @@ pub struct TrackArgs {
     /// Frame of --init giving the initial pose, 0-based.
     #[arg(long, default_value_t = 0)]
     pub init_frame: usize,
-    /// Instead of --init: the person stands in this pose, facing the
-    /// camera, in the first tracked frame; where is found by a search over
-    /// the global position against the foreground (depth gives the scale).
-    #[arg(long, value_enum, conflicts_with_all = ["init", "init_frame"])]
-    pub start_pose: Option<StartPoseArg>,
+    /// Instead of --init: the person stands in this pose (arms-down or
+    /// t-pose), facing the camera, in the first tracked frame; where is
+    /// found by a search over the global position against the foreground
+    /// (depth gives the scale).
+    #[arg(long, conflicts_with_all = ["init", "init_frame"])]
+    pub start_pose: Option<StartPose>,
     /// With --start-pose: the search's centre, metres along the camera's
     /// axis (it covers ±2 m in depth, ±1.5 m sideways, ±0.4 m in height
     /// around that point at the body file's hip height).
@@ -415,12 +398,6 @@ fn load_body_and_init(args: &TrackArgs) -> Result<(Bvh, Vec<f64>), TrackCliError
     Ok((body, pose))
 }
 
-/// Index of the root's height (world y) in a pose: the second
-/// translation of the free root (BVH `Yposition`).
-fn skeleton_root_y(skeleton: &Skeleton) -> usize {
-    skeleton.param_range(0).start + 1
-}
-
 /// A usable initial pose: the skeleton's length, finite values and finite
 /// forward kinematics. The message says which parameter or joint fails.
 ///
@@ -610,27 +587,22 @@ pub fn run_track(args: &TrackArgs) -> Result<TrackSummary, TrackCliError> {
     if let Some(kind) = args.start_pose {
         let what = format!("--start-pose on {frames_what} frame {}", first.index);
         let mask = seg.foreground_mask(&first).map_err(|e| input(&what, e))?;
-        let mask =
-            gpu::Observation::new(args.width, args.height, mask).map_err(|e| input(&what, e))?;
-        let hips = body_bvh.frames.pose(0)[skeleton_root_y(&dressed)];
-        let guess = start::in_front_of(&label_camera, args.start_distance, hips);
-        let start_pose = start::start_pose(&dressed, kind.into(), &label_camera, guess)
+        let start_pose =
+            start::start_pose_in_view(&dressed, kind, &label_camera, args.start_distance, &init)
+                .map_err(|e| input(&what, e))?;
+        // The search's body: the start pose's untracked joints, its root
+        // box around the search's centre.
+        body = TrackedBody::new(dressed.clone(), &sel, &start_pose)?;
+        let (found, f) = start::place_in_view(&body, &label_camera, mask, &start_pose)
             .map_err(|e| input(&what, e))?;
-        let search_body = TrackedBody::new(dressed.clone(), &sel, &start_pose)?;
-        let (found, f) = start::place_by_silhouette(
-            &search_body,
-            &label_camera,
-            &mask,
-            &start_pose,
-            [1.5, 0.4, 2.0],
-            9,
-        )
-        .map_err(|e| input(&what, e))?;
         if !quiet {
             let r = &found[..3];
             eprintln!(
-                "start pose {kind:?} found at ({:.2}, {:.2}, {:.2}) m, silhouette F {f:.3}",
-                r[0], r[1], r[2]
+                "start pose {} found at ({:.2}, {:.2}, {:.2}) m, silhouette F {f:.3}",
+                kind.name(),
+                r[0],
+                r[1],
+                r[2]
             );
         }
         init = found;

@@ -8,7 +8,7 @@
 //! that frame in that pose.
 
 use gpu::{Camera, LabelMap, Observation};
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::{Point3, Vector3};
 use skeleton::Skeleton;
 
 use crate::backend::BackendChoice;
@@ -25,16 +25,35 @@ pub enum StartPose {
     TPose,
 }
 
+impl StartPose {
+    /// The name `--start-pose` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ArmsDown => "arms-down",
+            Self::TPose => "t-pose",
+        }
+    }
+}
+
 impl std::str::FromStr for StartPose {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         match s.to_ascii_lowercase().as_str() {
             "arms-down" | "arms_down" => Ok(Self::ArmsDown),
             "t-pose" | "tpose" | "t_pose" => Ok(Self::TPose),
-            _ => Err(format!("unknown start pose `{s}` (arms-down, t-pose)")),
+            _ => Err(format!(
+                "unknown start pose `{s}` ({}, {})",
+                Self::ArmsDown.name(),
+                Self::TPose.name()
+            )),
         }
     }
 }
+
+/// The search [`place_in_view`] runs: ±1.5 m sideways, ±0.4 m in
+/// height, ±2 m in depth (world axes), a 9³ grid refined twice.
+pub const SEARCH_EXTENT: [f64; 3] = [1.5, 0.4, 2.0];
+pub const SEARCH_STEPS: usize = 9;
 
 /// Every part of the body → class 1: the silhouette the foreground mask
 /// shows.
@@ -184,6 +203,44 @@ pub fn place_by_silhouette(
     search_root_position(&mut tracker, mask, start, extent, steps)
 }
 
+/// [`start_pose`] at the search's centre: `distance` metres along the
+/// camera's axis ([`in_front_of`]) at the root height of `reference` (a
+/// pose of the body file: where its hips are when standing).
+///
+/// # Errors
+/// As [`start_pose`].
+pub fn start_pose_in_view(
+    skeleton: &Skeleton,
+    kind: StartPose,
+    camera: &Camera,
+    distance: f64,
+    reference: &[f64],
+) -> Result<Vec<f64>> {
+    let hips = reference[skeleton.param_range(0).start + 1];
+    start_pose(skeleton, kind, camera, in_front_of(camera, distance, hips))
+}
+
+/// Where the person in `start` stands in a frame whose foreground `mask`
+/// (camera-sized, 1 = foreground) shows them: [`place_by_silhouette`]
+/// over [`SEARCH_EXTENT`] in [`SEARCH_STEPS`]³. Returns the pose and its F.
+///
+/// # Errors
+/// A mask of the wrong length, or as [`place_by_silhouette`].
+pub fn place_in_view(
+    body: &TrackedBody,
+    camera: &Camera,
+    mask: Vec<u8>,
+    start: &[f64],
+) -> Result<(Vec<f64>, f64)> {
+    let mask = Observation::new(camera.width(), camera.height(), mask).map_err(|source| {
+        TrackError::Likelihood {
+            backend: "foreground mask".into(),
+            source,
+        }
+    })?;
+    place_by_silhouette(body, camera, &mask, start, SEARCH_EXTENT, SEARCH_STEPS)
+}
+
 /// The point `distance` metres along the camera's optical axis, at height
 /// `height` (world y): where [`start_pose`] puts the root before
 /// [`place_by_silhouette`] searches around it.
@@ -192,15 +249,6 @@ pub fn in_front_of(camera: &Camera, distance: f64, height: f64) -> Point3<f64> {
     let mut p = o + d.into_inner() * distance;
     p.y = height;
     p
-}
-
-/// The world transform of joint `j` of `pose` (a convenience for callers
-/// reporting where the body was found).
-///
-/// # Errors
-/// As [`Skeleton::forward_kinematics`].
-pub fn joint_world(skeleton: &Skeleton, pose: &[f64], j: usize) -> Result<Isometry3<f64>> {
-    Ok(skeleton.forward_kinematics(pose)?[j])
 }
 
 #[cfg(test)]
@@ -301,7 +349,9 @@ mod tests {
         let start = start_pose(&skel, StartPose::ArmsDown, &cam, guess).unwrap();
         let (found, f) =
             place_by_silhouette(&body, &cam, &mask, &start, [1.5, 0.3, 2.0], 9).unwrap();
-        let root = joint_world(&skel, &found, 0).unwrap().translation.vector;
+        let root = skel.forward_kinematics(&found).unwrap()[0]
+            .translation
+            .vector;
         assert!(
             (root - truth_root.coords).norm() < 0.15,
             "found {root:?}, truth {truth_root:?} (F {f:.3})"

@@ -148,43 +148,8 @@ impl SyntheticClip {
     /// # Errors
     /// A clip too short for the spec, a bad camera, a skeleton mismatch.
     pub fn render(body: &TrackedBody, clip: &Bvh, spec: &ClipSpec) -> Result<Self> {
-        let skel = body.skeleton();
-        if clip.frames.dof() != skel.dof() {
-            return Err(TrackError::InvalidSetting {
-                field: "clip",
-                value: format!("{} parameters per frame", clip.frames.dof()),
-                reason: "the clip's skeleton is not the body's",
-            });
-        }
-        let last = spec.start + spec.stride.max(1) * spec.frames.saturating_sub(1);
-        if spec.frames == 0 || last >= clip.frames.len() {
-            return Err(TrackError::InvalidSetting {
-                field: "frames",
-                value: format!(
-                    "{} frames from {} every {}",
-                    spec.frames, spec.start, spec.stride
-                ),
-                reason: "runs past the end of the clip",
-            });
-        }
-        let truth: Vec<Vec<f64>> = (0..spec.frames)
-            .map(|k| {
-                clip.frames
-                    .pose(spec.start + k * spec.stride.max(1))
-                    .to_vec()
-            })
-            .collect();
-        let mut centre = Vector3::zeros();
-        for p in &truth {
-            centre += skel.forward_kinematics(p)?[0].translation.vector;
-        }
-        centre /= truth.len() as f64;
-        let camera = camera_in_front(
-            body,
-            &truth[0],
-            Point3::from(centre + Vector3::new(0.0, 0.25, 0.0)),
-            spec,
-        )?;
+        let truth = clip_truth(body, clip, spec)?;
+        let camera = clip_camera(body, &truth, spec)?;
         let observations = truth
             .iter()
             .enumerate()
@@ -205,6 +170,67 @@ impl SyntheticClip {
             observations,
         })
     }
+}
+
+/// The full poses `spec` renders from `clip`: frames `start, start +
+/// stride, …`.
+///
+/// # Errors
+/// A clip of another skeleton than `body`'s, or too short for the spec.
+pub fn clip_truth(body: &TrackedBody, clip: &Bvh, spec: &ClipSpec) -> Result<Vec<Vec<f64>>> {
+    if clip.frames.dof() != body.skeleton().dof() {
+        return Err(TrackError::InvalidSetting {
+            field: "clip",
+            value: format!("{} parameters per frame", clip.frames.dof()),
+            reason: "the clip's skeleton is not the body's",
+        });
+    }
+    let last = spec.start + spec.stride.max(1) * spec.frames.saturating_sub(1);
+    if spec.frames == 0 || last >= clip.frames.len() {
+        return Err(TrackError::InvalidSetting {
+            field: "frames",
+            value: format!(
+                "{} frames from {} every {}",
+                spec.frames, spec.start, spec.stride
+            ),
+            reason: "runs past the end of the clip",
+        });
+    }
+    Ok((0..spec.frames)
+        .map(|k| {
+            clip.frames
+                .pose(spec.start + k * spec.stride.max(1))
+                .to_vec()
+        })
+        .collect())
+}
+
+/// The camera of [`SyntheticClip::render`]: [`camera_in_front`] of the
+/// subject at `truth[0]`, looking at the mean root position over `truth`
+/// raised by 0.25 m.
+///
+/// # Errors
+/// No poses, or as [`camera_in_front`].
+pub fn clip_camera(body: &TrackedBody, truth: &[Vec<f64>], spec: &ClipSpec) -> Result<Camera> {
+    if truth.is_empty() {
+        return Err(TrackError::InvalidSetting {
+            field: "frames",
+            value: "0".into(),
+            reason: "a clip camera needs at least one pose",
+        });
+    }
+    let skel = body.skeleton();
+    let mut centre = Vector3::zeros();
+    for p in truth {
+        centre += skel.forward_kinematics(p)?[0].translation.vector;
+    }
+    centre /= truth.len() as f64;
+    camera_in_front(
+        body,
+        &truth[0],
+        Point3::from(centre + Vector3::new(0.0, 0.25, 0.0)),
+        spec,
+    )
 }
 
 /// One segmented frame: `pose` rendered, labels through `map`, then each

@@ -494,6 +494,17 @@ impl Tracker {
             .collect()
     }
 
+    /// A scorer on the current back end, prior and settings.
+    fn scorer(&mut self) -> Scorer<'_> {
+        Scorer::new(
+            &mut self.backend,
+            &self.body,
+            self.prior.as_ref(),
+            &self.config,
+            &mut self.scratch,
+        )
+    }
+
     /// Scores states with the current back end, prior and σ_F (a
     /// diagnostic and the initial search's objective): `(−log w, F)`.
     ///
@@ -504,14 +515,7 @@ impl Tracker {
         for s in states.chunks(d) {
             self.body.check_state(s, "scored state")?;
         }
-        let mut scorer = Scorer::new(
-            &mut self.backend,
-            &self.body,
-            self.prior.as_ref(),
-            &self.config,
-            &mut self.scratch,
-        );
-        scorer.score(obs, states)
+        self.scorer().score(obs, states)
     }
 
     /// One frame: selection, prediction, measurement, normalisation
@@ -709,28 +713,15 @@ impl Tracker {
             // before the next partition moves (MacCormick & Isard's
             // weighted resampling; the final weights are the last
             // measurement's).
-            let mut rows = Vec::with_capacity(free.len() * d);
-            for &i in &free {
-                rows.extend_from_slice(&self.next[i * d..(i + 1) * d]);
-            }
+            let rows = gather(&self.next, &free, d);
             let todo: Vec<usize> = (0..free.len())
                 .filter(|&j| placed[free[j]].is_none())
                 .collect();
-            let mut batch = Vec::with_capacity(todo.len() * d);
-            for &j in &todo {
-                batch.extend_from_slice(&rows[j * d..(j + 1) * d]);
-            }
+            let batch = gather(&rows, &todo, d);
             let mut log_w = vec![0.0; free.len()];
             if !batch.is_empty() {
-                let mut scorer = Scorer::new(
-                    &mut self.backend,
-                    &self.body,
-                    self.prior.as_ref(),
-                    &self.config,
-                    &mut self.scratch,
-                );
-                let costs = scorer.score(obs, &batch)?;
-                evaluations += scorer.evaluations;
+                let costs = self.scorer().score(obs, &batch)?;
+                evaluations += costs.len();
                 for (&j, c) in todo.iter().zip(costs) {
                     log_w[j] = -c.0;
                 }
@@ -781,19 +772,9 @@ impl Tracker {
         let t2 = Instant::now();
         let todo: Vec<usize> = (0..n).filter(|&i| scores[i].is_none()).collect();
         if !todo.is_empty() {
-            let mut batch = Vec::with_capacity(todo.len() * d);
-            for &i in &todo {
-                batch.extend_from_slice(&self.next[i * d..(i + 1) * d]);
-            }
-            let mut scorer = Scorer::new(
-                &mut self.backend,
-                &self.body,
-                self.prior.as_ref(),
-                &self.config,
-                &mut self.scratch,
-            );
-            let s = scorer.score(obs, &batch)?;
-            evaluations += scorer.evaluations;
+            let batch = gather(&self.next, &todo, d);
+            let s = self.scorer().score(obs, &batch)?;
+            evaluations += s.len();
             for (&i, s) in todo.iter().zip(s) {
                 scores[i] = Some(s);
             }
@@ -836,6 +817,15 @@ impl Tracker {
             },
         })
     }
+}
+
+/// Rows `which` of the row-major `rows` (rows of `d`), in that order.
+fn gather(rows: &[f64], which: &[usize], d: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(which.len() * d);
+    for &i in which {
+        out.extend_from_slice(&rows[i * d..(i + 1) * d]);
+    }
+    out
 }
 
 /// A short search over the global position for a standard start pose

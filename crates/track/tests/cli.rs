@@ -287,7 +287,7 @@ fn a_start_pose_is_found_by_its_silhouette_and_tracked() {
     a.particles = 50;
     a.backend = BackendChoice::Cpu;
     a.quiet = true;
-    a.start_pose = Some(track::cli::StartPoseArg::ArmsDown);
+    a.start_pose = Some(track::StartPose::ArmsDown);
     // The search is centred 1.5 m nearer than the person stands.
     a.start_distance = 3.0;
     let summary = run_track(&a).unwrap();
