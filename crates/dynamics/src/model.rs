@@ -29,7 +29,7 @@
 //! joints by the SE(3) exponential, then writes the parameters nearest the
 //! old ones (EXPMAP §4.2).
 
-use nalgebra::{Matrix3, UnitQuaternion, Vector3};
+use nalgebra::{Matrix3, Vector3};
 use skeleton::{JointKind, Skeleton};
 
 use crate::error::{DynamicsError, Result};
@@ -134,6 +134,8 @@ pub struct Model {
     /// Added to `M`'s diagonal and `armature · a` to RNEA's `τ`.
     pub(crate) armature: Vec<f64>,
     nv: usize,
+    /// What a URDF import adjusted ([`Model::warnings`]).
+    warnings: Vec<skeleton::UrdfWarning>,
 }
 
 /// Compressed lists of DOF ancestors (see [`Model`]'s `ancestors`).
@@ -247,6 +249,18 @@ impl Model {
         gravity: Vector3<f64>,
         armature: f64,
     ) -> Result<Self> {
+        Self::assemble(skeleton, inertias, gravity, armature, &[])
+    }
+
+    /// [`Model::with_inertias`], plus `extra` armature `(joint, value)` on
+    /// every velocity of those skeleton joints.
+    fn assemble(
+        skeleton: &Skeleton,
+        inertias: &[Option<Inertia>],
+        gravity: Vector3<f64>,
+        armature: f64,
+        extra: &[(usize, f64)],
+    ) -> Result<Self> {
         if inertias.len() != skeleton.len() {
             return Err(DynamicsError::Dimension {
                 argument: "inertias",
@@ -319,13 +333,18 @@ impl Model {
                 };
             }
         }
-        let armature = (0..nv)
+        let mut armature: Vec<f64> = (0..nv)
             .map(|i| {
                 let b = &bodies[dof_body[i]];
                 let floating = b.parent.is_none() && b.joint_model == JointModel::FreeFlyer;
                 if floating { 0.0 } else { armature }
             })
             .collect();
+        for &(joint, value) in extra {
+            for i in skeleton.param_range(joint) {
+                armature[i] += value;
+            }
+        }
         let ancestors = Ancestors::new(&dof_parent);
         let model = Self {
             skeleton: skeleton.clone(),
@@ -337,102 +356,104 @@ impl Model {
             gravity,
             armature,
             nv,
+            warnings: Vec::new(),
         };
         model.check_nondegenerate()?;
         Ok(model)
     }
 
-    /// Reads a URDF file: the skeleton of [`skeleton::load_urdf`] with each
+    /// Reads a URDF file: the skeleton of [`skeleton::import_urdf`] with each
     /// link's `<inertial>` (origin `xyz`/`rpy`, mass, inertia tensor about
     /// the centre of mass) as its body's inertia, and gravity `−9.80665 m/s²`
-    /// along `z` (ROS convention).
+    /// along `z` (ROS convention). What the import adjusted is in
+    /// [`Model::warnings`]; a moving joint whose subtree has no mass or
+    /// inertia at all gets the armature [`skeleton::urdf::MASSLESS_ARMATURE`]
+    /// (Pinocchio leaves its row of `M` zero) instead of a
+    /// [`DynamicsError::Degenerate`] refusal.
     pub fn from_urdf(path: impl AsRef<std::path::Path>) -> Result<Self> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| DynamicsError::Urdf {
-            file: path.display().to_string(),
-            element: "robot".into(),
-            message: e.to_string(),
-        })?;
-        Self::from_urdf_str(&text, &path.display().to_string())
+        Self::from_urdf_import(
+            skeleton::import_urdf(path)?,
+            &path.display().to_string(),
+        )
     }
 
     /// As [`Model::from_urdf`] for URDF text; `file` names it in errors.
     pub fn from_urdf_str(text: &str, file: &str) -> Result<Self> {
-        let skeleton = skeleton::parse_urdf(text, file)?;
-        let err = |element: String, message: String| DynamicsError::Urdf {
-            file: file.to_string(),
-            element,
-            message,
-        };
-        let robot =
-            urdf_rs::read_from_string(text).map_err(|e| err("robot".into(), e.to_string()))?;
-        let child_link: std::collections::HashMap<&str, &str> = robot
-            .joints
-            .iter()
-            .map(|j| (j.name.as_str(), j.child.link.as_str()))
-            .collect();
+        Self::from_urdf_import(skeleton::import_urdf_str(text, file)?, file)
+    }
+
+    /// The model of an imported URDF (see [`Model::from_urdf`]); `file`
+    /// names it in errors. An inertia tensor that is not positive
+    /// semi-definite beyond the import's clamp is used as written (as
+    /// Pinocchio does; the import warned) unless the mass matrix is then not
+    /// positive definite at the rest pose: that is an error naming the link
+    /// and line.
+    pub fn from_urdf_import(import: skeleton::UrdfImport, file: &str) -> Result<Self> {
+        let skeleton::UrdfImport {
+            skeleton,
+            inertials,
+            massless,
+            warnings,
+        } = import;
         let mut inertias = Vec::with_capacity(skeleton.len());
-        for (j, joint) in skeleton.joints().iter().enumerate() {
-            let link_name = if j == 0 {
-                joint.name.as_str()
-            } else {
-                child_link
-                    .get(joint.name.as_str())
-                    .copied()
-                    .ok_or_else(|| {
-                        err(
-                            format!("joint '{}'", joint.name),
-                            "no URDF joint of this name".into(),
-                        )
-                    })?
+        // A tensor that is not positive semi-definite on a moving link (the
+        // import warned): blamed if the mass matrix is not positive definite.
+        let mut suspect: Option<(&skeleton::LinkInertial, Vec<f64>)> = None;
+        let mut moves = vec![false; skeleton.len()];
+        for (j, inertial) in inertials.iter().enumerate() {
+            let joint = skeleton.joint(j);
+            moves[j] = joint.kind.dof() > 0 || joint.parent.is_some_and(|p| moves[p]);
+            let Some(i) = inertial else {
+                inertias.push(None);
+                continue;
             };
-            let link = robot
-                .links
-                .iter()
-                .find(|l| l.name == link_name)
-                .ok_or_else(|| err(format!("link '{link_name}'"), "not defined".into()))?;
-            let inertial = &link.inertial;
-            let el = format!("link '{link_name}' <inertial>");
-            let xyz = inertial.origin.xyz.0;
-            let rpy = inertial.origin.rpy.0;
-            let t = &inertial.inertia;
-            let tensor = Matrix3::new(
-                t.ixx, t.ixy, t.ixz, t.ixy, t.iyy, t.iyz, t.ixz, t.iyz, t.izz,
-            );
-            if !(xyz.iter().chain(rpy.iter()).all(|v| v.is_finite())
-                && tensor.iter().all(|v| v.is_finite()))
+            let eig = i.inertia.symmetric_eigenvalues();
+            if moves[j]
+                && suspect.is_none()
+                && eig.iter().any(|&e| e < -1e-12 * eig.amax().max(1.0))
             {
-                return Err(err(el, "non-finite <origin> or <inertia> value".into()));
-            }
-            let m = inertial.mass.value;
-            if !(m.is_finite() && m >= 0.0) {
-                return Err(err(
-                    el,
-                    format!("<mass value> must be finite and >= 0, got {m}"),
-                ));
-            }
-            let r = UnitQuaternion::from_euler_angles(rpy[0], rpy[1], rpy[2])
-                .to_rotation_matrix()
-                .into_inner();
-            let i_c = r * tensor * r.transpose();
-            let eig = i_c.symmetric_eigenvalues();
-            if eig.iter().any(|&e| e < -1e-12 * eig.amax().max(1.0)) {
-                return Err(err(
-                    el,
-                    format!("<inertia> is not positive semi-definite (eigenvalues {eig:?})"),
-                ));
+                suspect = Some((i, eig.as_slice().to_vec()));
             }
             inertias.push(
-                (m > 0.0 || i_c.norm() > 0.0)
-                    .then(|| Inertia::from_com(m, &Vector3::from(xyz), &i_c)),
+                (i.mass > 0.0 || i.inertia.norm() > 0.0)
+                    .then(|| Inertia::from_com(i.mass, &i.com, &i.inertia)),
             );
         }
-        Self::with_inertias(
+        let extra: Vec<(usize, f64)> = massless
+            .iter()
+            .map(|&j| (j, skeleton::urdf::MASSLESS_ARMATURE))
+            .collect();
+        let assembled = Self::assemble(
             &skeleton,
             &inertias,
             Vector3::new(0.0, 0.0, -STANDARD_GRAVITY),
             0.0,
-        )
+            &extra,
+        );
+        let mut model = match (assembled, suspect) {
+            (Err(DynamicsError::Degenerate { joint, .. }), Some((i, eig))) => {
+                let file = match i.line {
+                    Some(line) => format!("{file}:{line}"),
+                    None => file.to_string(),
+                };
+                return Err(DynamicsError::Urdf {
+                    file,
+                    element: format!("link '{}' <inertial>", i.link),
+                    message: format!(
+                        "<inertia> is not positive semi-definite (eigenvalues {eig:?}) and the mass matrix is not positive definite (at joint '{joint}')"
+                    ),
+                });
+            }
+            (result, _) => result?,
+        };
+        model.warnings = warnings;
+        Ok(model)
+    }
+
+    /// What the URDF import adjusted (empty for a model not read from URDF).
+    pub fn warnings(&self) -> &[skeleton::UrdfWarning] {
+        &self.warnings
     }
 
     /// The same model under another gravity vector (world frame, m/s²).

@@ -22,7 +22,10 @@ pub use error::{Result, SkeletonError};
 pub use fk::{BatchForwardKinematics, PoseBatch, Posing};
 pub use joint::{BallRotation, JointKind, Range};
 pub use skeleton::{Body, BodyPart, Capsule, Joint, Skeleton, SkeletonBuilder};
-pub use urdf::{load_urdf, parse_urdf};
+pub use urdf::{
+    LinkInertial, UrdfAdjustment, UrdfImport, UrdfWarning, import_urdf, import_urdf_str, load_urdf,
+    parse_urdf,
+};
 
 pub use nalgebra;
 pub use rotation;

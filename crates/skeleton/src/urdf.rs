@@ -17,42 +17,159 @@
 //! `planar` is rejected. The child link's body is a capsule from the joint
 //! origin to the mean origin of the link's own child joints (or a sphere at
 //! the origin for a leaf), with the radius of its first visual geometry and
-//! the mass of its `inertial`. `mimic` tags are ignored (each joint keeps its
-//! own parameter).
+//! the mass of its `inertial`.
+//!
+//! # What real files need: adjustments, each a warning
+//!
+//! Robot descriptions that ROS (urdfdom) and Pinocchio load are accepted
+//! here too; where we read them differently from the letter of the file the
+//! import says so in [`UrdfImport::warnings`] (and `posecloud info` prints
+//! them):
+//!
+//! | in the file | urdfdom / Pinocchio | here |
+//! |-------------|---------------------|------|
+//! | `<texture/>` without `filename` | ignored | removed before `urdf-rs` (which requires one) |
+//! | a limit bound with `|x| ≥ 10⁹` (`±1e16` written for "none") | a number | the joint is unlimited |
+//! | an inertia tensor with a negative eigenvalue within [`INERTIA_CLAMP_TOLERANCE`] | used as written | clamped to the nearest positive semi-definite tensor |
+//! | a moving joint whose whole subtree has neither mass nor inertia | a zero row in `M` | listed; a dynamics model gives it the armature [`MASSLESS_ARMATURE`] |
+//! | `<mimic>` | independent joints (Pinocchio's default) | independent joints, listed as ignored |
+//! | an inertia tensor with larger negative eigenvalues | used as written | used as written, listed (a dynamics model refuses it if `M` is then not positive definite) |
+//!
+//! Everything else that is malformed stays an error naming the file, the
+//! line and the element.
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use nalgebra::{UnitQuaternion, Vector3};
+use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use urdf_rs::{Geometry, JointType, Robot};
 
-use crate::bvh::{parse_bounded, utf8_or_error};
+use crate::bvh::{MAX_VALUE, parse_bounded, utf8_or_error};
 use crate::error::{Result, SkeletonError};
 use crate::joint::{JointKind, Range};
 use crate::skeleton::{Body, BodyPart, Capsule, Joint, Skeleton};
 use crate::xml_scan::{self, Element};
 
+/// The armature (kg·m² for a hinge, kg for a prismatic joint) that
+/// `dynamics::Model::from_urdf` adds to the mass matrix's diagonal for each
+/// joint in [`UrdfImport::massless`]: small against any real link (a finger
+/// phalanx has ~10⁻⁶ kg·m²), large enough that `M` has a Cholesky factor.
+pub const MASSLESS_ARMATURE: f64 = 1e-6;
+
+/// How negative an eigenvalue of an inertia tensor (about its centre of
+/// mass) may be and still be clamped to zero: `1e-6 · max(tr I, 1 kg·m²)`.
+/// The absolute floor matters for small links: tiago's antenna has the
+/// eigenvalues `(9.1, 3.5, −3.5) · 10⁻⁸ kg·m²`, rounding in the file that is
+/// large relative to its own trace but negligible for any motion.
+pub const INERTIA_CLAMP_TOLERANCE: f64 = 1e-6;
+
+/// What a URDF import adjusted (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UrdfAdjustment {
+    /// A `<texture>` without `filename` was ignored.
+    TextureWithoutFilename,
+    /// A limit bound of magnitude `≥ 10⁹` made the joint unlimited.
+    UnlimitedBound,
+    /// An inertia tensor's small negative eigenvalues were clamped to zero.
+    InertiaClamped,
+    /// A moving joint moves no mass or inertia at all; a dynamics model
+    /// gives it the armature [`MASSLESS_ARMATURE`].
+    MasslessSubtree,
+    /// A `<mimic>` element was ignored: the joint keeps its own parameter.
+    MimicIgnored,
+    /// An inertia tensor is not positive semi-definite beyond the clamp:
+    /// used as written, as Pinocchio does (a dynamics model refuses it if
+    /// the mass matrix is then not positive definite).
+    InertiaNotPsd,
+}
+
+/// One adjustment made while importing a URDF file, with where it applies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UrdfWarning {
+    pub adjustment: UrdfAdjustment,
+    pub file: String,
+    /// 1-based line of the element, where the file shows one.
+    pub line: Option<usize>,
+    /// The element, as in errors: `joint 'j' <limit lower>`.
+    pub element: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for UrdfWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: ", self.file)?,
+            None => write!(f, "{}: ", self.file)?,
+        }
+        write!(f, "{}: {}", self.element, self.message)
+    }
+}
+
+/// A link's `<inertial>`, in the frame of the skeleton joint that carries
+/// the link (the URDF link frame).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkInertial {
+    pub link: String,
+    /// Line of the `<inertial>` element, if the link has one.
+    pub line: Option<usize>,
+    /// kg.
+    pub mass: f64,
+    /// Centre of mass (`<origin xyz>`).
+    pub com: Vector3<f64>,
+    /// Inertia tensor about the centre of mass, in the link frame (the
+    /// file's tensor turned by `<origin rpy>`, clamped where a warning says
+    /// so). Not checked positive semi-definite beyond the clamp: a skeleton
+    /// does not need it, a dynamics model checks it.
+    pub inertia: Matrix3<f64>,
+}
+
+/// A URDF file read into a skeleton, with what the skeleton has no place for.
+#[derive(Clone, Debug)]
+pub struct UrdfImport {
+    pub skeleton: Skeleton,
+    /// One per skeleton joint: the inertial of the link the joint carries
+    /// (for the root joint, the root link); `None` for a link without one.
+    pub inertials: Vec<Option<LinkInertial>>,
+    /// Moving skeleton joints whose whole subtree (the links they move,
+    /// welded ones included) has neither mass nor inertia, so that the mass
+    /// matrix is singular along them; each also has a warning.
+    pub massless: Vec<usize>,
+    /// Every adjustment made, in file order of the element concerned.
+    pub warnings: Vec<UrdfWarning>,
+}
+
 /// Reads a URDF file into a skeleton. Invalid UTF-8 is an error naming its
-/// line.
+/// line. Adjustments are dropped: [`import_urdf`] returns them.
 pub fn load_urdf(path: impl AsRef<Path>) -> Result<Skeleton> {
+    import_urdf(path).map(|i| i.skeleton)
+}
+
+/// Reads a URDF file: the skeleton, the links' inertials and the list of
+/// adjustments made (module docs).
+pub fn import_urdf(path: impl AsRef<Path>) -> Result<UrdfImport> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|cause| SkeletonError::Io {
         path: path.to_path_buf(),
         cause,
     })?;
-    parse_urdf_bytes(&bytes, &path.display().to_string())
+    import_urdf_bytes(&bytes, &path.display().to_string())
 }
 
 /// Parses the raw bytes of a URDF file: invalid UTF-8 is an error naming the
 /// line of the first bad byte, otherwise as [`parse_urdf`].
 pub fn parse_urdf_bytes(bytes: &[u8], file: &str) -> Result<Skeleton> {
+    import_urdf_bytes(bytes, file).map(|i| i.skeleton)
+}
+
+/// As [`parse_urdf_bytes`], with everything [`import_urdf`] returns.
+pub fn import_urdf_bytes(bytes: &[u8], file: &str) -> Result<UrdfImport> {
     let text = utf8_or_error(bytes).map_err(|(line, message)| SkeletonError::UrdfAt {
         file: file.to_string(),
         line,
         element: "file".into(),
         message,
     })?;
-    parse_urdf(text, file)
+    import_urdf_str(text, file)
 }
 
 /// Numeric attributes read from `<link>` and `<joint>` subtrees: element,
@@ -152,6 +269,21 @@ impl<'a> Lines<'a> {
         })
     }
 
+    /// `link 'name'` (or another top-level kind) for the top-level element
+    /// that contains element `i`.
+    fn owner_label(&self, i: usize) -> String {
+        match self.top_level(i) {
+            Some(t) => {
+                let e = &self.elements[t];
+                match e.attribute("name") {
+                    Some(n) => format!("{} '{}'", e.name, n.value),
+                    None => e.name.to_string(),
+                }
+            }
+            None => "robot".into(),
+        }
+    }
+
     /// The top-level element (child of `<robot>`) that contains element `i`.
     fn top_level(&self, mut i: usize) -> Option<usize> {
         loop {
@@ -170,10 +302,17 @@ impl<'a> Lines<'a> {
 ///
 /// Before `urdf-rs` sees the text, a non-recursive scan caps element
 /// nesting at 100 levels and checks every number the skeleton uses: finite,
-/// `|x| ≤ 1e9` ([`crate::bvh::MAX_VALUE`]), non-negative for masses and
-/// sizes, the right count for vectors. Revolute and prismatic joints must
-/// have a `<limit>` (the URDF spec requires it).
+/// `|x| ≤ 1e9` ([`crate::bvh::MAX_VALUE`]; `<limit>` bounds may be larger,
+/// meaning "unlimited"), non-negative for masses and sizes, the right count
+/// for vectors. Revolute and prismatic joints must have a `<limit>` (the
+/// URDF spec requires it). Adjustments (module docs) are dropped:
+/// [`import_urdf_str`] returns them.
 pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
+    import_urdf_str(text, file).map(|i| i.skeleton)
+}
+
+/// As [`parse_urdf`], with the links' inertials and the adjustments made.
+pub fn import_urdf_str(text: &str, file: &str) -> Result<UrdfImport> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let at = |line: usize, element: String, message: String| SkeletonError::UrdfAt {
         file: file.to_string(),
@@ -183,7 +322,50 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
     };
     let elements = xml_scan::scan(text).map_err(|(line, m)| at(line, "xml".into(), m))?;
     let lines = Lines::new(elements);
-    check_numbers(&lines, file)?;
+    let mut warnings = Vec::new();
+    let warn = |adjustment, line, element: String, message: String| UrdfWarning {
+        adjustment,
+        file: file.to_string(),
+        line,
+        element,
+        message,
+    };
+    check_numbers(&lines, file, &mut warnings)?;
+    // urdfdom ignores a <texture> without filename; urdf-rs requires one.
+    // Blanking the element (newlines kept) leaves every line number as it was.
+    let mut blanked: Option<Vec<u8>> = None;
+    let mut textures: Vec<(usize, String)> = Vec::new();
+    for (i, e) in lines.elements.iter().enumerate() {
+        if e.name == "texture" && e.attribute("filename").is_none() {
+            let bytes = blanked.get_or_insert_with(|| text.as_bytes().to_vec());
+            for b in &mut bytes[e.span.clone()] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
+            }
+            textures.push((e.line, lines.owner_label(i)));
+        }
+    }
+    if let Some((line, owner)) = textures.first() {
+        let mut at: Vec<String> = textures.iter().take(8).map(|(l, _)| l.to_string()).collect();
+        if textures.len() > at.len() {
+            at.push("…".into());
+        }
+        warnings.push(warn(
+            UrdfAdjustment::TextureWithoutFilename,
+            Some(*line),
+            format!("{owner} <texture>"),
+            format!(
+                "{} <texture> element{} without filename ignored, as urdfdom does (line{} {})",
+                textures.len(),
+                if textures.len() == 1 { "" } else { "s" },
+                if textures.len() == 1 { "" } else { "s" },
+                at.join(", ")
+            ),
+        ));
+    }
+    let blanked = blanked.map(|b| String::from_utf8(b).expect("ASCII blanks keep UTF-8"));
+    let urdf_text = blanked.as_deref().unwrap_or(text);
     let err = |element: String, message: String| SkeletonError::Urdf {
         file: file.to_string(),
         element,
@@ -198,7 +380,7 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
         }
     };
     let robot: Robot =
-        urdf_rs::read_from_string(text).map_err(|e| err("robot".into(), e.to_string()))?;
+        urdf_rs::read_from_string(urdf_text).map_err(|e| err("robot".into(), e.to_string()))?;
     if robot.links.is_empty() {
         return Err(err("robot".into(), "no <link> elements".into()));
     }
@@ -266,6 +448,21 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
         }
         parent_joint.insert(j.child.link.as_str(), k);
     }
+    for j in &robot.joints {
+        if let Some(m) = &j.mimic {
+            warnings.push(warn(
+                UrdfAdjustment::MimicIgnored,
+                lines.child_line("joint", &j.name, "mimic", "joint"),
+                format!("joint '{}' <mimic>", j.name),
+                format!(
+                    "mimics '{}' (multiplier {}, offset {}): ignored, the joint keeps its own parameter (as Pinocchio by default)",
+                    m.joint,
+                    m.multiplier.unwrap_or(1.0),
+                    m.offset.unwrap_or(0.0)
+                ),
+            ));
+        }
+    }
     let roots: Vec<&str> = robot
         .links
         .iter()
@@ -318,6 +515,8 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
         links[root],
         child_joints.get(root).map(Vec::as_slice).unwrap_or(&[]),
     );
+    // The URDF link each of our joints carries.
+    let mut joint_link = vec![links[root]];
     // Breadth-first: (URDF joint, our parent index).
     let mut queue: std::collections::VecDeque<(usize, usize)> = child_joints
         .get(root)
@@ -378,6 +577,10 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
                     format!("lower {lo} > upper {hi}"),
                 ));
             }
+            // `±1e16` and the like mean "none" (check_numbers warned).
+            if lo.abs() >= MAX_VALUE || hi.abs() >= MAX_VALUE {
+                return Ok(None);
+            }
             Ok(Some(Range::new(lo, hi)))
         };
         let kind = match uj.joint_type {
@@ -402,6 +605,7 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
         let grand = child_joints.get(child).map(Vec::as_slice).unwrap_or(&[]);
         joint.body = link_body(&robot, links[child], grand);
         joints.push(joint);
+        joint_link.push(links[child]);
         queue.extend(grand.iter().map(|&g| (g, index)));
     }
     if joints.len() != robot.joints.len() + 1 {
@@ -410,17 +614,187 @@ pub fn parse_urdf(text: &str, file: &str) -> Result<Skeleton> {
             "some joints are not reachable from the root link (a cycle)".into(),
         ));
     }
-    Skeleton::new(joints).map_err(|e| match &e {
+    let skeleton = Skeleton::new(joints).map_err(|e| match &e {
         SkeletonError::InvalidJoint { joint, .. } if lines.line("joint", joint).is_some() => {
             err_in("joint", joint, e.to_string())
         }
         _ => err("robot".into(), e.to_string()),
+    })?;
+    // Joints welded to the fixed root link (the root included) never move.
+    let mut on_base = vec![true; skeleton.len()];
+    for j in 1..skeleton.len() {
+        let joint = skeleton.joint(j);
+        on_base[j] = joint.kind.dof() == 0 && joint.parent.is_none_or(|p| on_base[p]);
+    }
+    let inertials: Vec<Option<LinkInertial>> = joint_link
+        .iter()
+        .zip(&on_base)
+        .map(|(&l, &fixed)| link_inertial(&robot.links[l], fixed, &lines, &mut warnings, file))
+        .collect();
+    let massless = massless_joints(&skeleton, &inertials);
+    for &j in &massless {
+        // One warning per massless subtree, at its topmost moving joint.
+        let mut up = skeleton.joint(j).parent;
+        while let Some(p) = up.filter(|&p| skeleton.joint(p).kind.dof() == 0) {
+            up = skeleton.joint(p).parent;
+        }
+        if up.is_some_and(|p| massless.contains(&p)) {
+            continue;
+        }
+        let name = &skeleton.joint(j).name;
+        let (links, below) = subtree(&skeleton, j, &robot, &joint_link);
+        let (below, each) = if below.is_empty() {
+            (String::new(), "it")
+        } else {
+            (format!(" and the joints below it ({})", below.join(", ")), "each")
+        };
+        warnings.push(warn(
+            UrdfAdjustment::MasslessSubtree,
+            lines.line("joint", name),
+            format!("joint '{name}'"),
+            format!(
+                "moves no mass or inertia (links {}): the mass matrix is singular along it{below}; a dynamics model gives {each} an armature of {MASSLESS_ARMATURE:e}",
+                links.join(", ")
+            ),
+        ));
+    }
+    warnings.sort_by_key(|w| w.line.unwrap_or(usize::MAX));
+    Ok(UrdfImport {
+        skeleton,
+        inertials,
+        massless,
+        warnings,
     })
+}
+
+/// A link's `<inertial>` in its link frame; an inertia tensor with slightly
+/// negative eigenvalues (≥ −[`INERTIA_CLAMP_TOLERANCE`]` · max(tr I, 1)`)
+/// is clamped to the nearest positive semi-definite one, with a warning.
+/// A worse one is kept as written, as Pinocchio does, with a warning that
+/// says whether the link moves at all (`!on_base`). Numbers were checked
+/// finite by [`check_numbers`].
+fn link_inertial(
+    link: &urdf_rs::Link,
+    on_base: bool,
+    lines: &Lines,
+    warnings: &mut Vec<UrdfWarning>,
+    file: &str,
+) -> Option<LinkInertial> {
+    let line = lines.owner("link", &link.name).and_then(|owner| {
+        lines
+            .elements
+            .iter()
+            .rposition(|e| e.parent == Some(owner) && e.name == "inertial")
+            .map(|i| lines.elements[i].line)
+    });
+    let inertial = &link.inertial;
+    let t = &inertial.inertia;
+    let tensor = Matrix3::new(
+        t.ixx, t.ixy, t.ixz, t.ixy, t.iyy, t.iyz, t.ixz, t.iyz, t.izz,
+    );
+    let mass = inertial.mass.value;
+    if line.is_none() && mass == 0.0 && tensor == Matrix3::zeros() {
+        return None;
+    }
+    let rpy = inertial.origin.rpy.0;
+    let rotation = UnitQuaternion::from_euler_angles(rpy[0], rpy[1], rpy[2])
+        .to_rotation_matrix()
+        .into_inner();
+    let mut inertia = rotation * tensor * rotation.transpose();
+    let eigen = inertia.symmetric_eigen();
+    let min = eigen.eigenvalues.min();
+    let noise = -1e-12 * eigen.eigenvalues.amax().max(1.0);
+    let tolerance = -INERTIA_CLAMP_TOLERANCE * inertia.trace().max(1.0);
+    if min < noise && min >= tolerance {
+        let clamped = eigen.eigenvalues.map(|e| e.max(0.0));
+        inertia = eigen.eigenvectors
+            * Matrix3::from_diagonal(&clamped)
+            * eigen.eigenvectors.transpose();
+        inertia = (inertia + inertia.transpose()) / 2.0;
+        let e = eigen.eigenvalues;
+        warnings.push(UrdfWarning {
+            adjustment: UrdfAdjustment::InertiaClamped,
+            file: file.to_string(),
+            line,
+            element: format!("link '{}' <inertia>", link.name),
+            message: format!(
+                "eigenvalues ({:e}, {:e}, {:e}) kg·m²: the negative one clamped to 0 (within {INERTIA_CLAMP_TOLERANCE:e} · max(trace, 1))",
+                e[0], e[1], e[2]
+            ),
+        });
+    } else if min < tolerance {
+        let e = eigen.eigenvalues;
+        let why = if on_base {
+            "the link is welded to the fixed base: it never moves and no dynamics term uses it"
+        } else {
+            "physically impossible; a dynamics model refuses it only if the mass matrix is then not positive definite"
+        };
+        warnings.push(UrdfWarning {
+            adjustment: UrdfAdjustment::InertiaNotPsd,
+            file: file.to_string(),
+            line,
+            element: format!("link '{}' <inertia>", link.name),
+            message: format!(
+                "not positive semi-definite (eigenvalues ({:e}, {:e}, {:e}) kg·m²): used as written, as Pinocchio does; {why}",
+                e[0], e[1], e[2]
+            ),
+        });
+    }
+    Some(LinkInertial {
+        link: link.name.clone(),
+        line,
+        mass,
+        com: Vector3::from(inertial.origin.xyz.0),
+        inertia,
+    })
+}
+
+/// Moving joints whose subtree carries neither mass nor inertia.
+fn massless_joints(skeleton: &Skeleton, inertials: &[Option<LinkInertial>]) -> Vec<usize> {
+    let mut loaded: Vec<bool> = inertials
+        .iter()
+        .map(|i| {
+            i.as_ref()
+                .is_some_and(|i| i.mass != 0.0 || i.inertia != Matrix3::zeros())
+        })
+        .collect();
+    // Joints come parents first: one backward pass gathers each subtree.
+    for j in (1..skeleton.len()).rev() {
+        if let Some(p) = skeleton.joint(j).parent {
+            loaded[p] |= loaded[j];
+        }
+    }
+    (0..skeleton.len())
+        .filter(|&j| skeleton.joint(j).kind.dof() > 0 && !loaded[j])
+        .collect()
+}
+
+/// The URDF links moved by joint `j` and the moving joints below it, quoted.
+fn subtree(
+    skeleton: &Skeleton,
+    j: usize,
+    robot: &Robot,
+    joint_link: &[usize],
+) -> (Vec<String>, Vec<String>) {
+    let (mut links, mut below) = (Vec::new(), Vec::new());
+    let mut stack = vec![j];
+    while let Some(k) = stack.pop() {
+        links.push(format!("'{}'", robot.links[joint_link[k]].name));
+        if k != j && skeleton.joint(k).kind.dof() > 0 {
+            below.push(format!("'{}'", skeleton.joint(k).name));
+        }
+        stack.extend(skeleton.children(k).iter().rev());
+    }
+    (links, below)
 }
 
 /// Checks every number of [`NUMERIC_ATTRIBUTES`] in `<link>` and `<joint>`
 /// subtrees, with the line of the offending value.
-fn check_numbers(lines: &Lines, file: &str) -> Result<()> {
+///
+/// `<limit>` values may exceed [`MAX_VALUE`] (if finite): files write
+/// `±1e16` for "no limit", and a bound that large makes the joint unlimited
+/// (with a warning; effort and velocity are not used).
+fn check_numbers(lines: &Lines, file: &str, warnings: &mut Vec<UrdfWarning>) -> Result<()> {
     for (i, e) in lines.elements.iter().enumerate() {
         let rules: Vec<_> = NUMERIC_ATTRIBUTES
             .iter()
@@ -457,6 +831,28 @@ fn check_numbers(lines: &Lines, file: &str) -> Result<()> {
                 )));
             }
             for t in tokens {
+                let huge = t.trim().parse::<f64>().ok().filter(|v| {
+                    e.name == "limit" && owner.name == "joint" && v.is_finite() && v.abs() >= MAX_VALUE
+                });
+                if let Some(v) = huge {
+                    // One warning per <limit>, at its first huge bound.
+                    let first = warnings.last().is_none_or(|w| {
+                        w.adjustment != UrdfAdjustment::UnlimitedBound
+                            || w.element != format!("joint '{owner_name}' <limit lower>")
+                    });
+                    if matches!(attribute, "lower" | "upper") && first {
+                        warnings.push(UrdfWarning {
+                            adjustment: UrdfAdjustment::UnlimitedBound,
+                            file: file.to_string(),
+                            line: Some(a.line),
+                            element: format!("joint '{owner_name}' <limit {attribute}>"),
+                            message: format!(
+                                "{v:e} means no limit (|bound| >= {MAX_VALUE:e}): the joint is unlimited"
+                            ),
+                        });
+                    }
+                    continue;
+                }
                 let v = parse_bounded(t).map_err(&fail)?;
                 if non_negative && v < 0.0 {
                     return Err(fail(format!("'{t}' must not be negative")));

@@ -27,6 +27,10 @@ pub struct Attribute<'a> {
 pub struct Element<'a> {
     pub name: &'a str,
     pub line: usize,
+    /// Byte range of the whole element in the text: from its `<` to the end
+    /// of its `/>` or of its closing tag (to the end of the start tag while
+    /// no closing tag was seen).
+    pub span: std::ops::Range<usize>,
     /// Index of the enclosing element in the scan's list.
     pub parent: Option<usize>,
     pub attributes: Vec<Attribute<'a>>,
@@ -75,11 +79,14 @@ pub fn scan(text: &str) -> Result<Vec<Element<'_>>, (usize, String)> {
             advance(&mut i, &mut line, end);
         } else if rest.starts_with(b"</") {
             let Some(end) = skip_to(b">") else { break };
-            open.pop();
+            if let Some(e) = open.pop() {
+                out[e].span.end = end;
+            }
             advance(&mut i, &mut line, end);
         } else {
             // A start tag: name, attributes, then `>` or `/>`.
             let tag_line = line;
+            let tag_start = i;
             let name_start = i + 1;
             let mut k = name_start;
             while k < b.len() && !matches!(b[k], b' ' | b'\t' | b'\r' | b'\n' | b'/' | b'>') {
@@ -154,6 +161,7 @@ pub fn scan(text: &str) -> Result<Vec<Element<'_>>, (usize, String)> {
             out.push(Element {
                 name,
                 line: tag_line,
+                span: tag_start..i,
                 parent: open.last().copied(),
                 attributes,
             });
@@ -187,6 +195,9 @@ mod tests {
         assert_eq!(e[2].parent, Some(1));
         let v = e[3].attribute("value").unwrap();
         assert_eq!((v.value, v.line), ("2", 7));
+        assert_eq!(&text[e[3].span.clone()], "<mass\n value=\"2\"/>");
+        assert!(text[e[2].span.clone()].starts_with("<inertial><mass"));
+        assert!(text[e[2].span.clone()].ends_with("</inertial>"));
     }
 
     #[test]
