@@ -372,10 +372,7 @@ impl Model {
     /// [`DynamicsError::Degenerate`] refusal.
     pub fn from_urdf(path: impl AsRef<std::path::Path>) -> Result<Self> {
         let path = path.as_ref();
-        Self::from_urdf_import(
-            skeleton::import_urdf(path)?,
-            &path.display().to_string(),
-        )
+        Self::from_urdf_import(skeleton::import_urdf(path)?, &path.display().to_string())
     }
 
     /// As [`Model::from_urdf`] for URDF text; `file` names it in errors.

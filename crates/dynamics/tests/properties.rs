@@ -486,10 +486,7 @@ fn a_urdf_inertia_that_makes_the_mass_matrix_indefinite_is_an_error_naming_the_l
 </robot>"#;
     let err = Model::from_urdf_str(urdf, "bad.urdf").unwrap_err();
     let text = err.to_string();
-    assert!(
-        text.starts_with("bad.urdf:5: link 'arm'"),
-        "{text}"
-    );
+    assert!(text.starts_with("bad.urdf:5: link 'arm'"), "{text}");
     assert!(text.contains("positive semi-definite"), "{text}");
     assert!(text.contains("not positive definite"), "{text}");
 }

@@ -18,7 +18,10 @@ const TOLERANCE: f64 = 1e-9;
 const ADJUSTED: &[(&str, &[UrdfAdjustment])] = &[
     ("baxter_description/baxter.urdf", &[MimicIgnored]),
     ("icub_description/icub.urdf", &[TextureWithoutFilename]),
-    ("icub_description/icub_reduced.urdf", &[TextureWithoutFilename]),
+    (
+        "icub_description/icub_reduced.urdf",
+        &[TextureWithoutFilename],
+    ),
     ("iris_description/iris.urdf", &[UnlimitedBound]),
     ("iris_description/iris_simple.urdf", &[UnlimitedBound]),
     ("panda_description/panda.urdf", &[MimicIgnored]),
@@ -141,11 +144,18 @@ fn every_corpus_robot_loads_with_the_listed_adjustments_and_matches_pinocchio() 
             .collect();
         let mut data = model.data();
         // C(q, v) v directly (not C − G, which would cancel digits).
-        let weightless = model.clone().with_gravity(nalgebra::Vector3::zeros()).unwrap();
+        let weightless = model
+            .clone()
+            .with_gravity(nalgebra::Vector3::zeros())
+            .unwrap();
         for s in robot["samples"].as_array().unwrap() {
             let mut q = model.skeleton().rest_pose();
             let mut v = vec![0.0; nv];
-            for (k, (x, y)) in numbers(&s["q"]).into_iter().zip(numbers(&s["v"])).enumerate() {
+            for (k, (x, y)) in numbers(&s["q"])
+                .into_iter()
+                .zip(numbers(&s["v"]))
+                .enumerate()
+            {
                 q[index[k]] = x;
                 v[index[k]] = y;
             }
@@ -186,7 +196,10 @@ fn every_corpus_robot_loads_with_the_listed_adjustments_and_matches_pinocchio() 
         worst[2].1
     );
     for (what, (e, file)) in ["M", "C(q,v)v", "G"].iter().zip(worst) {
-        assert!(e <= TOLERANCE, "{file}: {what} differs from Pinocchio by {e:e}");
+        assert!(
+            e <= TOLERANCE,
+            "{file}: {what} differs from Pinocchio by {e:e}"
+        );
     }
 }
 

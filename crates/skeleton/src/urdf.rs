@@ -347,7 +347,11 @@ pub fn import_urdf_str(text: &str, file: &str) -> Result<UrdfImport> {
         }
     }
     if let Some((line, owner)) = textures.first() {
-        let mut at: Vec<String> = textures.iter().take(8).map(|(l, _)| l.to_string()).collect();
+        let mut at: Vec<String> = textures
+            .iter()
+            .take(8)
+            .map(|(l, _)| l.to_string())
+            .collect();
         if textures.len() > at.len() {
             at.push("…".into());
         }
@@ -646,7 +650,10 @@ pub fn import_urdf_str(text: &str, file: &str) -> Result<UrdfImport> {
         let (below, each) = if below.is_empty() {
             (String::new(), "it")
         } else {
-            (format!(" and the joints below it ({})", below.join(", ")), "each")
+            (
+                format!(" and the joints below it ({})", below.join(", ")),
+                "each",
+            )
         };
         warnings.push(warn(
             UrdfAdjustment::MasslessSubtree,
@@ -707,9 +714,8 @@ fn link_inertial(
     let tolerance = -INERTIA_CLAMP_TOLERANCE * inertia.trace().max(1.0);
     if min < noise && min >= tolerance {
         let clamped = eigen.eigenvalues.map(|e| e.max(0.0));
-        inertia = eigen.eigenvectors
-            * Matrix3::from_diagonal(&clamped)
-            * eigen.eigenvectors.transpose();
+        inertia =
+            eigen.eigenvectors * Matrix3::from_diagonal(&clamped) * eigen.eigenvectors.transpose();
         inertia = (inertia + inertia.transpose()) / 2.0;
         let e = eigen.eigenvalues;
         warnings.push(UrdfWarning {
@@ -832,7 +838,10 @@ fn check_numbers(lines: &Lines, file: &str, warnings: &mut Vec<UrdfWarning>) -> 
             }
             for t in tokens {
                 let huge = t.trim().parse::<f64>().ok().filter(|v| {
-                    e.name == "limit" && owner.name == "joint" && v.is_finite() && v.abs() >= MAX_VALUE
+                    e.name == "limit"
+                        && owner.name == "joint"
+                        && v.is_finite()
+                        && v.abs() >= MAX_VALUE
                 });
                 if let Some(v) = huge {
                     // One warning per <limit>, at its first huge bound.

@@ -86,7 +86,11 @@ fn a_texture_without_filename_is_ignored_with_a_warning() {
     let w = only(&i, UrdfAdjustment::TextureWithoutFilename);
     assert_eq!(w.line, Some(line_of(&text, "<texture />")));
     assert!(w.element.contains("link 'arm' <texture>"), "{w}");
-    assert!(w.to_string().starts_with(&format!("r.urdf:{}: ", w.line.unwrap())), "{w}");
+    assert!(
+        w.to_string()
+            .starts_with(&format!("r.urdf:{}: ", w.line.unwrap())),
+        "{w}"
+    );
     // A top-level material's empty <texture></texture> too, one warning for both.
     let extra = "<material name=\"x\"><texture></texture></material>";
     let i = import(&urdf(visual, LIMIT, INERTIA, extra));
@@ -94,12 +98,22 @@ fn a_texture_without_filename_is_ignored_with_a_warning() {
     assert!(w.message.starts_with("2 <texture> elements"), "{w}");
     // With a filename it is read as before, without a warning.
     let named = visual.replace("<texture />", "<texture filename=\"t.png\"/>");
-    assert!(import(&urdf(&named, LIMIT, INERTIA, "")).warnings.is_empty());
+    assert!(
+        import(&urdf(&named, LIMIT, INERTIA, ""))
+            .warnings
+            .is_empty()
+    );
     // Lines after the blanked element are still right in errors.
-    let bad = urdf(visual, &LIMIT.replace("upper=\"1\"", "upper=\"x\""), INERTIA, "");
+    let bad = urdf(
+        visual,
+        &LIMIT.replace("upper=\"1\"", "upper=\"x\""),
+        INERTIA,
+        "",
+    );
     let e = import_urdf_str(&bad, "r.urdf").unwrap_err();
     assert!(
-        e.to_string().starts_with(&format!("r.urdf:{}: ", line_of(&bad, "upper=\"x\""))),
+        e.to_string()
+            .starts_with(&format!("r.urdf:{}: ", line_of(&bad, "upper=\"x\""))),
         "{e}"
     );
 }
@@ -118,7 +132,10 @@ fn limits_of_1e9_or_more_make_the_joint_unlimited_with_a_warning() {
         assert!(w.element.starts_with("joint 'shoulder' <limit"), "{w}");
         let j = i.skeleton.find("shoulder").unwrap();
         assert!(
-            matches!(i.skeleton.joint(j).kind, JointKind::Hinge { limit: None, .. }),
+            matches!(
+                i.skeleton.joint(j).kind,
+                JointKind::Hinge { limit: None, .. }
+            ),
             "{limit}"
         );
     }
@@ -135,9 +152,18 @@ fn limits_of_1e9_or_more_make_the_joint_unlimited_with_a_warning() {
     ));
     // Non-finite values, and huge values anywhere else, stay errors.
     for (from, to) in [
-        (LIMIT, r#"<limit lower="-inf" upper="inf" effort="1" velocity="1"/>"#),
-        (LIMIT, r#"<limit lower="-1e999" upper="1" effort="1" velocity="1"/>"#),
-        (LIMIT, r#"<limit lower="nan" upper="1" effort="1" velocity="1"/>"#),
+        (
+            LIMIT,
+            r#"<limit lower="-inf" upper="inf" effort="1" velocity="1"/>"#,
+        ),
+        (
+            LIMIT,
+            r#"<limit lower="-1e999" upper="1" effort="1" velocity="1"/>"#,
+        ),
+        (
+            LIMIT,
+            r#"<limit lower="nan" upper="1" effort="1" velocity="1"/>"#,
+        ),
         (r#"xyz="0 0 1""#, r#"xyz="0 0 1e16""#),
         (r#"<mass value="2"/>"#, r#"<mass value="1e16"/>"#),
     ] {
@@ -208,7 +234,10 @@ fn a_massless_moving_subtree_is_listed_with_a_warning() {
     // One warning, at the top of the massless subtree.
     let w = only(&i, UrdfAdjustment::MasslessSubtree);
     assert_eq!(w.line, Some(line_of(&text, "<joint name=\"finger_joint\"")));
-    assert!(w.message.contains("'tip_joint'") && w.message.contains("armature of 1e-6"), "{w}");
+    assert!(
+        w.message.contains("'tip_joint'") && w.message.contains("armature of 1e-6"),
+        "{w}"
+    );
     // Inertia without mass is not massless.
     let text = text.replace(
         "<link name=\"finger\"/>",
@@ -231,7 +260,10 @@ fn mimic_joints_are_independent_and_listed_as_ignored() {
     let w = only(&i, UrdfAdjustment::MimicIgnored);
     assert_eq!(w.line, Some(line_of(&text, "<mimic")));
     assert!(w.element == "joint 'finger_joint' <mimic>", "{w}");
-    assert!(w.message.contains("'shoulder'") && w.message.contains("-2"), "{w}");
+    assert!(
+        w.message.contains("'shoulder'") && w.message.contains("-2"),
+        "{w}"
+    );
     // The joint keeps its own parameter.
     assert_eq!(i.skeleton.dof(), 2);
     // A mimic of a joint that does not exist is still read (as urdfdom).
@@ -241,7 +273,12 @@ fn mimic_joints_are_independent_and_listed_as_ignored() {
 
 #[test]
 fn the_old_entry_points_drop_the_warnings_and_agree() {
-    let text = urdf("", r#"<limit lower="-1e16" upper="1e16" effort="1" velocity="1"/>"#, INERTIA, "");
+    let text = urdf(
+        "",
+        r#"<limit lower="-1e16" upper="1e16" effort="1" velocity="1"/>"#,
+        INERTIA,
+        "",
+    );
     let s = skeleton::parse_urdf(&text, "r.urdf").unwrap();
     assert_eq!(s.dof(), import(&text).skeleton.dof());
     let s2 = skeleton::urdf::parse_urdf_bytes(text.as_bytes(), "r.urdf").unwrap();
