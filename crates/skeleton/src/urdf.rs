@@ -209,8 +209,8 @@ struct Lines<'a> {
     elements: Vec<Element<'a>>,
     /// Top-level `(kind, name)` → index of the last such element.
     owners: HashMap<(&'a str, &'a str), usize>,
-    /// Top-level elements with a `<limit>` child.
-    with_limit: std::collections::HashSet<usize>,
+    /// `(element, child name)` → index of the element's last such child.
+    children: HashMap<(usize, &'a str), usize>,
 }
 
 impl<'a> Lines<'a> {
@@ -219,7 +219,7 @@ impl<'a> Lines<'a> {
     fn new(elements: Vec<Element<'a>>) -> Self {
         let top = |e: &Element| e.parent.is_some_and(|p| elements[p].parent.is_none());
         let mut owners = HashMap::new();
-        let mut with_limit = std::collections::HashSet::new();
+        let mut children = HashMap::new();
         for (i, e) in elements.iter().enumerate() {
             let name: Option<&'a str> = e
                 .attributes
@@ -231,16 +231,14 @@ impl<'a> Lines<'a> {
             {
                 owners.insert((e.name, name), i);
             }
-            if e.name == "limit"
-                && let Some(p) = e.parent
-            {
-                with_limit.insert(p);
+            if let Some(p) = e.parent {
+                children.insert((p, e.name), i);
             }
         }
         Self {
             elements,
             owners,
-            with_limit,
+            children,
         }
     }
 
@@ -257,16 +255,17 @@ impl<'a> Lines<'a> {
     /// child element, or the owner, when that is missing).
     fn child_line(&self, kind: &str, name: &str, child: &str, attribute: &str) -> Option<usize> {
         let owner = self.owner(kind, name)?;
-        let c = self
-            .elements
-            .iter()
-            .rposition(|e| e.parent == Some(owner) && e.name == child);
-        Some(match c {
+        Some(match self.child(owner, child) {
             Some(c) => self.elements[c]
                 .attribute(attribute)
                 .map_or(self.elements[c].line, |a| a.line),
             None => self.elements[owner].line,
         })
+    }
+
+    /// The last `<child>` element directly under element `parent`.
+    fn child(&self, parent: usize, child: &str) -> Option<usize> {
+        self.children.get(&(parent, child)).copied()
     }
 
     /// `link 'name'` (or another top-level kind) for the top-level element
@@ -418,7 +417,7 @@ pub fn import_urdf_str(text: &str, file: &str) -> Result<UrdfImport> {
     for j in &robot.joints {
         if matches!(j.joint_type, JointType::Revolute | JointType::Prismatic)
             && let Some(owner) = lines.owner("joint", &j.name)
-            && !lines.with_limit.contains(&owner)
+            && lines.child(owner, "limit").is_none()
         {
             return Err(err_in(
                 "joint",
@@ -636,13 +635,17 @@ pub fn import_urdf_str(text: &str, file: &str) -> Result<UrdfImport> {
         .map(|(&l, &fixed)| link_inertial(&robot.links[l], fixed, &lines, &mut warnings, file))
         .collect();
     let massless = massless_joints(&skeleton, &inertials);
+    let mut is_massless = vec![false; skeleton.len()];
+    for &j in &massless {
+        is_massless[j] = true;
+    }
     for &j in &massless {
         // One warning per massless subtree, at its topmost moving joint.
         let mut up = skeleton.joint(j).parent;
         while let Some(p) = up.filter(|&p| skeleton.joint(p).kind.dof() == 0) {
             up = skeleton.joint(p).parent;
         }
-        if up.is_some_and(|p| massless.contains(&p)) {
+        if up.is_some_and(|p| is_massless[p]) {
             continue;
         }
         let name = &skeleton.joint(j).name;
@@ -651,7 +654,7 @@ pub fn import_urdf_str(text: &str, file: &str) -> Result<UrdfImport> {
             (String::new(), "it")
         } else {
             (
-                format!(" and the joints below it ({})", below.join(", ")),
+                format!(" and the joints below it ({})", capped(&below)),
                 "each",
             )
         };
@@ -661,7 +664,7 @@ pub fn import_urdf_str(text: &str, file: &str) -> Result<UrdfImport> {
             format!("joint '{name}'"),
             format!(
                 "moves no mass or inertia (links {}): the mass matrix is singular along it{below}; a dynamics model gives {each} an armature of {MASSLESS_ARMATURE:e}",
-                links.join(", ")
+                capped(&links)
             ),
         ));
     }
@@ -687,13 +690,10 @@ fn link_inertial(
     warnings: &mut Vec<UrdfWarning>,
     file: &str,
 ) -> Option<LinkInertial> {
-    let line = lines.owner("link", &link.name).and_then(|owner| {
-        lines
-            .elements
-            .iter()
-            .rposition(|e| e.parent == Some(owner) && e.name == "inertial")
-            .map(|i| lines.elements[i].line)
-    });
+    let line = lines
+        .owner("link", &link.name)
+        .and_then(|owner| lines.child(owner, "inertial"))
+        .map(|i| lines.elements[i].line);
     let inertial = &link.inertial;
     let t = &inertial.inertia;
     let tensor = Matrix3::new(
@@ -773,6 +773,16 @@ fn massless_joints(skeleton: &Skeleton, inertials: &[Option<LinkInertial>]) -> V
     (0..skeleton.len())
         .filter(|&j| skeleton.joint(j).kind.dof() > 0 && !loaded[j])
         .collect()
+}
+
+/// At most 12 names, comma-separated, then how many in all.
+fn capped(names: &[String]) -> String {
+    const SHOWN: usize = 12;
+    if names.len() <= SHOWN {
+        names.join(", ")
+    } else {
+        format!("{}, … ({} in all)", names[..SHOWN].join(", "), names.len())
+    }
 }
 
 /// The URDF links moved by joint `j` and the moving joints below it, quoted.

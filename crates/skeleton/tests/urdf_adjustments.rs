@@ -284,3 +284,34 @@ fn the_old_entry_points_drop_the_warnings_and_agree() {
     let s2 = skeleton::urdf::parse_urdf_bytes(text.as_bytes(), "r.urdf").unwrap();
     assert_eq!(s.len(), s2.len());
 }
+
+#[test]
+fn a_long_massless_chain_gives_one_short_warning() {
+    // Hostile input's 5,000-joint chain has no masses at all.
+    let n = 5000;
+    let mut text = String::from("<robot name=\"long\">\n<link name=\"l0\"/>\n");
+    for k in 1..=n {
+        text.push_str(&format!(
+            "<link name=\"l{k}\"/>\n<joint name=\"j{k}\" type=\"revolute\"><parent link=\"l{}\"/><child link=\"l{k}\"/><axis xyz=\"0 1 0\"/><limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/><mimic joint=\"j1\"/></joint>\n",
+            k - 1
+        ));
+    }
+    text.push_str("</robot>\n");
+    let i = import(&text);
+    assert_eq!(i.massless.len(), n);
+    let massless: Vec<_> = i
+        .warnings
+        .iter()
+        .filter(|w| w.adjustment == UrdfAdjustment::MasslessSubtree)
+        .collect();
+    assert_eq!(massless.len(), 1);
+    assert!(massless[0].message.len() < 1000, "{}", massless[0]);
+    assert!(
+        massless[0].message.contains("(5000 in all)"),
+        "{}",
+        massless[0]
+    );
+    // One mimic warning per joint, each with its own line.
+    assert_eq!(i.warnings.len(), 1 + n);
+    assert_eq!(i.warnings.last().unwrap().line, Some(2 * n + 2));
+}
