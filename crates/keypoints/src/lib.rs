@@ -1,0 +1,397 @@
+//! Learned 2D person keypoints in pure Rust: MediaPipe's BlazePose landmark
+//! network (Apache-2.0), converted to ONNX and run by `tract`.
+//!
+//! A frame and a box around the person go in; the 33 BlazePose landmarks come
+//! out in input-frame pixels, each with a visibility score, plus the
+//! probability that the crop holds a person at all:
+//!
+//! ```no_run
+//! # fn main() -> Result<(), keypoints::Error> {
+//! # let (rgb, width, height) = (vec![0u8; 320 * 240 * 3], 320, 240);
+//! use keypoints::{Detector, PersonBox};
+//! let detector = Detector::new()?;
+//! let person = PersonBox::new(100.0, 20.0, 180.0, 230.0);
+//! let kp = detector.detect(&rgb, width, height, person)?;
+//! let elbow = kp.get("right_elbow").unwrap();
+//! println!("right elbow at ({}, {}) score {}", elbow.u, elbow.v, elbow.score);
+//! // Next frame: MediaPipe's tracking ROI from this frame's landmarks.
+//! let kp2 = detector.detect_in_roi(&rgb, width, height, kp.tracking_roi(true))?;
+//! # Ok(()) }
+//! ```
+//!
+//! The pipeline is MediaPipe's `pose_landmark_by_roi` ([`roi`] explains the
+//! crop): square ROI × 1.25 → bilinear 256 × 256 crop, RGB in `[0, 1]` →
+//! network → MediaPipe's heatmap refinement of `(x, y)` (7 × 7 window of the
+//! 64 × 64 heatmaps, applied where the window's peak confidence ≥ 0.5) →
+//! sigmoid of the visibility and presence logits → back to input pixels.
+//! There is no person detector: the box comes from a segmentation mask
+//! ([`PersonBox::from_mask`]) or a previous estimate
+//! ([`PersonBox::from_points`], [`Keypoints::tracking_roi`]).
+//!
+//! The network costs tens of milliseconds on a CPU core (see the crate
+//! README), so a tracker that must keep ≥ 10 frames/s runs it on its own
+//! thread with [`AsyncDetector`] and uses the latest finished result.
+
+mod async_detector;
+mod landmarks;
+pub mod roi;
+
+pub use async_detector::{AsyncDetector, Detection};
+pub use landmarks::{
+    Keypoint, Keypoints, LANDMARK_NAMES, NUM_LANDMARKS, TRACKED_KEYPOINTS, landmark_index,
+};
+pub use roi::{INPUT_SIZE, PersonBox, Roi};
+
+use std::path::Path;
+use std::sync::Arc;
+use tract_linalg::multithread::{Executor, multithread_tract_scope};
+use tract_onnx::prelude::*;
+use tract_onnx::tract_core::internal::ensure;
+
+/// The model `Detector::new` uses, embedded in the binary:
+/// `assets/models/pose_landmark_full.onnx` (see `assets/models/README.md`).
+pub const DEFAULT_MODEL_NAME: &str = "assets/models/pose_landmark_full.onnx";
+static DEFAULT_MODEL: &[u8] = include_bytes!("../../../assets/models/pose_landmark_full.onnx");
+
+/// Rows of the model's landmark tensor: 33 landmarks, 2 alignment points and
+/// 4 unused rows, each `(x, y, z, visibility logit, presence logit)`.
+pub const MODEL_LANDMARK_ROWS: usize = 39;
+/// Side of the model's heatmaps (one channel per landmark row).
+pub const HEATMAP_SIZE: usize = 64;
+/// MediaPipe's heatmap refinement window and threshold
+/// (`RefineLandmarksFromHeatmapCalculator`, pose graph options).
+const HEATMAP_KERNEL: usize = 7;
+const HEATMAP_MIN_CONFIDENCE: f32 = 0.5;
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Error {
+    #[error("keypoint model {path}: {message}")]
+    Model { path: String, message: String },
+    #[error("image of {width}x{height} pixels is empty or too large")]
+    EmptyImage { width: u32, height: u32 },
+    #[error("RGB buffer has {len} bytes, expected {expected} for {width}x{height}x3")]
+    BufferSize {
+        len: usize,
+        expected: usize,
+        width: u32,
+        height: u32,
+    },
+    #[error("mask has {len} entries, expected {width}x{height}")]
+    MaskSize { len: usize, width: u32, height: u32 },
+    #[error("no foreground pixels or finite points to put a person box around")]
+    NoForeground,
+    #[error("person box {0:?} is empty or not finite")]
+    EmptyBox(PersonBox),
+    #[error("person box {person:?} lies outside the {width}x{height} frame")]
+    BoxOutsideFrame {
+        person: PersonBox,
+        width: u32,
+        height: u32,
+    },
+    #[error("region of interest {0:?} is empty or not finite")]
+    EmptyRoi(Roi),
+    #[error("region of interest {roi:?} lies outside the {width}x{height} frame")]
+    RoiOutsideFrame { roi: Roi, width: u32, height: u32 },
+    #[error("model input must be {expected} floats (1x256x256x3), got {len}")]
+    InputSize { len: usize, expected: usize },
+    #[error("inference failed: {0}")]
+    Inference(String),
+    #[error("the model produced a non-finite {0}")]
+    NonFinite(&'static str),
+    #[error("the background detector thread has stopped")]
+    WorkerStopped,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The network's outputs for one crop, before any post-processing.
+#[derive(Clone, Debug)]
+pub struct RawOutput {
+    /// `MODEL_LANDMARK_ROWS` rows of `(x, y, z, visibility logit, presence
+    /// logit)`, x and y in crop pixels.
+    pub landmarks: Vec<[f32; 5]>,
+    /// Probability that the crop holds a person (already a sigmoid).
+    pub pose_flag: f32,
+    /// `64 × 64 × MODEL_LANDMARK_ROWS` logits, HWC.
+    pub heatmap: Vec<f32>,
+}
+
+type Plan = TypedSimplePlan<TypedModel>;
+
+/// The BlazePose landmark network, ready to run. `Send + Sync`: share it by
+/// reference or move it to a worker thread ([`AsyncDetector`]).
+#[derive(Clone)]
+pub struct Detector {
+    plan: Arc<Plan>,
+    name: String,
+    /// tract's matrix-product thread pool; `None` runs on the caller's thread.
+    executor: Option<Executor>,
+    /// ROI side / long side of the person box (MediaPipe: 1.25).
+    pub roi_scale: f32,
+    /// Apply MediaPipe's heatmap refinement to the landmark positions.
+    pub refine_with_heatmap: bool,
+}
+
+impl std::fmt::Debug for Detector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Detector")
+            .field("model", &self.name)
+            .field("roi_scale", &self.roi_scale)
+            .field("refine_with_heatmap", &self.refine_with_heatmap)
+            .finish()
+    }
+}
+
+impl Detector {
+    /// The embedded default model ([`DEFAULT_MODEL_NAME`], BlazePose full).
+    pub fn new() -> Result<Self> {
+        Self::from_onnx_bytes(DEFAULT_MODEL, DEFAULT_MODEL_NAME)
+    }
+
+    /// A BlazePose landmark model converted to ONNX (the lite, full or heavy
+    /// variant; `tools/convert_keypoint_model.py` makes them).
+    pub fn load(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| Error::Model {
+            path: path.display().to_string(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Self::from_onnx_bytes(&bytes, &path.display().to_string())
+    }
+
+    /// An ONNX model held in memory; `name` labels errors.
+    pub fn from_onnx_bytes(bytes: &[u8], name: &str) -> Result<Self> {
+        let plan = build_plan(bytes).map_err(|e| Error::Model {
+            path: name.to_string(),
+            message: format!("{e:#}"),
+        })?;
+        Ok(Self {
+            plan: Arc::new(plan),
+            name: name.to_string(),
+            executor: None,
+            roi_scale: Roi::MEDIAPIPE_SCALE,
+            refine_with_heatmap: true,
+        })
+    }
+
+    /// Runs the network's matrix products on a pool of `threads` threads
+    /// (1: on the calling thread). Depthwise convolutions and the other ops
+    /// stay on the calling thread, so two threads do not halve the time.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.executor =
+            (threads > 1).then(|| Executor::multithread_with_name(threads, "keypoints-mm"));
+        self
+    }
+
+    /// The model's file name (or [`DEFAULT_MODEL_NAME`]).
+    pub fn model_name(&self) -> &str {
+        &self.name
+    }
+
+    /// Keypoints of the person inside `person`, a box in pixels of the
+    /// `width × height` interleaved RGB frame `rgb`.
+    pub fn detect(
+        &self,
+        rgb: &[u8],
+        width: u32,
+        height: u32,
+        person: PersonBox,
+    ) -> Result<Keypoints> {
+        roi::check_image(rgb, width, height)?;
+        person.validate(width, height)?;
+        self.detect_in_roi(rgb, width, height, Roi::from_box(&person, self.roi_scale))
+    }
+
+    /// Keypoints inside an explicit (possibly rotated) ROI, e.g.
+    /// [`Keypoints::tracking_roi`] of the previous frame.
+    pub fn detect_in_roi(
+        &self,
+        rgb: &[u8],
+        width: u32,
+        height: u32,
+        roi: Roi,
+    ) -> Result<Keypoints> {
+        let input = roi::crop(rgb, width, height, &roi)?;
+        let raw = self.infer(&input)?;
+        Ok(self.keypoints(&raw, roi))
+    }
+
+    /// Runs the network on one model input (`256 × 256 × 3` floats, HWC, RGB
+    /// in `[0, 1]`, as [`roi::crop`] makes it).
+    pub fn infer(&self, input: &[f32]) -> Result<RawOutput> {
+        let expected = INPUT_SIZE * INPUT_SIZE * 3;
+        if input.len() != expected {
+            return Err(Error::InputSize {
+                len: input.len(),
+                expected,
+            });
+        }
+        let tensor =
+            tract_ndarray::Array4::from_shape_vec((1, INPUT_SIZE, INPUT_SIZE, 3), input.to_vec())
+                .map_err(|e| Error::Inference(e.to_string()))?;
+        let run = || self.plan.run(tvec!(Tensor::from(tensor).into()));
+        let outputs = match &self.executor {
+            Some(pool) => multithread_tract_scope(pool.clone(), run),
+            None => run(),
+        }
+        .map_err(|e| Error::Inference(format!("{e:#}")))?;
+        let view = |k: usize| {
+            outputs[k]
+                .as_slice::<f32>()
+                .map_err(|e| Error::Inference(format!("{e:#}")))
+        };
+        let (lm, flag, heatmap) = (view(0)?, view(1)?, view(2)?);
+        if !lm.iter().all(|v| v.is_finite()) {
+            return Err(Error::NonFinite("landmark"));
+        }
+        if !flag[0].is_finite() {
+            return Err(Error::NonFinite("pose flag"));
+        }
+        if !heatmap.iter().all(|v| !v.is_nan()) {
+            return Err(Error::NonFinite("heatmap"));
+        }
+        Ok(RawOutput {
+            landmarks: lm
+                .chunks_exact(5)
+                .map(|r| [r[0], r[1], r[2], r[3], r[4]])
+                .collect(),
+            pose_flag: flag[0],
+            heatmap: heatmap.to_vec(),
+        })
+    }
+
+    /// Post-processing: heatmap refinement, sigmoid scores, back to input
+    /// pixels through `roi`.
+    pub fn keypoints(&self, raw: &RawOutput, roi: Roi) -> Keypoints {
+        let n = INPUT_SIZE as f32;
+        let mut xy: Vec<[f32; 2]> = raw.landmarks.iter().map(|r| [r[0] / n, r[1] / n]).collect();
+        if self.refine_with_heatmap {
+            refine_from_heatmap(&mut xy, &raw.heatmap);
+        }
+        let to_image = |p: [f32; 2]| roi.crop_to_image([p[0] * n, p[1] * n]);
+        let mut points = [Keypoint::default(); NUM_LANDMARKS];
+        for (k, point) in points.iter_mut().enumerate() {
+            let [u, v] = to_image(xy[k]);
+            let r = raw.landmarks[k];
+            *point = Keypoint {
+                u,
+                v,
+                z: r[2] / n * roi.side,
+                score: sigmoid(r[3]),
+                presence: sigmoid(r[4]),
+            };
+        }
+        Keypoints {
+            points,
+            presence: raw.pose_flag,
+            roi,
+            alignment: [to_image(xy[NUM_LANDMARKS]), to_image(xy[NUM_LANDMARKS + 1])],
+        }
+    }
+}
+
+fn build_plan(bytes: &[u8]) -> TractResult<Plan> {
+    let mut model = tract_onnx::onnx().model_for_read(&mut std::io::Cursor::new(bytes))?;
+    let outputs = model.output_outlets()?.to_vec();
+    // Landmarks, pose flag, segmentation, heatmap, world landmarks. Keeping
+    // only what we use lets tract prune the segmentation decoder.
+    ensure!(
+        outputs.len() == 5,
+        "expected BlazePose's 5 outputs, found {}",
+        outputs.len()
+    );
+    model.set_output_outlets(&[outputs[0], outputs[1], outputs[3]])?;
+    model.set_input_fact(0, f32::fact([1, INPUT_SIZE, INPUT_SIZE, 3]).into())?;
+    let model = model.into_optimized()?;
+    let shapes: Vec<Vec<usize>> = (0..3)
+        .map(|k| {
+            Ok(model
+                .output_fact(k)?
+                .shape
+                .as_concrete()
+                .map(|s| s.to_vec())
+                .unwrap_or_default())
+        })
+        .collect::<TractResult<_>>()?;
+    let expected = [
+        vec![1, MODEL_LANDMARK_ROWS * 5],
+        vec![1, 1],
+        vec![1, HEATMAP_SIZE, HEATMAP_SIZE, MODEL_LANDMARK_ROWS],
+    ];
+    ensure!(
+        shapes == expected,
+        "output shapes {shapes:?}, expected BlazePose's {expected:?}"
+    );
+    model.into_runnable()
+}
+
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// MediaPipe's `RefineLandmarksFromHeatMap`: where the heatmap is confident
+/// near a landmark (peak sigmoid ≥ 0.5 in a 7 × 7 window), replace its
+/// position by the window's confidence-weighted mean cell. Like MediaPipe we
+/// weight cell *indices* (not centres), i.e. `x = Σ wᵢ colᵢ / (64 Σ wᵢ)`.
+fn refine_from_heatmap(xy: &mut [[f32; 2]], heatmap: &[f32]) {
+    let (size, channels) = (HEATMAP_SIZE as i64, MODEL_LANDMARK_ROWS);
+    let offset = (HEATMAP_KERNEL as i64 - 1) / 2;
+    for (k, p) in xy.iter_mut().enumerate() {
+        // Truncation towards zero, as C++'s float → int.
+        let (col, row) = ((p[0] * size as f32) as i64, (p[1] * size as f32) as i64);
+        if !(0..size).contains(&col) || !(0..size).contains(&row) {
+            continue;
+        }
+        let (mut sum, mut wc, mut wr, mut peak) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+        for r in (row - offset).max(0)..(row + offset + 1).min(size) {
+            for c in (col - offset).max(0)..(col + offset + 1).min(size) {
+                let conf = sigmoid(heatmap[(r * size + c) as usize * channels + k]);
+                sum += conf;
+                peak = peak.max(conf);
+                wc += c as f32 * conf;
+                wr += r as f32 * conf;
+            }
+        }
+        if peak >= HEATMAP_MIN_CONFIDENCE && sum > 0.0 {
+            *p = [wc / size as f32 / sum, wr / size as f32 / sum];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn detector_is_send_and_sync() {
+        assert_send_sync::<Detector>();
+        assert_send_sync::<AsyncDetector>();
+    }
+
+    #[test]
+    fn corrupt_model_names_the_file() {
+        let err = Detector::from_onnx_bytes(b"not an onnx file", "bogus.onnx").unwrap_err();
+        assert!(err.to_string().contains("bogus.onnx"), "{err}");
+        let err = Detector::load("/nonexistent/model.onnx").unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/model.onnx"), "{err}");
+    }
+
+    #[test]
+    fn heatmap_refinement_moves_to_the_confident_cell() {
+        let mut heatmap = vec![-10.0f32; HEATMAP_SIZE * HEATMAP_SIZE * MODEL_LANDMARK_ROWS];
+        // Landmark 2 near cell (col 10, row 20); the heatmap says (12, 21).
+        heatmap[(21 * HEATMAP_SIZE + 12) * MODEL_LANDMARK_ROWS + 2] = 10.0;
+        let mut xy = vec![[0.0f32; 2]; MODEL_LANDMARK_ROWS];
+        xy[2] = [10.2 / 64.0, 20.7 / 64.0];
+        xy[3] = [10.2 / 64.0, 20.7 / 64.0]; // nothing confident for landmark 3
+        refine_from_heatmap(&mut xy, &heatmap);
+        assert!(
+            (xy[2][0] * 64.0 - 12.0).abs() < 0.01 && (xy[2][1] * 64.0 - 21.0).abs() < 0.01,
+            "{:?}",
+            xy[2]
+        );
+        assert_eq!(xy[3], [10.2 / 64.0, 20.7 / 64.0]);
+    }
+}
