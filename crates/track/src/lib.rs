@@ -16,14 +16,21 @@
 //! - [`backend`]: GPU or CPU likelihood, chosen automatically;
 //! - [`synthetic`]: synthetic sequences from BVH clips with ground truth;
 //! - [`start`]: initialisation from a standard start pose (arms down,
-//!   T-pose) placed by a silhouette search.
+//!   T-pose) placed by a silhouette search;
+//! - [`defaults`]: the camera and body used when no file is given;
+//! - [`session`]: the tracking session (source → guided start →
+//!   segmentation → tracker → outputs) that `posecloud track` and the app
+//!   drive; [`record`]: its outputs, written as they are tracked.
 
 pub mod backend;
 pub mod body;
 pub mod cli;
+pub mod defaults;
 pub mod error;
 pub mod flip;
 pub mod prior;
+pub mod record;
+pub mod session;
 pub mod simplex;
 pub mod start;
 pub mod synthetic;
@@ -32,7 +39,12 @@ pub mod tracker;
 pub use backend::{Backend, BackendChoice, SharedDevice};
 pub use body::{Arm, Param, Selection, Side, TrackedBody, default_radii};
 pub use error::{Result, TrackError};
+pub use defaults::{DEFAULT_FOV_DEG, DEFAULT_SUBJECT_HEIGHT, default_body, default_camera};
 pub use prior::PosePrior;
+pub use record::Recorder;
+pub use session::{
+    FilterSettings, GuideParams, Session, SessionError, SessionSpec, SessionStep, Stage, Status,
+};
 pub use start::StartPose;
 pub use tracker::{
     FilterKind, StepReport, StepTimings, Tracker, TrackerConfig, search_root_position,

@@ -328,6 +328,43 @@ pub struct BackgroundModel {
     gy: Vec<f32>,
 }
 
+/// Grey levels of luminance (label resolution) a pixel must move by to
+/// count as changed in [`Segmenter::accumulate_background`]'s stillness
+/// measure: above sensor noise averaged over the label pixel and H.264
+/// flicker, below a person's edge.
+pub const STILL_LUMA_CHANGE: f32 = 12.0;
+
+/// Running sums of frames for the background model (module docs, step 3):
+/// [`Segmenter::accumulate_background`] adds a frame,
+/// [`Segmenter::set_background`] makes their mean the model. Memory is a
+/// few label images whatever the number of frames.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BackgroundAccumulator {
+    y: Vec<f64>,
+    cu: Vec<f64>,
+    cv: Vec<f64>,
+    sq: Vec<f64>,
+    frames: usize,
+    /// Luminance of the last frame seen, for the stillness measure.
+    previous_y: Vec<f32>,
+}
+
+impl BackgroundAccumulator {
+    /// Frames summed so far.
+    pub fn frames(&self) -> usize {
+        self.frames
+    }
+
+    /// Forgets the sums (the stillness measure keeps its last frame).
+    pub fn clear_sums(&mut self) {
+        self.y.clear();
+        self.cu.clear();
+        self.cv.clear();
+        self.sq.clear();
+        self.frames = 0;
+    }
+}
+
 /// Which input pixels each output pixel averages (module docs, step 1).
 #[derive(Clone, Debug, Default)]
 struct Sampler {
@@ -512,24 +549,116 @@ impl Segmenter {
     }
 
     /// Learns the background model from one empty frame or the mean of
-    /// several (module docs, step 3).
+    /// several (module docs, step 3), through a [`BackgroundAccumulator`]
+    /// (running sums: the frames need not be kept).
     ///
     /// # Errors
     /// [`VisionError::NoFrames`] for no frame, [`VisionError::FrameSize`]
     /// for a frame of another size.
+    pub fn learn_background(&mut self, frames: &[&Frame]) -> Result<()> {
+        let mut acc = BackgroundAccumulator::default();
+        for f in frames {
+            self.accumulate_background(&mut acc, f)?;
+        }
+        self.set_background(&acc)
+    }
+
+    /// Adds `frame` to the running sums of `acc` (module docs, step 3) and
+    /// returns how much of the scene changed since the previous frame `acc`
+    /// saw: the fraction of label pixels whose luminance moved by more
+    /// than [`STILL_LUMA_CHANGE`] grey levels (0 for the first frame). A
+    /// still scene stays near 0 (sensor noise, compression); a person
+    /// walking changes several per cent.
+    ///
+    /// # Errors
+    /// [`VisionError::FrameSize`] for a frame of another size.
+    pub fn accumulate_background(
+        &mut self,
+        acc: &mut BackgroundAccumulator,
+        frame: &Frame,
+    ) -> Result<f32> {
+        self.check_frame(frame)?;
+        self.features(frame);
+        let n = self.params.width as usize * self.params.height as usize;
+        let change = if acc.previous_y.len() == n {
+            let moved = self
+                .feat
+                .y
+                .iter()
+                .zip(&acc.previous_y)
+                .filter(|(a, b)| (*a - *b).abs() > STILL_LUMA_CHANGE)
+                .count();
+            moved as f32 / n as f32
+        } else {
+            0.0
+        };
+        acc.previous_y.clone_from(&self.feat.y);
+        if acc.y.len() != n {
+            *acc = BackgroundAccumulator {
+                previous_y: acc.previous_y.clone(),
+                y: vec![0.0; n],
+                cu: vec![0.0; n],
+                cv: vec![0.0; n],
+                sq: vec![0.0; n],
+                frames: 0,
+            };
+        }
+        let f = &self.feat;
+        for i in 0..n {
+            acc.y[i] += f64::from(f.y[i]);
+            acc.cu[i] += f64::from(f.cu[i]);
+            acc.cv[i] += f64::from(f.cv[i]);
+            acc.sq[i] += f64::from(f.cu[i].powi(2) + f.cv[i].powi(2));
+        }
+        acc.frames += 1;
+        Ok(change)
+    }
+
+    /// The fraction of label pixels that changed between the previous frame
+    /// `acc` saw and `frame` (as [`Self::accumulate_background`]) without
+    /// adding `frame` to the sums: only the previous-frame luminance moves
+    /// on.
+    ///
+    /// # Errors
+    /// [`VisionError::FrameSize`] for a frame of another size.
+    pub fn frame_change(&mut self, acc: &mut BackgroundAccumulator, frame: &Frame) -> Result<f32> {
+        self.check_frame(frame)?;
+        self.features(frame);
+        let n = self.feat.y.len();
+        let change = if acc.previous_y.len() == n {
+            let moved = self
+                .feat
+                .y
+                .iter()
+                .zip(&acc.previous_y)
+                .filter(|(a, b)| (*a - *b).abs() > STILL_LUMA_CHANGE)
+                .count();
+            moved as f32 / n as f32
+        } else {
+            0.0
+        };
+        acc.previous_y.clone_from(&self.feat.y);
+        Ok(change)
+    }
+
+    /// Makes the mean of `acc`'s frames the background model (module docs,
+    /// step 3).
+    ///
+    /// # Errors
+    /// [`VisionError::NoFrames`] when `acc` holds no frame.
     // Parallel per-pixel arrays: indexing reads clearer than zips of six.
     #[allow(clippy::needless_range_loop)]
-    pub fn learn_background(&mut self, frames: &[&Frame]) -> Result<()> {
-        if frames.is_empty() {
+    pub fn set_background(&mut self, acc: &BackgroundAccumulator) -> Result<()> {
+        let n = self.params.width as usize * self.params.height as usize;
+        if acc.frames == 0 || acc.y.len() != n {
             return Err(VisionError::NoFrames {
                 source_name: "background frames".into(),
             });
         }
-        let n = self.params.width as usize * self.params.height as usize;
         let mut m = BackgroundModel {
             width: self.params.width,
             height: self.params.height,
-            frames: frames.len(),
+            frames: acc.frames,
             y: vec![0.0; n],
             cu: vec![0.0; n],
             cv: vec![0.0; n],
@@ -537,28 +666,92 @@ impl Segmenter {
             gx: vec![0.0; n],
             gy: vec![0.0; n],
         };
-        let mut sq = vec![0f32; n];
-        for f in frames {
-            self.check_frame(f)?;
-            self.features(f);
-            for i in 0..n {
-                m.y[i] += self.feat.y[i];
-                m.cu[i] += self.feat.cu[i];
-                m.cv[i] += self.feat.cv[i];
-                sq[i] += self.feat.cu[i].powi(2) + self.feat.cv[i].powi(2);
-            }
-        }
-        let k = 1.0 / frames.len() as f32;
+        let k = 1.0 / acc.frames as f64;
         for i in 0..n {
-            m.y[i] *= k;
-            m.cu[i] *= k;
-            m.cv[i] *= k;
-            m.chroma_var[i] = (sq[i] * k - m.cu[i].powi(2) - m.cv[i].powi(2)).max(0.0);
+            let (y, cu, cv) = (acc.y[i] * k, acc.cu[i] * k, acc.cv[i] * k);
+            m.y[i] = y as f32;
+            m.cu[i] = cu as f32;
+            m.cv[i] = cv as f32;
+            m.chroma_var[i] = (acc.sq[i] * k - cu * cu - cv * cv).max(0.0) as f32;
         }
         let (w, h) = (self.params.width as usize, self.params.height as usize);
         gradient(&m.y, w, h, &mut m.gx, &mut m.gy);
         self.background = Some(m);
         Ok(())
+    }
+
+    /// Replaces the background model by `frame` inside `region` (label
+    /// pixels, 1 = replace): what a "ghost" needs — a region that was learned
+    /// with a person in it and shows the empty scene now.
+    ///
+    /// # Errors
+    /// [`VisionError::FrameSize`] for a frame of another size,
+    /// [`VisionError::Segmentation`] without a background model or for a
+    /// region of another size.
+    pub fn patch_background(&mut self, frame: &Frame, region: &[u8]) -> Result<()> {
+        self.check_frame(frame)?;
+        let n = self.params.width as usize * self.params.height as usize;
+        if region.len() != n {
+            return Err(VisionError::Segmentation(format!(
+                "background patch of {} pixels for a {n}-pixel label image",
+                region.len()
+            )));
+        }
+        self.features(frame);
+        let (w, h) = (self.params.width as usize, self.params.height as usize);
+        let bg = self.background.as_mut().ok_or_else(|| {
+            VisionError::Segmentation("no background model to patch".into())
+        })?;
+        for (i, _) in region.iter().enumerate().filter(|(_, r)| **r != 0) {
+            bg.y[i] = self.feat.y[i];
+            bg.cu[i] = self.feat.cu[i];
+            bg.cv[i] = self.feat.cv[i];
+        }
+        let y = bg.y.clone();
+        gradient(&y, w, h, &mut bg.gx, &mut bg.gy);
+        Ok(())
+    }
+
+    /// Edge support of a foreground region's outline (Cucchiara et al.,
+    /// "Detecting moving objects, ghosts and shadows", 2003): the mean
+    /// gradient magnitude along the outline of `region` (label pixels, 1 =
+    /// inside) in the last frame this segmenter read, and in the background
+    /// model. A person standing in front of the background has their
+    /// outline in the frame; a *ghost* — a place where the background was
+    /// learned with someone in it who has since left — has it in the model
+    /// and not in the frame. `None` without a background model, for a
+    /// region of another size or one without outline pixels.
+    pub fn outline_edges(&self, region: &[u8]) -> Option<(f32, f32)> {
+        let bg = self.background.as_ref()?;
+        let (w, h) = (self.params.width as usize, self.params.height as usize);
+        if region.len() != w * h || self.feat.gx.len() != w * h {
+            return None;
+        }
+        let (mut frame_sum, mut bg_sum, mut count) = (0f64, 0f64, 0usize);
+        for y in 1..h.saturating_sub(1) {
+            for x in 1..w.saturating_sub(1) {
+                let i = y * w + x;
+                if region[i] == 0 {
+                    continue;
+                }
+                let outline = region[i - 1] == 0
+                    || region[i + 1] == 0
+                    || region[i - w] == 0
+                    || region[i + w] == 0;
+                if outline {
+                    let f = &self.feat;
+                    frame_sum += f64::from((f.gx[i].powi(2) + f.gy[i].powi(2)).sqrt());
+                    bg_sum += f64::from((bg.gx[i].powi(2) + bg.gy[i].powi(2)).sqrt());
+                    count += 1;
+                }
+            }
+        }
+        (count > 0).then(|| {
+            (
+                (frame_sum / count as f64) as f32,
+                (bg_sum / count as f64) as f32,
+            )
+        })
     }
 
     /// Module docs, steps 4–5: the cleaned foreground mask in `self.mask`.

@@ -1,0 +1,1614 @@
+//! The tracking session: everything between a frame source and a tracked
+//! pose, once, Bevy-free. `posecloud track` and the app's tracking scene
+//! both drive one [`Session`], one [`Session::step`] per frame, and show
+//! the same [`Status`].
+//!
+//! # Set-up files are optional
+//! Without a camera file the camera is [`crate::defaults::default_camera`]
+//! (level, at the origin, `fov` degrees wide); without a body file the body
+//! is [`crate::defaults::default_body`] at the subject's height. A camera
+//! file still overrides (its aspect ratio must be the frames'; another
+//! resolution is rescaled), and a body file still overrides (scaled to the
+//! subject's height when one is given).
+//!
+//! # The guided start
+//! A small state machine ([`Stage`]), each state with a message and a
+//! progress fraction ([`Status`]); times are the frames' own timestamps, so
+//! a video file and a webcam go through the same steps:
+//!
+//! 1. **Learning the background.** The frame-to-frame change (fraction of
+//!    label pixels whose luminance moved, [`vision::Segmenter::accumulate_background`])
+//!    must stay below [`GuideParams::still_fraction`] for
+//!    [`GuideParams::background_seconds`]; the still frames are summed
+//!    (running sums) into the background model. Motion restarts the count;
+//!    when an earlier still stretch gave a provisional model, a
+//!    person-sized foreground blob against it is reported ("someone is in
+//!    view").
+//! 2. **Waiting for a person.** The largest foreground blob must be
+//!    person-sized (a fraction of the image's height and area, not cut by
+//!    the left or right edge) and nearly still (mask IoU with the previous
+//!    frame ≥ [`GuideParams::person_still_iou`]) for
+//!    [`GuideParams::person_seconds`]. A blob whose outline is an edge of
+//!    the background model and not of the frame is a *ghost* (someone was
+//!    in view while the background was learned and has left; Cucchiara et
+//!    al. 2003): that region of the model is relearned from the frame.
+//! 3. **Placing.** The start pose ([`StartPose`], arms down by default)
+//!    is put where the blob is: its distance from the subject's height and
+//!    the blob's height in pixels (or its width, when the blob is cut by
+//!    the top or bottom edge) through the focal length; its root on the
+//!    ray through the blob's hips; then the silhouette search
+//!    ([`crate::start::place_by_silhouette`]) refines the position. The
+//!    colour models are learned from that frame in that pose, the tracker
+//!    starts there and the frame is tracked.
+//! 4. **Tracking.** One [`Tracker::step`] per frame. A fit that stays poor
+//!    (residual F above [`GuideParams::lost_residual`] for
+//!    [`GuideParams::lost_seconds`]) or a person who leaves (foreground
+//!    below [`GuideParams::left_area_fraction`] of the placed person's for
+//!    [`GuideParams::left_seconds`]) goes back to step 2, re-acquiring.
+//!
+//! A background image (`--background`), K background frames taken as they
+//! come (`--background-frames`), or a known initial pose (`--init`,
+//! `--init-frame`) skip the matching steps, as RTPF's evaluations need.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use gpu::{Camera, Observation};
+use nalgebra::Vector3;
+use skeleton::{Bvh, Skeleton};
+use vision::{
+    BackgroundAccumulator, BodyShape, ClassMap, Frame, FrameSource, SegmentParams, Segmentation,
+    Segmenter, Sleeves, dress_skeleton, load_camera, load_rgb, resize_camera,
+};
+
+use crate::backend::{BackendChoice, SharedDevice};
+use crate::body::{Arm, Selection, Side, TrackedBody};
+use crate::defaults::{DEFAULT_FOV_DEG, body_at_height, default_body, default_camera, stature};
+use crate::error::TrackError;
+use crate::start::{self, StartPose};
+use crate::tracker::{FilterKind, StepReport, Tracker, TrackerConfig};
+
+/// Errors of a session; each names the flag (or field) and file or frame
+/// at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Bad input: `what` is the flag with its value, e.g. `--camera
+    /// cam.toml`, or the source frame.
+    #[error("{what}: {message}")]
+    Input { what: String, message: String },
+    /// The tracker failed.
+    #[error("tracking: {0}")]
+    Track(#[from] TrackError),
+}
+
+pub type Result<T, E = SessionError> = std::result::Result<T, E>;
+
+pub(crate) fn input(what: impl Into<String>, message: impl ToString) -> SessionError {
+    SessionError::Input {
+        what: what.into(),
+        message: message.to_string(),
+    }
+}
+
+pub(crate) fn flag_path(flag: &str, path: &Path) -> String {
+    format!("{flag} {}", path.display())
+}
+
+/// Thresholds and durations of the guided start (module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GuideParams {
+    /// Seconds of still scene the background is learned over.
+    pub background_seconds: f64,
+    /// A frame is still when at most this fraction of label pixels changed.
+    pub still_fraction: f32,
+    /// Seconds a person-sized blob must stay nearly still.
+    pub person_seconds: f64,
+    /// Nearly still: IoU of consecutive blob masks at least this.
+    pub person_still_iou: f64,
+    /// Person-sized: blob at least this fraction of the image's height …
+    pub min_person_height: f64,
+    /// … and of its area.
+    pub min_person_area: f64,
+    /// The start pose did not fit when the silhouette F after the search
+    /// exceeds this.
+    pub place_residual: f64,
+    /// Lost: residual F above this …
+    pub lost_residual: f64,
+    /// … for this many seconds.
+    pub lost_seconds: f64,
+    /// Left: foreground below this fraction of the placed person's area …
+    pub left_area_fraction: f64,
+    /// … for this many seconds.
+    pub left_seconds: f64,
+}
+
+impl Default for GuideParams {
+    fn default() -> Self {
+        Self {
+            background_seconds: 1.0,
+            still_fraction: 0.01,
+            person_seconds: 0.5,
+            person_still_iou: 0.8,
+            min_person_height: 0.25,
+            min_person_area: 0.01,
+            place_residual: 0.6,
+            lost_residual: 0.75,
+            lost_seconds: 1.0,
+            left_area_fraction: 0.25,
+            left_seconds: 0.5,
+        }
+    }
+}
+
+/// The stages of a session (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    LearningBackground,
+    WaitingForPerson,
+    Placing,
+    Tracking,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::LearningBackground => "learning the background",
+            Self::WaitingForPerson => "waiting for a person",
+            Self::Placing => "placing",
+            Self::Tracking => "tracking",
+        }
+    }
+}
+
+/// Where a session stands: the stage, what the person should do, how far
+/// the stage has come (0–1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Status {
+    pub stage: Stage,
+    pub message: String,
+    pub progress: f64,
+    /// Waiting again after the track was lost.
+    pub reacquiring: bool,
+}
+
+/// The tracker's settings a user may change while tracking.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FilterSettings {
+    pub particles: usize,
+    pub filter: FilterKind,
+    /// σ_F of RTPF Eq. 2.
+    pub sigma_f: f64,
+    /// Diffusion σ of the root position (m), limb angles and trunk angles
+    /// (rad) per frame.
+    pub sigma_translation: f64,
+    pub sigma_limb: f64,
+    pub sigma_trunk: f64,
+    pub seed: u64,
+    pub backend: BackendChoice,
+    /// Partitioned sampling ([`TrackerConfig::partitioned`]).
+    pub partitioned: bool,
+    /// The weighted mean as the estimate (else the MAP particle).
+    pub mean_estimate: bool,
+}
+
+impl Default for FilterSettings {
+    fn default() -> Self {
+        Self {
+            particles: 300,
+            filter: FilterKind::Pfrth,
+            sigma_f: 0.1,
+            sigma_translation: 0.02,
+            sigma_limb: 0.08,
+            sigma_trunk: 0.02,
+            seed: 1,
+            backend: BackendChoice::Auto,
+            partitioned: true,
+            mean_estimate: false,
+        }
+    }
+}
+
+impl FilterSettings {
+    /// The tracker's configuration with `class_map`'s label table.
+    pub fn tracker_config(&self, class_map: &ClassMap) -> TrackerConfig {
+        TrackerConfig {
+            particles: self.particles,
+            filter: self.filter,
+            sigma_f: self.sigma_f,
+            sigma_translation: self.sigma_translation,
+            sigma_rotation: self.sigma_limb,
+            sigma_trunk: self.sigma_trunk,
+            seed: self.seed,
+            backend: self.backend,
+            label_map: class_map.label_table(),
+            partitioned: self.partitioned,
+            ..TrackerConfig::default()
+        }
+    }
+
+    /// Checks the values a tracker would refuse, naming the flag.
+    ///
+    /// # Errors
+    /// [`SessionError::Input`] naming the flag.
+    pub fn validate(&self) -> Result<()> {
+        if self.particles == 0 {
+            return Err(input("--particles 0", "need at least one particle"));
+        }
+        smc::ParticleSet::check_memory(self.particles, 128)
+            .map_err(|e| input(format!("--particles {}", self.particles), e))?;
+        if !(self.sigma_f.is_finite() && self.sigma_f > 0.0) {
+            return Err(input(
+                format!("--sigma-f {}", self.sigma_f),
+                "must be finite and > 0",
+            ));
+        }
+        for (flag, v) in [
+            ("--sigma-translation", self.sigma_translation),
+            ("--sigma-limb", self.sigma_limb),
+            ("--sigma-trunk", self.sigma_trunk),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(input(format!("{flag} {v}"), "must be finite and ≥ 0"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What to track and how to start (module docs). Paths are optional: the
+/// defaults need none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionSpec {
+    /// What the source is, for messages (`--frames` value).
+    pub frames: String,
+    /// Camera file; `None`: [`default_camera`] of `fov_deg`.
+    pub camera: Option<PathBuf>,
+    pub fov_deg: f64,
+    /// Body file (BVH); `None`: [`default_body`].
+    pub body: Option<PathBuf>,
+    /// The subject's height (m): the default body's; a body file is scaled
+    /// to it when given (else used as it is).
+    pub subject_height: Option<f64>,
+    /// A known initial pose instead of the guided start: frame `init_frame`
+    /// of `init` (or of the body file). Needs a camera file (the pose is in
+    /// its world frame).
+    pub init: Option<PathBuf>,
+    pub init_frame: Option<usize>,
+    /// The pose the person stands in for the guided start.
+    pub start_pose: StartPose,
+    /// An image of the empty scene instead of learning it.
+    pub background: Option<PathBuf>,
+    /// The first K frames are the empty scene, taken as they come.
+    pub background_frames: Option<usize>,
+    pub sleeves: Sleeves,
+    /// Tracked joints: `auto`, `upper`, `all` or a comma-separated list.
+    pub track: String,
+    /// Label image size.
+    pub label_width: u32,
+    pub label_height: u32,
+    pub guide: GuideParams,
+}
+
+impl Default for SessionSpec {
+    fn default() -> Self {
+        Self {
+            frames: String::new(),
+            camera: None,
+            fov_deg: DEFAULT_FOV_DEG,
+            body: None,
+            subject_height: None,
+            init: None,
+            init_frame: None,
+            start_pose: StartPose::ArmsDown,
+            background: None,
+            background_frames: None,
+            sleeves: Sleeves::Short,
+            track: "auto".into(),
+            label_width: gpu::DEFAULT_WIDTH,
+            label_height: gpu::DEFAULT_HEIGHT,
+            guide: GuideParams::default(),
+        }
+    }
+}
+
+/// The tracked selection of `spec` (`--track`) on `skeleton`.
+///
+/// # Errors
+/// An empty list or a joint the body lacks, naming `--track`.
+pub fn selection(spec: &str, skeleton: &Skeleton) -> Result<Selection> {
+    let upper = Selection::cmu_upper_body();
+    let has_all = |sel: &Selection| match sel {
+        Selection::All => true,
+        Selection::Joints(names) => names.iter().all(|n| skeleton.find(n).is_ok()),
+    };
+    let sel = match spec.trim() {
+        "auto" => {
+            if has_all(&upper) {
+                upper
+            } else {
+                Selection::All
+            }
+        }
+        "all" => Selection::All,
+        "upper" => upper,
+        list => {
+            let names: Vec<String> = list
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            if names.is_empty() {
+                return Err(input(
+                    format!("--track {spec}"),
+                    "expected auto, upper, all or joint names",
+                ));
+            }
+            Selection::Joints(names)
+        }
+    };
+    if let Selection::Joints(names) = &sel
+        && let Some(missing) = names.iter().find(|n| skeleton.find(n).is_err())
+    {
+        return Err(input(
+            format!("--track {spec}"),
+            format!("the body has no joint named `{missing}`"),
+        ));
+    }
+    Ok(sel)
+}
+
+/// A usable initial pose: the skeleton's length, finite values and finite
+/// forward kinematics. The message says which parameter or joint fails.
+///
+/// # Errors
+/// The message.
+pub fn check_init_pose(skeleton: &Skeleton, pose: &[f64]) -> Result<(), String> {
+    if pose.len() != skeleton.dof() {
+        return Err(format!(
+            "{} pose parameters for a skeleton of {}",
+            pose.len(),
+            skeleton.dof()
+        ));
+    }
+    if let Some(i) = pose.iter().position(|v| !v.is_finite()) {
+        return Err(format!(
+            "pose parameter {i} is {} (the initial pose must be finite)",
+            pose[i]
+        ));
+    }
+    let world = skeleton
+        .forward_kinematics(pose)
+        .map_err(|e| e.to_string())?;
+    if let Some(j) = world
+        .iter()
+        .position(|w| !w.translation.vector.iter().all(|v| v.is_finite()))
+    {
+        return Err(format!(
+            "joint `{}` has a non-finite position",
+            skeleton.joint(j).name
+        ));
+    }
+    Ok(())
+}
+
+/// The body (default or file, at the subject's height) and the known
+/// initial pose if one was asked for.
+fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
+    let body = match &spec.body {
+        None => default_body(spec.subject_height.unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT))
+            .map_err(|e| {
+                input(
+                    format!(
+                        "--subject-height {}",
+                        spec.subject_height
+                            .unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT)
+                    ),
+                    e,
+                )
+            })?,
+        Some(path) => {
+            let b = Bvh::load(path).map_err(|e| input(flag_path("--body", path), e))?;
+            match spec.subject_height {
+                Some(h) => body_at_height(&b, 0, h)
+                    .map_err(|e| input(format!("--subject-height {h} for {}", path.display()), e))?,
+                None => b,
+            }
+        }
+    };
+    if spec.init.is_none() && spec.init_frame.is_none() {
+        return Ok((body, None));
+    }
+    let init_frame = spec.init_frame.unwrap_or(0);
+    let (init_path, init_bvh, init_flag) = match &spec.init {
+        Some(p) => (
+            p.display().to_string(),
+            Bvh::load(p).map_err(|e| input(flag_path("--init", p), e))?,
+            "--init",
+        ),
+        None => (
+            spec.body
+                .as_ref()
+                .map_or("the default body".into(), |p| p.display().to_string()),
+            body.clone(),
+            "--body (the initial pose's file)",
+        ),
+    };
+    let names =
+        |s: &Skeleton| -> Vec<String> { s.joints().iter().map(|j| j.name.clone()).collect() };
+    let (bn, in_) = (names(&body.skeleton), names(&init_bvh.skeleton));
+    if bn.len() != in_.len() || body.skeleton.dof() != init_bvh.skeleton.dof() {
+        return Err(input(
+            format!("--init {init_path}"),
+            format!(
+                "{} joints / {} pose parameters, but the body has {} joints / {}",
+                in_.len(),
+                init_bvh.skeleton.dof(),
+                bn.len(),
+                body.skeleton.dof()
+            ),
+        ));
+    }
+    if let Some((a, b)) = bn.iter().zip(&in_).find(|(a, b)| a != b) {
+        return Err(input(
+            format!("--init {init_path}"),
+            format!("joint `{b}` where the body has `{a}` (the same skeleton is needed)"),
+        ));
+    }
+    if init_frame >= init_bvh.frames.len() {
+        return Err(input(
+            format!("--init-frame {init_frame}"),
+            format!(
+                "out of range: {init_path} has {} frames",
+                init_bvh.frames.len()
+            ),
+        ));
+    }
+    let pose = init_bvh.frames.pose(init_frame).to_vec();
+    check_init_pose(&body.skeleton, &pose)
+        .map_err(|m| input(format!("{init_flag} {init_path} frame {init_frame}"), m))?;
+    Ok((body, Some(pose)))
+}
+
+/// The frame-size camera: the file's (rescaled when only its resolution
+/// differs) or the default; says which in `note`.
+fn frame_camera(spec: &SessionSpec, size: (u32, u32)) -> Result<(Camera, String)> {
+    let Some(path) = &spec.camera else {
+        let cam = default_camera(size.0, size.1, spec.fov_deg)
+            .map_err(|e| input(format!("--fov {}", spec.fov_deg), e))?;
+        return Ok((
+            cam,
+            format!(
+                "default camera: {:.0}° wide, level, at the origin",
+                spec.fov_deg
+            ),
+        ));
+    };
+    let what = flag_path("--camera", path);
+    let cam = load_camera(path).map_err(|e| input(&what, e))?;
+    let (cw, ch) = (cam.width(), cam.height());
+    let (fw, fh) = size;
+    if (cw, ch) == (fw, fh) {
+        return Ok((cam, format!("camera {}", path.display())));
+    }
+    // Same aspect ratio (within 0.5 %): a calibration at another resolution.
+    let a = u64::from(cw) * u64::from(fh);
+    let b = u64::from(ch) * u64::from(fw);
+    if a.abs_diff(b) as f64 > 0.005 * a.max(b) as f64 {
+        return Err(input(
+            what,
+            format!(
+                "the camera is {cw} × {ch} but the frames of --frames {} are {fw} × {fh}: \
+                 another aspect ratio cannot be rescaled (calibrate the camera at the frames' size)",
+                spec.frames
+            ),
+        ));
+    }
+    let cam = resize_camera(&cam, fw, fh).map_err(|e| input(&what, e))?;
+    Ok((
+        cam,
+        format!(
+            "camera {} ({cw} × {ch} rescaled to {fw} × {fh})",
+            path.display()
+        ),
+    ))
+}
+
+/// The largest 4-connected foreground component of a mask.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Blob {
+    /// 1 inside the blob (the mask's size).
+    pub mask: Vec<u8>,
+    pub area: usize,
+    /// Bounding box, inclusive, in mask pixels.
+    pub x0: usize,
+    pub y0: usize,
+    pub x1: usize,
+    pub y1: usize,
+}
+
+impl Blob {
+    /// The largest component of `mask` (`width × height`, 1 = foreground).
+    pub fn largest(mask: &[u8], width: usize, height: usize) -> Option<Blob> {
+        if mask.len() != width * height {
+            return None;
+        }
+        let mut comp = vec![u32::MAX; mask.len()];
+        let mut best: Option<(usize, u32)> = None;
+        let mut stack = Vec::new();
+        for start in 0..mask.len() {
+            if mask[start] == 0 || comp[start] != u32::MAX {
+                continue;
+            }
+            let id = start as u32;
+            comp[start] = id;
+            stack.push(start);
+            let mut size = 0;
+            while let Some(i) = stack.pop() {
+                size += 1;
+                let (x, y) = (i % width, i / width);
+                let mut visit = |j: usize| {
+                    if mask[j] != 0 && comp[j] == u32::MAX {
+                        comp[j] = id;
+                        stack.push(j);
+                    }
+                };
+                if x > 0 {
+                    visit(i - 1);
+                }
+                if x + 1 < width {
+                    visit(i + 1);
+                }
+                if y > 0 {
+                    visit(i - width);
+                }
+                if y + 1 < height {
+                    visit(i + width);
+                }
+            }
+            if best.is_none_or(|(s, _)| size > s) {
+                best = Some((size, id));
+            }
+        }
+        let (area, id) = best?;
+        let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
+        let blob: Vec<u8> = comp
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                if c == id {
+                    let (x, y) = (i % width, i / width);
+                    x0 = x0.min(x);
+                    y0 = y0.min(y);
+                    x1 = x1.max(x);
+                    y1 = y1.max(y);
+                    1
+                } else {
+                    0
+                }
+            })
+            .collect();
+        Some(Blob {
+            mask: blob,
+            area,
+            x0,
+            y0,
+            x1,
+            y1,
+        })
+    }
+
+    pub fn height(&self) -> usize {
+        self.y1 - self.y0 + 1
+    }
+    pub fn width(&self) -> usize {
+        self.x1 - self.x0 + 1
+    }
+
+    /// Intersection over union of two blobs' masks.
+    pub fn iou(&self, other: &Blob) -> f64 {
+        let (mut inter, mut union) = (0usize, 0usize);
+        for (a, b) in self.mask.iter().zip(&other.mask) {
+            inter += usize::from(*a != 0 && *b != 0);
+            union += usize::from(*a != 0 || *b != 0);
+        }
+        if union == 0 {
+            0.0
+        } else {
+            inter as f64 / union as f64
+        }
+    }
+}
+
+/// What one tracked frame produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tracked {
+    /// The estimate (MAP or mean, [`FilterSettings::mean_estimate`]), a
+    /// full pose of the body.
+    pub pose: Vec<f64>,
+    pub report: StepReport,
+    pub segment_ms: f64,
+    pub step_ms: f64,
+}
+
+/// What one [`Session::step`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionStep {
+    /// The source frame's index and timestamp.
+    pub frame: usize,
+    pub timestamp: f64,
+    /// The status after the frame.
+    pub status: Status,
+    /// The frame was tracked (placing and tracking stages).
+    pub tracked: Option<Tracked>,
+    /// Something that happened (background learned, person placed, track
+    /// lost), for a log line.
+    pub event: Option<String>,
+}
+
+/// The guided start's per-stage memory.
+#[derive(Clone, Debug)]
+enum Guide {
+    /// `fixed`: K frames taken as they come (`--background-frames`).
+    Background {
+        still_since: Option<f64>,
+        fixed: Option<usize>,
+        provisional: bool,
+    },
+    Waiting {
+        still_since: Option<f64>,
+        previous: Option<Blob>,
+    },
+    Tracking {
+        poor_since: Option<f64>,
+        gone_since: Option<f64>,
+        /// Foreground pixels when the person was placed.
+        placed_area: usize,
+    },
+}
+
+/// One tracking session (module docs).
+pub struct Session {
+    spec: SessionSpec,
+    settings: FilterSettings,
+    source: Box<dyn FrameSource>,
+    source_name: String,
+    camera: Camera,
+    label_camera: Camera,
+    camera_note: String,
+    /// The body file's (or default) skeleton with its BVH channels: the
+    /// outputs' hierarchy.
+    body: Bvh,
+    /// The body dressed with capsules (what the likelihood renders).
+    dressed: Skeleton,
+    selection: Selection,
+    class_map: ClassMap,
+    stature: f64,
+    /// Root height above the soles over the stature, standing.
+    hip_fraction: f64,
+    init: Option<Vec<f64>>,
+    segmenter: Segmenter,
+    accumulator: BackgroundAccumulator,
+    segmentation: Segmentation,
+    guide: Guide,
+    status: Status,
+    tracker: Option<Tracker>,
+    device: Option<SharedDevice>,
+    estimate: Option<Vec<f64>>,
+    last: Option<Frame>,
+    /// Frames the background model was learned from.
+    background_frames: usize,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("spec", &self.spec)
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A session on `source`: loads the body and camera (or takes the
+    /// defaults), builds the segmenter, takes a background image when one
+    /// is given. Tracking starts with the frames ([`Self::step`]). The GPU
+    /// back end runs on `device` when given (the app's).
+    ///
+    /// # Errors
+    /// [`SessionError::Input`] naming the flag and file: bad files, a
+    /// camera of another aspect ratio, bad settings, a background image of
+    /// another size, a known initial pose without a camera file.
+    pub fn open(
+        spec: SessionSpec,
+        settings: FilterSettings,
+        source: Box<dyn FrameSource>,
+        device: Option<SharedDevice>,
+    ) -> Result<Self> {
+        settings.validate()?;
+        if spec.label_width == 0 || spec.label_height == 0 {
+            return Err(input(
+                format!("--width {} --height {}", spec.label_width, spec.label_height),
+                "must be ≥ 1",
+            ));
+        }
+        if spec.background_frames == Some(0) {
+            return Err(input("--background-frames 0", "must be ≥ 1"));
+        }
+        let (body, init) = load_body(&spec)?;
+        if init.is_some() && spec.camera.is_none() {
+            return Err(input(
+                match &spec.init {
+                    Some(p) => flag_path("--init", p),
+                    None => format!("--init-frame {}", spec.init_frame.unwrap_or(0)),
+                },
+                "a known initial pose is in a camera file's world frame: give --camera too \
+                 (or leave both out for the guided start)",
+            ));
+        }
+        let body_what = spec
+            .body
+            .as_ref()
+            .map_or("the default body".into(), |p| flag_path("--body", p));
+        let dressed =
+            dress_skeleton(&body.skeleton, &BodyShape::default()).map_err(|e| input(&body_what, e))?;
+        let selection = selection(&spec.track, &dressed)?;
+        let standing = body.frames.pose(0).to_vec();
+        let stature = stature(&body.skeleton, &standing).map_err(|e| input(&body_what, e))?;
+        let hip_fraction = {
+            let w = body
+                .skeleton
+                .forward_kinematics(&standing)
+                .map_err(|e| input(&body_what, e))?;
+            let low = w
+                .iter()
+                .map(|t| t.translation.vector.y)
+                .fold(f64::INFINITY, f64::min);
+            ((w[0].translation.vector.y - low) / stature).clamp(0.3, 0.7)
+        };
+
+        let size = source.size();
+        let (camera, camera_note) = frame_camera(&spec, size)?;
+        let label_camera = resize_camera(&camera, spec.label_width, spec.label_height)
+            .map_err(|e| input("--camera", e))?;
+        let params = SegmentParams {
+            width: spec.label_width,
+            height: spec.label_height,
+            ..SegmentParams::default()
+        };
+        let frames_what = format!("--frames {}", spec.frames);
+        let mut segmenter =
+            Segmenter::new(params, size.0, size.1).map_err(|e| input(&frames_what, e))?;
+        let mut background_frames = 0;
+        let guide = if let Some(path) = &spec.background {
+            let what = flag_path("--background", path);
+            let (w, h, rgb) = load_rgb(path).map_err(|e| input(&what, e))?;
+            if (w, h) != size {
+                return Err(input(
+                    what,
+                    format!(
+                        "the image is {w} × {h}, the frames {} × {}",
+                        size.0, size.1
+                    ),
+                ));
+            }
+            let f = Frame::new(w, h, rgb, 0.0, 0).map_err(|e| input(&what, e))?;
+            segmenter
+                .learn_background(&[&f])
+                .map_err(|e| input(what, e))?;
+            background_frames = 1;
+            Guide::Waiting {
+                still_since: None,
+                previous: None,
+            }
+        } else {
+            Guide::Background {
+                still_since: None,
+                fixed: spec.background_frames,
+                provisional: false,
+            }
+        };
+        let class_map = ClassMap::for_sleeves(spec.sleeves);
+        let source_name = source.name().to_string();
+        let mut session = Self {
+            status: Status {
+                stage: Stage::LearningBackground,
+                message: String::new(),
+                progress: 0.0,
+                reacquiring: false,
+            },
+            spec,
+            settings,
+            source,
+            source_name,
+            camera,
+            label_camera,
+            camera_note,
+            body,
+            dressed,
+            selection,
+            class_map,
+            stature,
+            hip_fraction,
+            init,
+            segmenter,
+            accumulator: BackgroundAccumulator::default(),
+            segmentation: Segmentation::default(),
+            guide,
+            tracker: None,
+            device,
+            estimate: None,
+            last: None,
+            background_frames,
+        };
+        session.status = session.initial_status();
+        Ok(session)
+    }
+
+    fn initial_status(&self) -> Status {
+        match &self.guide {
+            Guide::Background { fixed: Some(k), .. } => Status {
+                stage: Stage::LearningBackground,
+                message: format!("learning the background from the first {k} frame(s)"),
+                progress: 0.0,
+                reacquiring: false,
+            },
+            Guide::Background { .. } => Status {
+                stage: Stage::LearningBackground,
+                message: "learning the background: step out of view and keep the camera still"
+                    .into(),
+                progress: 0.0,
+                reacquiring: false,
+            },
+            _ => self.waiting_status(None, 0.0),
+        }
+    }
+
+    fn waiting_status(&self, problem: Option<&str>, progress: f64) -> Status {
+        let pose = match self.spec.start_pose {
+            StartPose::ArmsDown => "arms down",
+            StartPose::TPose => "arms out (T-pose)",
+        };
+        let reacquiring = self.status.reacquiring;
+        let message = match (problem, reacquiring) {
+            (Some(p), true) => format!("lost — {p}"),
+            (Some(p), false) => p.to_string(),
+            (None, true) => format!("lost — stand still, face the camera, {pose}, to re-acquire"),
+            (None, false) => format!("step in, face the camera, {pose}, and stand still"),
+        };
+        Status {
+            stage: Stage::WaitingForPerson,
+            message,
+            progress,
+            reacquiring,
+        }
+    }
+
+    pub fn spec(&self) -> &SessionSpec {
+        &self.spec
+    }
+    pub fn settings(&self) -> &FilterSettings {
+        &self.settings
+    }
+    pub fn status(&self) -> &Status {
+        &self.status
+    }
+    /// The source's name (path, device).
+    pub fn source_name(&self) -> &str {
+        &self.source_name
+    }
+    pub fn source(&self) -> &dyn FrameSource {
+        self.source.as_ref()
+    }
+    /// The camera of the frames (file or default) and, in words, which.
+    pub fn camera(&self) -> &Camera {
+        &self.camera
+    }
+    pub fn camera_note(&self) -> &str {
+        &self.camera_note
+    }
+    /// The camera at the label image's size (the tracker's).
+    pub fn label_camera(&self) -> &Camera {
+        &self.label_camera
+    }
+    /// The body with its BVH channels (the outputs' hierarchy).
+    pub fn body(&self) -> &Bvh {
+        &self.body
+    }
+    /// The body dressed with the likelihood's capsules.
+    pub fn dressed(&self) -> &Skeleton {
+        &self.dressed
+    }
+    pub fn stature(&self) -> f64 {
+        self.stature
+    }
+    pub fn tracker(&self) -> Option<&Tracker> {
+        self.tracker.as_ref()
+    }
+    /// The last estimate (full pose), once placed.
+    pub fn estimate(&self) -> Option<&[f64]> {
+        self.estimate.as_deref()
+    }
+    /// The last frame read.
+    pub fn last_frame(&self) -> Option<&Frame> {
+        self.last.as_ref()
+    }
+    /// The last label image (tracking stages).
+    pub fn segmentation(&self) -> &Segmentation {
+        &self.segmentation
+    }
+    /// Replaces the last label image (e.g. the last frame segmented again
+    /// after new colour models).
+    pub fn set_segmentation(&mut self, segmentation: Segmentation) {
+        self.segmentation = segmentation;
+    }
+    pub fn segmenter(&self) -> &Segmenter {
+        &self.segmenter
+    }
+    pub fn segmenter_mut(&mut self) -> &mut Segmenter {
+        &mut self.segmenter
+    }
+    pub fn class_map(&self) -> &ClassMap {
+        &self.class_map
+    }
+    pub fn background_frames(&self) -> usize {
+        self.background_frames
+    }
+    /// Which likelihood back end runs, in words (before placing: the one
+    /// that will).
+    pub fn describe_backend(&self) -> String {
+        self.tracker.as_ref().map_or_else(
+            || format!("{:?} (starts when tracking starts)", self.settings.backend),
+            Tracker::describe,
+        )
+    }
+
+    /// New tracker settings (the running tracker keeps its cloud).
+    ///
+    /// # Errors
+    /// Bad settings, or a back end that cannot be built.
+    pub fn set_settings(&mut self, settings: FilterSettings) -> Result<()> {
+        settings.validate()?;
+        if let Some(t) = &mut self.tracker {
+            t.set_config(settings.tracker_config(&self.class_map))?;
+        }
+        self.settings = settings;
+        Ok(())
+    }
+
+    /// Another sleeve length: the class map changes; the colours are
+    /// learned again at the next placing (or [`Self::learn_colours`]).
+    ///
+    /// # Errors
+    /// A back end that cannot be rebuilt.
+    pub fn set_sleeves(&mut self, sleeves: Sleeves) -> Result<()> {
+        self.spec.sleeves = sleeves;
+        self.class_map = ClassMap::for_sleeves(sleeves);
+        if let Some(t) = &mut self.tracker {
+            t.set_config(self.settings.tracker_config(&self.class_map))?;
+        }
+        Ok(())
+    }
+
+    /// The joints tracked from now on (`--track`); the track restarts at
+    /// the current estimate.
+    ///
+    /// # Errors
+    /// As [`selection`]; a tracker that cannot be rebuilt.
+    pub fn set_tracked_joints(&mut self, spec: &str) -> Result<()> {
+        let sel = selection(spec, &self.dressed)?;
+        self.spec.track = spec.to_string();
+        self.selection = sel;
+        if let Some(pose) = self.estimate.clone() {
+            self.start_tracker(&pose)?;
+        }
+        Ok(())
+    }
+
+    /// Moves the file source to `frame` (the session's stage stays).
+    ///
+    /// # Errors
+    /// A live source, or a frame past the end.
+    pub fn seek(&mut self, frame: usize) -> Result<()> {
+        self.source
+            .seek(frame)
+            .map_err(|e| input(format!("--frames {}", self.spec.frames), e))
+    }
+
+    /// Starts over: background, person, placing (a file source from its
+    /// first frame).
+    ///
+    /// # Errors
+    /// A live source cannot seek: it starts over from its next frame.
+    pub fn restart(&mut self) -> Result<()> {
+        let seek = self.source.seek(0);
+        self.tracker = None;
+        self.estimate = None;
+        self.accumulator = BackgroundAccumulator::default();
+        self.status.reacquiring = false;
+        if self.spec.background.is_none() {
+            self.guide = Guide::Background {
+                still_since: None,
+                fixed: self.spec.background_frames,
+                provisional: false,
+            };
+            self.background_frames = 0;
+        } else {
+            self.guide = Guide::Waiting {
+                still_since: None,
+                previous: None,
+            };
+        }
+        self.status = self.initial_status();
+        match seek {
+            Ok(()) | Err(vision::VisionError::Seek { .. }) => Ok(()),
+            Err(e) => Err(input(format!("--frames {}", self.spec.frames), e)),
+        }
+    }
+
+    /// The last frame becomes the background model (the app's "capture
+    /// background").
+    ///
+    /// # Errors
+    /// No frame yet.
+    pub fn capture_background(&mut self) -> Result<String> {
+        let f = self
+            .last
+            .as_ref()
+            .ok_or_else(|| input("capture background", "no frame yet"))?;
+        self.segmenter
+            .learn_background(&[f])
+            .map_err(|e| input(format!("frame {}", f.index), e))?;
+        self.background_frames = 1;
+        if matches!(self.guide, Guide::Background { .. }) {
+            self.guide = Guide::Waiting {
+                still_since: None,
+                previous: None,
+            };
+            self.status = self.waiting_status(None, 0.0);
+        }
+        Ok(format!("background learned from frame {}", f.index))
+    }
+
+    /// Learns the colour models from the last frame in the current
+    /// estimate.
+    ///
+    /// # Errors
+    /// No frame or no estimate yet, or too few pixels.
+    pub fn learn_colours(&mut self) -> Result<String> {
+        let (Some(f), Some(pose)) = (self.last.clone(), self.estimate.clone()) else {
+            return Err(input(
+                "learn colours",
+                "needs a frame and an estimate (wait until tracking starts)",
+            ));
+        };
+        self.learn_colours_from(&f, &pose)
+    }
+
+    fn learn_colours_from(&mut self, frame: &Frame, pose: &[f64]) -> Result<String> {
+        let r = self
+            .segmenter
+            .learn_colours_from_pose(frame, &self.dressed, &self.camera, pose, &self.class_map)
+            .map_err(|e| {
+                input(
+                    format!("--frames {} frame {}", self.spec.frames, frame.index),
+                    format!("learning colours from the pose: {e}"),
+                )
+            })?;
+        Ok(format!(
+            "colours learned from frame {} ({} skin, {} hair, {} shirt, {} trousers pixels)",
+            frame.index, r.skin, r.hair, r.shirt, r.trousers
+        ))
+    }
+
+    /// Builds the tracker (on the session's device) with every particle at
+    /// `pose`.
+    fn start_tracker(&mut self, pose: &[f64]) -> Result<()> {
+        let body = TrackedBody::new(self.dressed.clone(), &self.selection, pose)?;
+        let config = self.settings.tracker_config(&self.class_map);
+        self.tracker = Some(Tracker::with_device(
+            body,
+            self.label_camera.clone(),
+            pose,
+            None,
+            config,
+            self.device.clone(),
+        )?);
+        self.estimate = Some(pose.to_vec());
+        Ok(())
+    }
+
+    /// Reads the next frame and advances the session by it (module docs).
+    /// `Ok(None)` at the end of the source.
+    ///
+    /// # Errors
+    /// A frame that cannot be read or segmented, a tracker failure.
+    pub fn step(&mut self) -> Result<Option<SessionStep>> {
+        let frames_what = || format!("--frames {}", self.spec.frames);
+        let Some(frame) = self.source.next_frame().map_err(|e| input(frames_what(), e))? else {
+            return Ok(None);
+        };
+        let (index, t) = (frame.index, frame.timestamp);
+        let result = match self.guide.clone() {
+            Guide::Background {
+                still_since,
+                fixed,
+                provisional,
+            } => self.background_step(&frame, still_since, fixed, provisional),
+            Guide::Waiting {
+                still_since,
+                previous,
+            } => self.waiting_step(&frame, still_since, previous),
+            Guide::Tracking {
+                poor_since,
+                gone_since,
+                placed_area,
+            } => self.tracking_step(&frame, poor_since, gone_since, placed_area),
+        };
+        self.last = Some(frame);
+        let (tracked, event) = result?;
+        Ok(Some(SessionStep {
+            frame: index,
+            timestamp: t,
+            status: self.status.clone(),
+            tracked,
+            event,
+        }))
+    }
+
+    fn frame_what(&self, frame: &Frame) -> String {
+        format!("--frames {} frame {}", self.spec.frames, frame.index)
+    }
+
+    /// Stage 1 (module docs).
+    fn background_step(
+        &mut self,
+        frame: &Frame,
+        still_since: Option<f64>,
+        fixed: Option<usize>,
+        provisional: bool,
+    ) -> Result<(Option<Tracked>, Option<String>)> {
+        let what = self.frame_what(frame);
+        let change = self
+            .segmenter
+            .accumulate_background(&mut self.accumulator, frame)
+            .map_err(|e| input(&what, e))?;
+        let t = frame.timestamp;
+        if let Some(k) = fixed {
+            let n = self.accumulator.frames();
+            self.status.progress = n as f64 / k as f64;
+            if n < k {
+                return Ok((None, None));
+            }
+            return self.background_learned(format!("background learned from {n} frame(s)"));
+        }
+        let g = &self.spec.guide;
+        if change > g.still_fraction {
+            // Moving: start again; a provisional model from the still
+            // stretch before tells whether someone is in view.
+            let since = still_since.unwrap_or(t);
+            let mut provisional = provisional;
+            if !provisional && t - since >= 0.3 * g.background_seconds {
+                provisional = self.segmenter.set_background(&self.accumulator).is_ok();
+            }
+            self.accumulator.clear_sums();
+            let someone = provisional && {
+                let mask = self
+                    .segmenter
+                    .foreground_mask(frame)
+                    .map_err(|e| input(&what, e))?;
+                self.person_sized(&mask).is_some()
+            };
+            self.status = Status {
+                stage: Stage::LearningBackground,
+                message: if someone {
+                    "someone is in view: step out of view until the background is learned".into()
+                } else {
+                    format!(
+                        "the scene is moving ({:.1} % of it changed): keep the camera still and step out of view",
+                        100.0 * change
+                    )
+                },
+                progress: 0.0,
+                reacquiring: false,
+            };
+            self.guide = Guide::Background {
+                still_since: None,
+                fixed,
+                provisional,
+            };
+            return Ok((None, None));
+        }
+        let since = still_since.unwrap_or(t);
+        let held = t - since;
+        self.status = Status {
+            stage: Stage::LearningBackground,
+            message: "learning the background: keep out of view".into(),
+            progress: (held / g.background_seconds).clamp(0.0, 1.0),
+            reacquiring: false,
+        };
+        // The first still frame has no duration yet: at least two frames.
+        if held + 1e-9 >= g.background_seconds && self.accumulator.frames() >= 2 {
+            let n = self.accumulator.frames();
+            return self.background_learned(format!(
+                "background learned from {n} still frames ({held:.1} s)"
+            ));
+        }
+        self.guide = Guide::Background {
+            still_since: Some(since),
+            fixed,
+            provisional,
+        };
+        Ok((None, None))
+    }
+
+    fn background_learned(&mut self, event: String) -> Result<(Option<Tracked>, Option<String>)> {
+        self.segmenter
+            .set_background(&self.accumulator)
+            .map_err(|e| input("background", e))?;
+        self.background_frames = self.accumulator.frames();
+        self.accumulator.clear_sums();
+        if let Some(pose) = self.init.clone() {
+            // A known initial pose: the next frame learns colours from it
+            // and is tracked.
+            self.guide = Guide::Waiting {
+                still_since: None,
+                previous: None,
+            };
+            self.status = Status {
+                stage: Stage::Placing,
+                message: "starting from the given initial pose".into(),
+                progress: 1.0,
+                reacquiring: false,
+            };
+            self.estimate = Some(pose);
+        } else {
+            self.guide = Guide::Waiting {
+                still_since: None,
+                previous: None,
+            };
+            self.status = self.waiting_status(None, 0.0);
+        }
+        Ok((None, Some(event)))
+    }
+
+    /// The blob of `mask` if it is person-sized and in view, else why not.
+    fn person_sized(&self, mask: &[u8]) -> Option<Blob> {
+        self.person_check(mask).ok()
+    }
+
+    fn person_check(&self, mask: &[u8]) -> std::result::Result<Blob, &'static str> {
+        let (w, h) = (
+            self.spec.label_width as usize,
+            self.spec.label_height as usize,
+        );
+        let g = &self.spec.guide;
+        let blob = Blob::largest(mask, w, h).ok_or("")?;
+        if (blob.area as f64) < g.min_person_area * (w * h) as f64 {
+            return Err("");
+        }
+        if (blob.height() as f64) < g.min_person_height * h as f64 {
+            return Err("come closer: you look small in the image");
+        }
+        if blob.x0 == 0 || blob.x1 + 1 == w {
+            return Err("step fully into view (you are cut by the image's edge)");
+        }
+        if blob.y0 == 0 && blob.y1 + 1 == h {
+            return Err("step back: head and feet are both out of view");
+        }
+        Ok(blob)
+    }
+
+    /// Stage 2 (module docs); places on the frame the person held still.
+    fn waiting_step(
+        &mut self,
+        frame: &Frame,
+        still_since: Option<f64>,
+        previous: Option<Blob>,
+    ) -> Result<(Option<Tracked>, Option<String>)> {
+        let what = self.frame_what(frame);
+        let t = frame.timestamp;
+        if let Some(pose) = self.init.take().filter(|_| self.tracker.is_none()) {
+            // Known initial pose (after the background).
+            let colours = self.learn_colours_from(frame, &pose)?;
+            self.start_tracker(&pose)?;
+            let area = self.foreground_area(frame)?;
+            return self.placed_and_tracked(frame, area, colours);
+        }
+        let mask = self
+            .segmenter
+            .foreground_mask(frame)
+            .map_err(|e| input(&what, e))?;
+        let blob = match self.person_check(&mask) {
+            Ok(b) => b,
+            Err(problem) => {
+                let p = (!problem.is_empty()).then_some(problem);
+                self.status = self.waiting_status(p, 0.0);
+                self.guide = Guide::Waiting {
+                    still_since: None,
+                    previous: None,
+                };
+                return Ok((None, None));
+            }
+        };
+        let g = self.spec.guide.clone();
+        let still = previous
+            .as_ref()
+            .is_some_and(|p| p.iou(&blob) >= g.person_still_iou);
+        let since = if still { still_since.unwrap_or(t) } else { t };
+        let held = t - since;
+        let progress = (held / g.person_seconds).clamp(0.0, 1.0);
+        if held + 1e-9 < g.person_seconds || !still {
+            self.status =
+                self.waiting_status(Some("hold still, face the camera"), progress);
+            if !self.status.reacquiring {
+                self.status.message = format!(
+                    "hold still, face the camera, {}",
+                    match self.spec.start_pose {
+                        StartPose::ArmsDown => "arms down",
+                        StartPose::TPose => "arms out",
+                    }
+                );
+            }
+            self.guide = Guide::Waiting {
+                still_since: Some(since),
+                previous: Some(blob),
+            };
+            return Ok((None, None));
+        }
+        // A ghost: the outline is an edge of the model, not of the frame.
+        if let Some((in_frame, in_model)) = self.segmenter.outline_edges(&blob.mask)
+            && in_model > 1.5 * in_frame
+        {
+            let region = dilate(&blob.mask, self.spec.label_width as usize, 2);
+            self.segmenter
+                .patch_background(frame, &region)
+                .map_err(|e| input(&what, e))?;
+            self.guide = Guide::Waiting {
+                still_since: None,
+                previous: None,
+            };
+            self.status = self.waiting_status(None, 0.0);
+            return Ok((
+                None,
+                Some(format!(
+                    "someone was in view while the background was learned: that part of it \
+                     relearned from frame {} (outline edges {in_frame:.1} in the frame, {in_model:.1} in the model)",
+                    frame.index
+                )),
+            ));
+        }
+        let placed = self.place(frame, &mask, &blob).and_then(|(note, pose)| {
+            // Colours from this frame in the found pose; the tracker starts
+            // only when they could be learned.
+            let colours = self
+                .learn_colours_from(frame, &pose)
+                .map_err(|e| PlaceFailure(format!("{e}: stand facing the camera, in full view")))?;
+            self.start_tracker(&pose)
+                .map_err(|e| PlaceFailure(e.to_string()))?;
+            Ok(format!("{note}; {colours}"))
+        });
+        match placed {
+            Ok(event) => self.placed_and_tracked(frame, blob.area, event),
+            Err(PlaceFailure(why)) => {
+                self.status = self.waiting_status(Some(&why), 0.0);
+                self.guide = Guide::Waiting {
+                    still_since: None,
+                    previous: None,
+                };
+                Ok((None, None))
+            }
+        }
+    }
+
+    fn foreground_area(&mut self, frame: &Frame) -> Result<usize> {
+        let what = self.frame_what(frame);
+        let mask = self
+            .segmenter
+            .foreground_mask(frame)
+            .map_err(|e| input(what, e))?;
+        Ok(mask.iter().filter(|&&m| m != 0).count())
+    }
+
+    /// Stage 3 (module docs): the start pose where the blob is; returns
+    /// what was found, in words, and the pose.
+    fn place(
+        &mut self,
+        frame: &Frame,
+        mask: &[u8],
+        blob: &Blob,
+    ) -> std::result::Result<(String, Vec<f64>), PlaceFailure> {
+        let fail = |m: String| PlaceFailure(m);
+        let cam = self.label_camera.clone();
+        let (h, fy) = (self.spec.label_height as usize, cam.fy());
+        let (cut_top, cut_bottom) = (blob.y0 == 0, blob.y1 + 1 == h);
+        let s = self.stature;
+        // Distance along the optical axis from the blob's size.
+        let width_ratio = match self.spec.start_pose {
+            StartPose::ArmsDown => 0.26,
+            StartPose::TPose => 1.0,
+        };
+        let depth = if !cut_top && !cut_bottom {
+            fy * s / blob.height() as f64
+        } else {
+            cam.fx() * width_ratio * s / blob.width() as f64
+        };
+        // The hips' row.
+        let v_root = if !cut_bottom {
+            blob.y1 as f64 + 0.5 - self.hip_fraction * s * fy / depth
+        } else {
+            blob.y0 as f64 + (1.0 - self.hip_fraction) * s * fy / depth
+        };
+        let u_root = (blob.x0 + blob.x1) as f64 / 2.0;
+        let v_px = v_root.clamp(0.0, h as f64 - 1.0) as u32;
+        let (origin, dir) = cam.pixel_ray(u_root as u32, v_px);
+        let forward = cam.world_from_camera().rotation * Vector3::z();
+        let along = dir.dot(&forward).max(1e-3);
+        let root = origin + dir.into_inner() * (depth / along);
+        let start = start::start_pose(&self.dressed, self.spec.start_pose, &cam, root)
+            .map_err(|e| fail(format!("the start pose: {e}")))?;
+        let body = TrackedBody::new(self.dressed.clone(), &self.selection, &start)
+            .map_err(|e| fail(e.to_string()))?;
+        let mask_obs = Observation::new(cam.width(), cam.height(), mask.to_vec())
+            .map_err(|e| fail(e.to_string()))?;
+        // ±25 % of the distance in depth, ±0.4 m across, ±0.25 m in height.
+        let extent = [0.4, 0.25, (0.25 * depth).max(0.3)];
+        let (found, f) = start::place_by_silhouette(&body, &cam, &mask_obs, &start, extent, 9)
+            .map_err(|e| fail(e.to_string()))?;
+        if f > self.spec.guide.place_residual {
+            return Err(fail(format!(
+                "the silhouette does not look like the start pose (F {f:.2}): face the camera, {}",
+                match self.spec.start_pose {
+                    StartPose::ArmsDown => "arms down by your sides",
+                    StartPose::TPose => "arms straight out",
+                }
+            )));
+        }
+        let r = &found[..3];
+        let note = format!(
+            "start pose {} placed on frame {} at ({:.2}, {:.2}, {:.2}) m, {depth:.1} m away (silhouette F {f:.3})",
+            self.spec.start_pose.name(),
+            frame.index,
+            r[0],
+            r[1],
+            r[2]
+        );
+        Ok((note, found))
+    }
+
+    /// After placing: this frame is tracked too; the stage is `Placing`.
+    fn placed_and_tracked(
+        &mut self,
+        frame: &Frame,
+        placed_area: usize,
+        event: String,
+    ) -> Result<(Option<Tracked>, Option<String>)> {
+        let tracked = self.track_frame(frame)?;
+        self.guide = Guide::Tracking {
+            poor_since: None,
+            gone_since: None,
+            placed_area,
+        };
+        self.status = Status {
+            stage: Stage::Placing,
+            message: "placed: tracking starts".into(),
+            progress: 1.0,
+            reacquiring: false,
+        };
+        Ok((Some(tracked), Some(event)))
+    }
+
+    fn track_frame(&mut self, frame: &Frame) -> Result<Tracked> {
+        let what = self.frame_what(frame);
+        let tracker = self
+            .tracker
+            .as_mut()
+            .ok_or_else(|| input(&what, "no tracker (not placed)"))?;
+        let t0 = Instant::now();
+        self.segmenter
+            .segment_into(frame, &mut self.segmentation)
+            .map_err(|e| input(&what, e))?;
+        let obs = self
+            .segmentation
+            .observation()
+            .map_err(|e| input(&what, e))?;
+        let t1 = Instant::now();
+        let report = tracker.step(&obs)?;
+        let t2 = Instant::now();
+        let pose = if self.settings.mean_estimate {
+            report.mean_pose.clone()
+        } else {
+            report.map_pose.clone()
+        };
+        self.estimate = Some(pose.clone());
+        Ok(Tracked {
+            pose,
+            report,
+            segment_ms: (t1 - t0).as_secs_f64() * 1e3,
+            step_ms: (t2 - t1).as_secs_f64() * 1e3,
+        })
+    }
+
+    /// Stage 4 (module docs).
+    fn tracking_step(
+        &mut self,
+        frame: &Frame,
+        poor_since: Option<f64>,
+        gone_since: Option<f64>,
+        placed_area: usize,
+    ) -> Result<(Option<Tracked>, Option<String>)> {
+        let tracked = self.track_frame(frame)?;
+        let t = frame.timestamp;
+        let g = self.spec.guide.clone();
+        let poor_since = (tracked.report.residual > g.lost_residual).then(|| poor_since.unwrap_or(t));
+        let area = self.segmentation.foreground.iter().filter(|&&m| m != 0).count();
+        let gone_since =
+            ((area as f64) < g.left_area_fraction * placed_area as f64).then(|| gone_since.unwrap_or(t));
+        let lost = if gone_since.is_some_and(|s| t - s + 1e-9 >= g.left_seconds) {
+            Some("the person left the view".to_string())
+        } else if poor_since.is_some_and(|s| t - s + 1e-9 >= g.lost_seconds) {
+            Some(format!(
+                "the fit stayed poor for {:.1} s (F {:.2})",
+                g.lost_seconds, tracked.report.residual
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = lost {
+            self.status.reacquiring = true;
+            self.guide = Guide::Waiting {
+                still_since: None,
+                previous: None,
+            };
+            self.status = self.waiting_status(None, 0.0);
+            return Ok((
+                Some(tracked),
+                Some(format!("lost on frame {}: {why}; re-acquiring", frame.index)),
+            ));
+        }
+        self.guide = Guide::Tracking {
+            poor_since,
+            gone_since,
+            placed_area,
+        };
+        self.status = Status {
+            stage: Stage::Tracking,
+            message: format!(
+                "tracking (F {:.2}, ESS {:.0}/{})",
+                tracked.report.residual, tracked.report.ess, self.settings.particles
+            ),
+            progress: 1.0,
+            reacquiring: false,
+        };
+        Ok((Some(tracked), None))
+    }
+
+    /// The right-elbow flexion of a full pose, degrees (the plots' figure).
+    pub fn right_elbow_deg(&self, pose: &[f64]) -> Option<f64> {
+        let arm = Arm::find(&self.dressed, Side::Right).ok()?;
+        let world = self.dressed.forward_kinematics(pose).ok()?;
+        Some(arm.flexion(&world).to_degrees())
+    }
+}
+
+/// Why placing failed (said to the person).
+#[derive(Debug)]
+struct PlaceFailure(String);
+
+/// `mask` grown by `r` pixels (square structuring element).
+fn dilate(mask: &[u8], width: usize, r: usize) -> Vec<u8> {
+    let height = mask.len() / width.max(1);
+    let mut out = vec![0u8; mask.len()];
+    for y in 0..height {
+        for x in 0..width {
+            if mask[y * width + x] == 0 {
+                continue;
+            }
+            for yy in y.saturating_sub(r)..(y + r + 1).min(height) {
+                for xx in x.saturating_sub(r)..(x + r + 1).min(width) {
+                    out[yy * width + xx] = 1;
+                }
+            }
+        }
+    }
+    out
+}
