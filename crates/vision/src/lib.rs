@@ -24,7 +24,8 @@ pub use classes::{ClassMap, SEG_CLASSES, SegClass, Sleeves};
 pub use error::{Result, VisionError};
 pub use frame::{Frame, FrameSource, load_rgb};
 pub use segment::{
-    ColourClass, Gaussian3, LearnReport, SegmentParams, Segmentation, Segmenter, Stroke,
+    BackgroundAccumulator, ColourClass, Gaussian3, LearnReport, STILL_LUMA_CHANGE, SegmentParams,
+    Segmentation, Segmenter, Stroke,
 };
 pub use sources::{ImageSequence, VideoFile, Y4mFile, open_source};
 pub use synth::{
