@@ -14,6 +14,7 @@ pub mod classes;
 pub mod cli;
 pub mod error;
 pub mod eval;
+pub mod footage;
 pub mod frame;
 pub mod segment;
 pub mod sources;
@@ -22,6 +23,7 @@ pub mod synth;
 pub use camera_file::{CameraFile, load_camera, resize_camera};
 pub use classes::{ClassMap, SEG_CLASSES, SegClass, Sleeves};
 pub use error::{Result, VisionError};
+pub use footage::{FootageOptions, render_session, write_session};
 pub use frame::{Frame, FrameSource, load_rgb};
 pub use segment::{
     BackgroundAccumulator, ColourClass, Gaussian3, LearnReport, STILL_LUMA_CHANGE, SegmentParams,
