@@ -39,6 +39,25 @@ pub enum VisionError {
         height: u32,
         message: String,
     },
+    /// A frame size declared by a file header, `ffprobe` or a webcam
+    /// driver is zero or beyond [`crate::frame::MAX_FRAME_SIDE`] /
+    /// [`crate::frame::MAX_FRAME_BYTES`]; `field` is the header field or
+    /// key (`W`, `width`, …). Reported before anything is allocated.
+    #[error("{source_name}: frame size field `{field}` = {value}: {message}")]
+    FrameLimit {
+        source_name: String,
+        field: String,
+        value: u64,
+        message: String,
+    },
+    /// A source gave no data within its read timeout (a stalled `ffmpeg`,
+    /// `ffprobe` or camera); `what` says what was awaited.
+    #[error("{source_name}: timed out after {seconds:.1} s waiting for {what}")]
+    Timeout {
+        source_name: String,
+        seconds: f64,
+        what: String,
+    },
     /// A helper program (`ffmpeg`, `ffprobe`) is missing or failed.
     #[error("program `{program}`: {message}")]
     Program { program: String, message: String },

@@ -25,11 +25,13 @@ pub use classes::{ClassMap, SEG_CLASSES, SegClass, Sleeves};
 pub use error::{Result, VisionError};
 pub use footage::{FootageOptions, render_session, write_session};
 pub use frame::{Frame, FrameSource, load_rgb};
+pub use frame::{MAX_FRAME_BYTES, MAX_FRAME_SIDE, check_frame_size};
 pub use segment::{
     BackgroundAccumulator, ColourClass, Gaussian3, LearnReport, STILL_LUMA_CHANGE, SegmentParams,
     Segmentation, Segmenter, Stroke,
 };
 pub use sources::{ImageSequence, VideoFile, Y4mFile, open_source};
+pub use sources::{VideoOptions, Webcam, WebcamFormat, WebcamInfo, WebcamOptions, list_webcams};
 pub use synth::{
     Appearance, Background, BodyShape, Lighting, RenderOptions, RenderedFrame, SyntheticRenderer,
     SyntheticSource, dress_skeleton, write_render,

@@ -3,7 +3,6 @@
 
 pub mod images;
 pub mod video;
-#[cfg(all(feature = "webcam", target_os = "linux"))]
 pub mod webcam;
 pub mod y4m;
 
@@ -13,7 +12,10 @@ use crate::error::{Result, VisionError};
 use crate::frame::FrameSource;
 
 pub use images::{DEFAULT_SEQUENCE_FPS, ImageSequence};
-pub use video::{VideoFile, VideoInfo, probe};
+pub use video::{
+    DEFAULT_READ_TIMEOUT, STDERR_LINES, VideoFile, VideoInfo, VideoOptions, probe, probe_with,
+};
+pub use webcam::{Webcam, WebcamFormat, WebcamInfo, WebcamOptions, list_webcams, nearest_size};
 pub use y4m::Y4mFile;
 
 /// Opens what `spec` names:
@@ -27,7 +29,8 @@ pub use y4m::Y4mFile;
 ///
 /// # Errors
 /// The chosen source's errors; [`VisionError::Parameter`] for a bad
-/// `webcam:N`, or for `webcam` when built without the feature.
+/// `webcam:N`; [`VisionError::Webcam`] for `webcam` when built without the
+/// feature.
 pub fn open_source(spec: &str, fps: f64) -> Result<Box<dyn FrameSource>> {
     if let Some(rest) = spec.strip_prefix("webcam") {
         let bad = || {
@@ -79,7 +82,9 @@ pub fn open_source(spec: &str, fps: f64) -> Result<Box<dyn FrameSource>> {
     }
 }
 
-#[cfg(all(feature = "webcam", target_os = "linux"))]
+/// `webcam:N[@WxH]`: the supported size nearest to W × H (see
+/// [`webcam::Webcam::open`]); a build without the `webcam` feature gives
+/// [`VisionError::Webcam`] saying so.
 fn open_webcam(index: u32, size: Option<(u32, u32)>) -> Result<Box<dyn FrameSource>> {
     let mut options = webcam::WebcamOptions::index(index);
     if let Some((w, h)) = size {
@@ -87,13 +92,4 @@ fn open_webcam(index: u32, size: Option<(u32, u32)>) -> Result<Box<dyn FrameSour
         options.height = h;
     }
     Ok(Box::new(webcam::Webcam::open(&options)?))
-}
-
-#[cfg(not(all(feature = "webcam", target_os = "linux")))]
-fn open_webcam(index: u32, _size: Option<(u32, u32)>) -> Result<Box<dyn FrameSource>> {
-    Err(VisionError::parameter(
-        "--frames",
-        format!("webcam:{index}"),
-        "this build has no webcam support (cargo feature `webcam`, Linux only)",
-    ))
 }

@@ -3,13 +3,20 @@
 //! `FRAME…\n` line and the Y, U, V planes. Colour spaces `420*`, `422`,
 //! `444` and `mono` (8 bit); YCbCr → RGB with the BT.601 limited-range
 //! matrix (what `ffmpeg` assumes for untagged Y4M).
+//!
+//! The header's size is untrusted: `W` and `H` are checked against
+//! [`MAX_FRAME_SIDE`](crate::frame::MAX_FRAME_SIDE) with checked arithmetic
+//! when the file is opened, and a frame's planes are read into a buffer that
+//! grows with the bytes actually present, so a 60-byte file that declares
+//! 65535 × 65535 is a one-line error and a truncated frame of a large
+//! declared size costs no more memory than the file holds.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Result, VisionError};
-use crate::frame::{Frame, FrameSource};
+use crate::frame::{Frame, FrameSource, check_frame_size};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Chroma {
@@ -72,7 +79,7 @@ impl Y4mFile {
         if words.next() != Some("YUV4MPEG2") || !header.ends_with(b"\n") {
             return Err(err("not a YUV4MPEG2 file (bad signature)".into()));
         }
-        let (mut width, mut height, mut fps) = (0u32, 0u32, 25.0f64);
+        let (mut width, mut height, mut fps) = (0u64, 0u64, 25.0f64);
         let mut chroma = Chroma::Sub(1, 1);
         for w in words {
             let (tag, value) = w.split_at(w.chars().next().map_or(0, char::len_utf8));
@@ -95,14 +102,16 @@ impl Y4mFile {
                         d.parse()
                             .map_err(|_| err(format!("bad frame rate F{value}")))?,
                     );
-                    if !(n > 0.0 && d > 0.0) {
+                    if !(n > 0.0 && d > 0.0 && (n / d).is_finite()) {
                         return Err(err(format!("bad frame rate F{value}")));
                     }
                     fps = n / d;
                 }
                 "C" => {
                     chroma = match value {
-                        v if v.starts_with("420") => Chroma::Sub(1, 1),
+                        // 4:2:0 with its siting variants; 10/12-bit `420p10`
+                        // and the like are refused below, not misread.
+                        "420" | "420jpeg" | "420paldv" | "420mpeg2" => Chroma::Sub(1, 1),
                         "422" => Chroma::Sub(1, 0),
                         "444" => Chroma::Sub(0, 0),
                         "mono" => Chroma::Mono,
@@ -119,9 +128,14 @@ impl Y4mFile {
         if width == 0 || height == 0 {
             return Err(err(format!("missing or zero size W{width} H{height}")));
         }
+        let name = path.display().to_string();
+        check_frame_size(&name, ["W", "H"], width, height)?;
+        // Both sides are at most MAX_FRAME_SIDE now: u32 and every product
+        // below fit a usize.
+        let (width, height) = (width as u32, height as u32);
         let data_start = header.len() as u64;
         Ok(Self {
-            name: path.display().to_string(),
+            name,
             path,
             reader,
             width,
@@ -182,13 +196,21 @@ impl FrameSource for Y4mFile {
             });
         }
         let n = self.frame_bytes();
-        self.plane.resize(n, 0);
-        self.reader
-            .read_exact(&mut self.plane)
-            .map_err(|_| VisionError::Video {
+        // Grows with the bytes present (not `resize(n)`): a truncated file
+        // never costs the declared frame size.
+        self.plane.clear();
+        let read = self
+            .reader
+            .by_ref()
+            .take(n as u64)
+            .read_to_end(&mut self.plane)
+            .map_err(|e| VisionError::io(&self.path, e))?;
+        if read < n {
+            return Err(VisionError::Video {
                 path: self.path.clone(),
-                message: format!("truncated: frame {index} is incomplete ({n} bytes expected)"),
-            })?;
+                message: format!("truncated: frame {index} is incomplete ({read} of {n} bytes)"),
+            });
+        }
         let (w, h) = (self.width as usize, self.height as usize);
         let (cw, ch) = self.chroma_size();
         let (ys, rest) = self.plane.split_at(w * h);
@@ -214,17 +236,19 @@ impl FrameSource for Y4mFile {
     fn seek(&mut self, frame: usize) -> Result<()> {
         // FRAME lines carry no parameters in files we write; assume the
         // plain 6-byte "FRAME\n" when computing offsets.
-        let offset = self.data_start + frame as u64 * (6 + self.frame_bytes() as u64);
+        let offset = (frame as u64)
+            .checked_mul(6 + self.frame_bytes() as u64)
+            .and_then(|o| o.checked_add(self.data_start));
         let len = std::fs::metadata(&self.path)
             .map_err(|e| VisionError::io(&self.path, e))?
             .len();
-        if offset > len {
+        let Some(offset) = offset.filter(|&o| o <= len) else {
             return Err(VisionError::Seek {
                 source_name: self.name.clone(),
                 frame,
                 message: "past the end of the file".into(),
             });
-        }
+        };
         self.reader
             .seek(SeekFrom::Start(offset))
             .map_err(|e| VisionError::io(&self.path, e))?;
