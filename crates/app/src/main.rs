@@ -251,8 +251,13 @@ fn fk(file: &Path, frame: usize, end_sites: bool) -> Result<()> {
 }
 
 fn load_skeleton(source: &str) -> Result<Skeleton> {
+    Ok(load_skeleton_with_warnings(source)?.0)
+}
+
+/// As [`load_skeleton`], with what a URDF import adjusted (issue 23).
+fn load_skeleton_with_warnings(source: &str) -> Result<(Skeleton, Vec<skeleton::UrdfWarning>)> {
     if let Some(s) = presets::by_name(source) {
-        return Ok(s);
+        return Ok((s, Vec::new()));
     }
     let path = Path::new(source);
     match path
@@ -261,8 +266,11 @@ fn load_skeleton(source: &str) -> Result<Skeleton> {
         .map(str::to_ascii_lowercase)
         .as_deref()
     {
-        Some("bvh") => Ok(Bvh::load(path)?.skeleton),
-        Some("urdf") => Ok(skeleton::load_urdf(path)?),
+        Some("bvh") => Ok((Bvh::load(path)?.skeleton, Vec::new())),
+        Some("urdf") => {
+            let import = skeleton::import_urdf(path)?;
+            Ok((import.skeleton, import.warnings))
+        }
         _ => bail!(
             "'{source}' is neither a .bvh/.urdf file nor a preset ({})",
             presets::PRESET_NAMES.join(", ")
@@ -271,7 +279,8 @@ fn load_skeleton(source: &str) -> Result<Skeleton> {
 }
 
 fn info(source: &str) -> Result<()> {
-    let s = load_skeleton(source).with_context(|| format!("loading {source}"))?;
+    let (s, warnings) =
+        load_skeleton_with_warnings(source).with_context(|| format!("loading {source}"))?;
     println!(
         "{} joints, {} DOF, total mass {:.2} kg",
         s.len(),
@@ -297,6 +306,9 @@ fn info(source: &str) -> Result<()> {
             j.kind.dof(),
             part
         );
+    }
+    for w in &warnings {
+        println!("warning: {w}");
     }
     Ok(())
 }
