@@ -39,11 +39,14 @@
 //! tracker's) with [`skeleton`]'s forward kinematics:
 //!
 //! 1. `empty`: the room, still (only the noise changes);
-//! 2. `walk_in`: the straight-walk-and-stop part of CMU 131_01 (frames
-//!    525–830, 120 Hz, resampled with per-joint slerp), its root path turned
-//!    to run across the image and ending at the spot, the root height scaled
-//!    by the leg length and shifted so that the feet touch the floor; then a
-//!    0.6 s turn (per-joint slerp) to face the camera;
+//! 2. `walk_in`: a gait cycle of CMU 131_01 (the pair of frames in its
+//!    steady walk, 545–700 at 120 Hz, whose poses match best, looped with
+//!    the root's advance accumulated and resampled by per-joint slerp; the
+//!    clip's stylised arms are replaced by a swing against the thigh of the
+//!    same side), turned to run across the image from out of view, scaled
+//!    by the leg length and lifted so that the feet touch the floor; it
+//!    ends 0.3 m short of the spot and a 0.6 s blend (per-joint slerp,
+//!    root lerp) stops and turns the subject to face the camera;
 //! 3. `stand`: still, facing the camera, arms down 10° from the body (the
 //!    tracker's `arms-down` start pose);
 //! 4. `move`: keyframed arm, trunk and head motion (sideways and overhead
@@ -815,7 +818,6 @@ struct Side {
     elbow: usize,
     wrist: usize,
     hand: usize,
-    fingers_end: usize,
     thumb_end: usize,
     hip: usize,
     knee: usize,
@@ -919,7 +921,6 @@ impl Subject {
                 elbow: find(&skeleton, &format!("{p}Elbow"))?,
                 wrist: find(&skeleton, &format!("{p}Wrist"))?,
                 hand: find(&skeleton, &format!("{}hand", q.to_ascii_lowercase()))?,
-                fingers_end: find(&skeleton, &format!("{q}Fingers_end"))?,
                 thumb_end: find(&skeleton, &format!("{q}Thumb_end"))?,
                 hip: find(&skeleton, &format!("{p}Hip"))?,
                 knee: find(&skeleton, &format!("{p}Knee"))?,
@@ -2045,10 +2046,10 @@ fn body_prims(subject: &Subject, setup: &Setup, world: &[Isometry3<f64>]) -> Vec
     for (k, sh) in shoulders.iter().enumerate() {
         let inward = cx * (outward(k) as f32);
         prims.push(round_cone(
-            neck_base + cy * 0.0 * s - cz * 0.01 * s,
+            neck_base - cy * 0.035 * s - cz * 0.01 * s,
             *sh - inward * 0.01 * s - cy * 0.005 * s,
-            0.058 * g,
-            0.05 * g,
+            0.054 * g,
+            0.048 * g,
             cz,
             (1.0, 0.85),
             Mat::Shirt,
@@ -2056,12 +2057,15 @@ fn body_prims(subject: &Subject, setup: &Setup, world: &[Isometry3<f64>]) -> Vec
     }
     let hips = p(ids.hips);
     let (px, py) = (axis(ids.hips, Vector3::x()), axis(ids.hips, Vector3::y()));
-    let hem = hips - py * 0.07 * s;
+    let hem = hips - py * 0.06 * s;
     let belly_top = chest_c - cy * 0.04 * s;
+    let hip_w = 0.5 * (p(ids.side[1].hip) - p(ids.side[0].hip)).norm();
+    // Loose: the hem clears the tops of the thighs.
+    let hem_r = (0.178 * g * (b.hips as f32).sqrt()).max(hip_w + 0.095 * g);
     let mut waist = round_cone(
         hem,
         belly_top,
-        0.178 * g * (b.hips as f32).sqrt(),
+        hem_r,
         0.15 * g,
         px,
         (1.0, 0.72 * depth),
@@ -2069,7 +2073,6 @@ fn body_prims(subject: &Subject, setup: &Setup, world: &[Isometry3<f64>]) -> Vec
     );
     waist.cut = Some((-V3::y(), 0.0));
     prims.push(waist);
-    let hip_w = 0.5 * (p(ids.side[1].hip) - p(ids.side[0].hip)).norm();
     prims.push(ellipsoid(
         hips - py * 0.075 * s,
         frame_q(&q(ids.hips)),
@@ -2079,7 +2082,7 @@ fn body_prims(subject: &Subject, setup: &Setup, world: &[Isometry3<f64>]) -> Vec
 
     // Arms, hands, legs, shoes.
     let long = cl.sleeves == Sleeves::Long;
-    for (k, l) in ids.side.iter().enumerate() {
+    for l in &ids.side {
         let sh = p(l.shoulder);
         let el = p(l.elbow);
         let wr = p(l.wrist);
@@ -2175,9 +2178,9 @@ fn body_prims(subject: &Subject, setup: &Setup, world: &[Isometry3<f64>]) -> Vec
         let an = p(l.ankle);
         let leg_x = axis(l.hip, Vector3::x());
         prims.push(round_cone(
-            hip + py * 0.03 * s,
+            hip + py * 0.02 * s,
             kn,
-            0.09 * g,
+            0.084 * g,
             0.062 * g,
             leg_x,
             (1.0, 1.0),
@@ -2222,7 +2225,6 @@ fn body_prims(subject: &Subject, setup: &Setup, world: &[Isometry3<f64>]) -> Vec
             },
             Mat::Shoe,
         ));
-        let _ = (ax, k);
     }
     prims
 }
@@ -2532,11 +2534,11 @@ impl Scene {
         }
         let mut hit_box = None;
         for (i, b) in self.boxes.iter().enumerate() {
-            if let Some((t, n)) = ray_box(o, d, b) {
-                if t < best.0 {
-                    best = (t, 5);
-                    hit_box = Some((i, n));
-                }
+            if let Some((t, n)) = ray_box(o, d, b)
+                && t < best.0
+            {
+                best = (t, 5);
+                hit_box = Some((i, n));
             }
         }
         let (t, id) = best;
@@ -2991,7 +2993,7 @@ impl Session {
             .collect();
         let srgb = SrgbTable::new();
         let blurred = if options.blur {
-            blur(&room_sharp, w, h, [0, 0, w as i32 - 1, h as i32 - 1])
+            blur(&room_sharp, w, h)
         } else {
             room_sharp.clone()
         };
@@ -3158,7 +3160,7 @@ impl Session {
         let (w, _) = (self.options.width as usize, self.options.height as usize);
         let mut rgb = vec![0u8; img.len() * 3];
         let sigma = self.options.noise as f32;
-        let seed = mix64(self.options.seed ^ 0x6e6f_6973_65) ^ mix64(frame as u64 + 1);
+        let seed = mix64(self.options.seed ^ 0x006e_6f69_7365) ^ mix64(frame as u64 + 1);
         rgb.par_chunks_mut(3 * w)
             .zip(img.par_chunks(w))
             .enumerate()
@@ -3301,7 +3303,7 @@ impl Session {
             });
         // Blur the dynamic rectangle (clamped to it), vignette, sRGB.
         let blurred = if self.options.blur {
-            blur(&sharp, dw, dh, [0, 0, dw as i32 - 1, dh as i32 - 1])
+            blur(&sharp, dw, dh)
         } else {
             sharp
         };
@@ -3404,7 +3406,7 @@ impl Session {
             }
             Mat::Shirt => {
                 if self.options.setup.clothing.stripes.is_some() {
-                    let y = p.y - self.plan_root_y();
+                    let y = p.y;
                     if (y / 0.045).rem_euclid(2.0) < 1.0 {
                         stripes
                     } else {
@@ -3429,10 +3431,6 @@ impl Session {
                 }
             }
         }
-    }
-
-    fn plan_root_y(&self) -> f32 {
-        0.0
     }
 
     fn shadow_blobs(&self, world: &[Isometry3<f64>]) -> Vec<Blob> {
@@ -3616,9 +3614,8 @@ fn sdf(prims: &[Prim], cands: &[(usize, f32, f32)], p: &V3) -> (f32, usize) {
     (d, id)
 }
 
-/// 3 × 3 binomial blur of `img` (`w × h`) inside `rect`, clamping at its edges.
-fn blur(img: &[V3], w: usize, h: usize, rect: [i32; 4]) -> Vec<V3> {
-    let _ = rect;
+/// 3 × 3 binomial blur of `img` (`w × h`), clamping at its edges.
+fn blur(img: &[V3], w: usize, h: usize) -> Vec<V3> {
     let mut tmp = vec![V3::zeros(); w * h];
     tmp.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
         for x in 0..w {
