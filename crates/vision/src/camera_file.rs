@@ -160,11 +160,32 @@ impl CameraFile {
     fn pose_impl(&self) -> std::result::Result<Isometry3<f64>, (&'static str, String)> {
         let eye = Vector3::from(self.position);
         let forward = Vector3::from(self.look_at) - eye;
+        if !forward.iter().all(|v| v.is_finite()) {
+            // Finite coordinates whose difference overflows (found by
+            // tests/fuzz.rs: it made a NaN rotation that only `camera()`
+            // refused).
+            return Err((
+                "look_at",
+                format!(
+                    "{:?} − position {:?} overflows: coordinates too large",
+                    self.look_at, self.position
+                ),
+            ));
+        }
         if forward.norm() < 1e-9 {
             return Err(("look_at", "coincides with position".into()));
         }
-        let z = forward.normalize();
-        let up = Vector3::from(self.up);
+        // A norm that overflows (|components| near f64::MAX) is taken after
+        // scaling by the largest component; ordinary values are untouched.
+        let direction = |v: Vector3<f64>| {
+            if v.norm().is_finite() {
+                v
+            } else {
+                v / v.amax()
+            }
+        };
+        let z = direction(forward).normalize();
+        let up = direction(Vector3::from(self.up));
         let x = z.cross(&up);
         if up.norm() < 1e-9 || x.norm() < 1e-9 * up.norm() {
             return Err((
@@ -174,6 +195,9 @@ impl CameraFile {
         }
         let x = x.normalize();
         let y = z.cross(&x);
+        if ![x, y, z].iter().all(|v| v.iter().all(|c| c.is_finite())) {
+            return Err(("up", format!("{:?}: the camera axes are not finite", self.up)));
+        }
         let rot = Rotation3::from_matrix_unchecked(Matrix3::from_columns(&[x, y, z]));
         Ok(Isometry3::from_parts(
             Translation3::from(eye),
