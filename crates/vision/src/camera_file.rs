@@ -196,7 +196,10 @@ impl CameraFile {
         let x = x.normalize();
         let y = z.cross(&x);
         if ![x, y, z].iter().all(|v| v.iter().all(|c| c.is_finite())) {
-            return Err(("up", format!("{:?}: the camera axes are not finite", self.up)));
+            return Err((
+                "up",
+                format!("{:?}: the camera axes are not finite", self.up),
+            ));
         }
         let rot = Rotation3::from_matrix_unchecked(Matrix3::from_columns(&[x, y, z]));
         Ok(Isometry3::from_parts(

@@ -559,7 +559,10 @@ fn hostile_camera_files() {
         ]),
         with(&[("up", "up = [1e308, 1e308, 1e308]")]),
         with(&[("up", "up = [1e-320, 1e-320, 0.0]")]),
-        with(&[("position", "position = [1e-320, 0.0, 0.0]"), ("look_at", "look_at = [0.0, 0.0, 0.0]")]),
+        with(&[
+            ("position", "position = [1e-320, 0.0, 0.0]"),
+            ("look_at", "look_at = [0.0, 0.0, 0.0]"),
+        ]),
         with(&[("fx", "fx = 1e308"), ("cx", "cx = 1e308")]),
         with(&[("width", "width = 9223372036854775807")]),
         with(&[("height", "height = -9223372036854775808")]),
