@@ -34,6 +34,8 @@ numpy pillow`):
     python tools/convert_keypoint_model.py --variants full lite --out /tmp/m
 
 `--skip-convert` only rewrites the image and the reference JSON.
+`--time N` also prints the reference runtime's median time per crop over N
+runs at 1 and 2 threads (the figures in `crates/keypoints/README.md`).
 """
 
 import argparse
@@ -256,12 +258,33 @@ def reference(tflite, image):
     return result
 
 
+def time_reference(tflite, image, runs):
+    import time
+    from ai_edge_litert.interpreter import Interpreter
+
+    tensor = crop(image, roi_from_box(PIPELINE_BOX))[None]
+    for threads in (1, 2):
+        interp = Interpreter(model_path=tflite, num_threads=threads)
+        interp.allocate_tensors()
+        index = interp.get_input_details()[0]["index"]
+        times = []
+        for _ in range(runs + 1):
+            t = time.perf_counter()
+            interp.set_tensor(index, tensor)
+            interp.invoke()
+            times.append((time.perf_counter() - t) * 1e3)
+        times = sorted(times[1:])
+        print(f"{os.path.basename(tflite)}  ai-edge-litert threads={threads}: "
+              f"median {times[len(times) // 2]:.1f} ms, min {times[0]:.1f} ms ({runs} runs)")
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--variants", nargs="+", default=["full"], choices=["lite", "full", "heavy"])
     ap.add_argument("--out", default=os.path.join(here, "..", "assets", "models"))
     ap.add_argument("--skip-convert", action="store_true")
+    ap.add_argument("--time", type=int, default=0, metavar="N")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
@@ -277,6 +300,8 @@ def main():
             if not args.skip_convert:
                 tflite = convert(package, variant, args.out)
             refs[variant] = reference(tflite, image)
+            if args.time:
+                time_reference(tflite, image, args.time)
         doc = dict(
             about="Reference outputs of ai-edge-litert for blazepose_test_astronaut.png; "
                   "written by tools/convert_keypoint_model.py",

@@ -112,8 +112,35 @@ pub struct RawOutput {
     pub landmarks: Vec<[f32; 5]>,
     /// Probability that the crop holds a person (already a sigmoid).
     pub pose_flag: f32,
-    /// `64 × 64 × MODEL_LANDMARK_ROWS` logits, HWC.
+    /// `64 × 64 × MODEL_LANDMARK_ROWS` logits, HWC; empty when the detector
+    /// was built without heatmap refinement.
     pub heatmap: Vec<f32>,
+}
+
+/// How a [`Detector`] is built.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DetectorOptions {
+    /// Apply MediaPipe's heatmap refinement to the landmark positions. It
+    /// needs the network's heatmap branch (three 64 × 64 resizes and four
+    /// more depthwise convolutions: about a fifth of the time); without it
+    /// tract prunes that branch. Default `true`, as MediaPipe does.
+    pub refine_with_heatmap: bool,
+    /// ROI side / long side of the person box (MediaPipe: 1.25).
+    pub roi_scale: f32,
+    /// Threads for tract's matrix products (1: the calling thread only).
+    /// The depthwise convolutions that dominate BlazePose stay on the calling
+    /// thread, so 2 threads gain little (see the crate README).
+    pub threads: usize,
+}
+
+impl Default for DetectorOptions {
+    fn default() -> Self {
+        Self {
+            refine_with_heatmap: true,
+            roi_scale: Roi::MEDIAPIPE_SCALE,
+            threads: 1,
+        }
+    }
 }
 
 type Plan = TypedSimplePlan<TypedModel>;
@@ -126,18 +153,14 @@ pub struct Detector {
     name: String,
     /// tract's matrix-product thread pool; `None` runs on the caller's thread.
     executor: Option<Executor>,
-    /// ROI side / long side of the person box (MediaPipe: 1.25).
-    pub roi_scale: f32,
-    /// Apply MediaPipe's heatmap refinement to the landmark positions.
-    pub refine_with_heatmap: bool,
+    options: DetectorOptions,
 }
 
 impl std::fmt::Debug for Detector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Detector")
             .field("model", &self.name)
-            .field("roi_scale", &self.roi_scale)
-            .field("refine_with_heatmap", &self.refine_with_heatmap)
+            .field("options", &self.options)
             .finish()
     }
 }
@@ -145,42 +168,47 @@ impl std::fmt::Debug for Detector {
 impl Detector {
     /// The embedded default model ([`DEFAULT_MODEL_NAME`], BlazePose full).
     pub fn new() -> Result<Self> {
-        Self::from_onnx_bytes(DEFAULT_MODEL, DEFAULT_MODEL_NAME)
+        Self::new_with(DetectorOptions::default())
+    }
+
+    /// The embedded default model with `options`.
+    pub fn new_with(options: DetectorOptions) -> Result<Self> {
+        Self::from_onnx_bytes(DEFAULT_MODEL, DEFAULT_MODEL_NAME, options)
     }
 
     /// A BlazePose landmark model converted to ONNX (the lite, full or heavy
     /// variant; `tools/convert_keypoint_model.py` makes them).
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
+        Self::load_with(path, DetectorOptions::default())
+    }
+
+    /// [`Detector::load`] with `options`.
+    pub fn load_with(path: impl AsRef<Path>, options: DetectorOptions) -> Result<Self> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| Error::Model {
             path: path.display().to_string(),
             message: format!("cannot read: {e}"),
         })?;
-        Self::from_onnx_bytes(&bytes, &path.display().to_string())
+        Self::from_onnx_bytes(&bytes, &path.display().to_string(), options)
     }
 
     /// An ONNX model held in memory; `name` labels errors.
-    pub fn from_onnx_bytes(bytes: &[u8], name: &str) -> Result<Self> {
-        let plan = build_plan(bytes).map_err(|e| Error::Model {
+    pub fn from_onnx_bytes(bytes: &[u8], name: &str, options: DetectorOptions) -> Result<Self> {
+        let plan = build_plan(bytes, options.refine_with_heatmap).map_err(|e| Error::Model {
             path: name.to_string(),
             message: format!("{e:#}"),
         })?;
         Ok(Self {
             plan: Arc::new(plan),
             name: name.to_string(),
-            executor: None,
-            roi_scale: Roi::MEDIAPIPE_SCALE,
-            refine_with_heatmap: true,
+            executor: (options.threads > 1)
+                .then(|| Executor::multithread_with_name(options.threads, "keypoints-mm")),
+            options,
         })
     }
 
-    /// Runs the network's matrix products on a pool of `threads` threads
-    /// (1: on the calling thread). Depthwise convolutions and the other ops
-    /// stay on the calling thread, so two threads do not halve the time.
-    pub fn with_threads(mut self, threads: usize) -> Self {
-        self.executor =
-            (threads > 1).then(|| Executor::multithread_with_name(threads, "keypoints-mm"));
-        self
+    pub fn options(&self) -> &DetectorOptions {
+        &self.options
     }
 
     /// The model's file name (or [`DEFAULT_MODEL_NAME`]).
@@ -199,7 +227,12 @@ impl Detector {
     ) -> Result<Keypoints> {
         roi::check_image(rgb, width, height)?;
         person.validate(width, height)?;
-        self.detect_in_roi(rgb, width, height, Roi::from_box(&person, self.roi_scale))
+        self.detect_in_roi(
+            rgb,
+            width,
+            height,
+            Roi::from_box(&person, self.options.roi_scale),
+        )
     }
 
     /// Keypoints inside an explicit (possibly rotated) ROI, e.g.
@@ -240,7 +273,12 @@ impl Detector {
                 .as_slice::<f32>()
                 .map_err(|e| Error::Inference(format!("{e:#}")))
         };
-        let (lm, flag, heatmap) = (view(0)?, view(1)?, view(2)?);
+        let (lm, flag) = (view(0)?, view(1)?);
+        let heatmap = if self.options.refine_with_heatmap {
+            view(2)?
+        } else {
+            &[]
+        };
         if !lm.iter().all(|v| v.is_finite()) {
             return Err(Error::NonFinite("landmark"));
         }
@@ -265,7 +303,7 @@ impl Detector {
     pub fn keypoints(&self, raw: &RawOutput, roi: Roi) -> Keypoints {
         let n = INPUT_SIZE as f32;
         let mut xy: Vec<[f32; 2]> = raw.landmarks.iter().map(|r| [r[0] / n, r[1] / n]).collect();
-        if self.refine_with_heatmap {
+        if self.options.refine_with_heatmap && !raw.heatmap.is_empty() {
             refine_from_heatmap(&mut xy, &raw.heatmap);
         }
         let to_image = |p: [f32; 2]| roi.crop_to_image([p[0] * n, p[1] * n]);
@@ -290,20 +328,26 @@ impl Detector {
     }
 }
 
-fn build_plan(bytes: &[u8]) -> TractResult<Plan> {
+fn build_plan(bytes: &[u8], heatmap: bool) -> TractResult<Plan> {
     let mut model = tract_onnx::onnx().model_for_read(&mut std::io::Cursor::new(bytes))?;
     let outputs = model.output_outlets()?.to_vec();
     // Landmarks, pose flag, segmentation, heatmap, world landmarks. Keeping
-    // only what we use lets tract prune the segmentation decoder.
+    // only what we use lets tract prune the segmentation decoder (and the
+    // heatmap branch when it is not wanted).
     ensure!(
         outputs.len() == 5,
         "expected BlazePose's 5 outputs, found {}",
         outputs.len()
     );
-    model.set_output_outlets(&[outputs[0], outputs[1], outputs[3]])?;
+    let keep = if heatmap {
+        vec![outputs[0], outputs[1], outputs[3]]
+    } else {
+        vec![outputs[0], outputs[1]]
+    };
+    model.set_output_outlets(&keep)?;
     model.set_input_fact(0, f32::fact([1, INPUT_SIZE, INPUT_SIZE, 3]).into())?;
     let model = model.into_optimized()?;
-    let shapes: Vec<Vec<usize>> = (0..3)
+    let shapes: Vec<Vec<usize>> = (0..keep.len())
         .map(|k| {
             Ok(model
                 .output_fact(k)?
@@ -313,11 +357,10 @@ fn build_plan(bytes: &[u8]) -> TractResult<Plan> {
                 .unwrap_or_default())
         })
         .collect::<TractResult<_>>()?;
-    let expected = [
-        vec![1, MODEL_LANDMARK_ROWS * 5],
-        vec![1, 1],
-        vec![1, HEATMAP_SIZE, HEATMAP_SIZE, MODEL_LANDMARK_ROWS],
-    ];
+    let mut expected = vec![vec![1, MODEL_LANDMARK_ROWS * 5], vec![1, 1]];
+    if heatmap {
+        expected.push(vec![1, HEATMAP_SIZE, HEATMAP_SIZE, MODEL_LANDMARK_ROWS]);
+    }
     ensure!(
         shapes == expected,
         "output shapes {shapes:?}, expected BlazePose's {expected:?}"
@@ -372,7 +415,12 @@ mod tests {
 
     #[test]
     fn corrupt_model_names_the_file() {
-        let err = Detector::from_onnx_bytes(b"not an onnx file", "bogus.onnx").unwrap_err();
+        let err = Detector::from_onnx_bytes(
+            b"not an onnx file",
+            "bogus.onnx",
+            DetectorOptions::default(),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("bogus.onnx"), "{err}");
         let err = Detector::load("/nonexistent/model.onnx").unwrap_err();
         assert!(err.to_string().contains("/nonexistent/model.onnx"), "{err}");

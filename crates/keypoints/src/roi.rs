@@ -328,7 +328,7 @@ mod tests {
     fn mask_box_is_tight() {
         let (w, h) = (6u32, 5u32);
         let mut mask = vec![false; 30];
-        mask[(1 * w + 2) as usize] = true;
+        mask[(w + 2) as usize] = true;
         mask[(3 * w + 4) as usize] = true;
         let b = PersonBox::from_mask(&mask, w, h).unwrap();
         assert_eq!(b, PersonBox::new(2.0, 1.0, 5.0, 4.0));

@@ -2,7 +2,7 @@
 //! the original TFLite file) on the committed test image; the reference
 //! outputs were saved by `tools/convert_keypoint_model.py`.
 
-use keypoints::{Detector, INPUT_SIZE, Keypoints, PersonBox, Roi};
+use keypoints::{Detector, DetectorOptions, INPUT_SIZE, Keypoints, PersonBox, Roi};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -115,6 +115,28 @@ fn raw_outputs_match_the_reference_runtime() {
         "logits differ by {logit} > {RAW_LOGIT_TOLERANCE}"
     );
     assert!(flag <= RAW_LOGIT_TOLERANCE, "pose flag differs by {flag}");
+}
+
+#[test]
+fn without_heatmap_the_regression_is_unchanged() {
+    // Pruning the heatmap branch must not touch the landmark head.
+    let (rgb, _, _) = image();
+    let input: Vec<f32> = rgb.iter().map(|&b| b as f32 / 255.0).collect();
+    let options = DetectorOptions {
+        refine_with_heatmap: false,
+        ..Default::default()
+    };
+    let lean = Detector::new_with(options).unwrap();
+    let (a, b) = (
+        detector().infer(&input).unwrap(),
+        lean.infer(&input).unwrap(),
+    );
+    assert!(b.heatmap.is_empty());
+    for (x, y) in a.landmarks.iter().zip(&b.landmarks) {
+        for c in 0..5 {
+            assert!((x[c] - y[c]).abs() < 1e-3, "{x:?} vs {y:?}");
+        }
+    }
 }
 
 #[test]
