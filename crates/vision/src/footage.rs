@@ -3155,24 +3155,49 @@ impl Session {
         row
     }
 
-    /// Sensor noise and quantisation.
+    /// Sensor noise and quantisation. The noise has a fine part (per pixel)
+    /// and a coarse part (independent values on a 2-pixel lattice,
+    /// bilinearly interpolated), as demosaicing correlates a sensor's noise
+    /// between neighbours; per channel, with read and shot components.
     fn finish(&self, img: &[V3], frame: usize) -> Vec<u8> {
-        let (w, _) = (self.options.width as usize, self.options.height as usize);
+        let (w, h) = (self.options.width as usize, self.options.height as usize);
         let mut rgb = vec![0u8; img.len() * 3];
         let sigma = self.options.noise as f32;
         let seed = mix64(self.options.seed ^ 0x006e_6f69_7365) ^ mix64(frame as u64 + 1);
+        let (cw, ch) = (w / 2 + 2, h / 2 + 2);
+        let coarse: Vec<[f32; 3]> = if sigma > 0.0 {
+            (0..cw * ch)
+                .into_par_iter()
+                .map(|i| {
+                    let hsh = mix64(seed ^ 0xc0a5 ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                    [gauss(hsh), gauss(mix64(hsh ^ 1)), gauss(mix64(hsh ^ 2))]
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         rgb.par_chunks_mut(3 * w)
             .zip(img.par_chunks(w))
             .enumerate()
             .for_each(|(y, (out, row))| {
                 let row_seed = mix64(seed ^ (y as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                let gy = y as f32 * 0.5;
+                let (y0, fy) = (gy as usize, gy.fract());
                 for (x, c) in row.iter().enumerate() {
+                    let gx = x as f32 * 0.5;
+                    let (x0, fx) = (gx as usize, gx.fract());
                     for k in 0..3 {
                         let v = c[k];
-                        // Read noise plus shot noise growing with the signal.
-                        let s = sigma * (0.55 + 0.45 * (v / 128.0).max(0.0).sqrt());
                         let n = if sigma > 0.0 {
-                            gauss(mix64(row_seed ^ ((x * 3 + k) as u64 + 1))) * s
+                            // Read noise plus shot noise growing with the signal.
+                            let s = sigma * (0.55 + 0.45 * (v / 128.0).max(0.0).sqrt());
+                            let at = |xx: usize, yy: usize| coarse[yy * cw + xx][k];
+                            let top = at(x0, y0) + (at(x0 + 1, y0) - at(x0, y0)) * fx;
+                            let bottom =
+                                at(x0, y0 + 1) + (at(x0 + 1, y0 + 1) - at(x0, y0 + 1)) * fx;
+                            let smooth = top + (bottom - top) * fy;
+                            let fine = gauss(mix64(row_seed ^ ((x * 3 + k) as u64 + 1)));
+                            (0.9 * smooth + 0.6 * fine) * s
                         } else {
                             0.0
                         };
