@@ -149,7 +149,7 @@ fn agreement(
             {
                 return Err(format!("particle {i}: same counts, F {o} vs {e}"));
             }
-        } else if !((o - e).abs() <= HARDWARE_F_EPSILON) {
+        } else if (o - e).abs().is_nan() || (o - e).abs() > HARDWARE_F_EPSILON {
             return Err(format!(
                 "particle {i}: F {o} vs the CPU's {e} (tolerance {HARDWARE_F_EPSILON})"
             ));
