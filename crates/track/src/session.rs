@@ -400,8 +400,7 @@ fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
                 input(
                     format!(
                         "--subject-height {}",
-                        spec.subject_height
-                            .unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT)
+                        spec.subject_height.unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT)
                     ),
                     e,
                 )
@@ -409,8 +408,9 @@ fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
         Some(path) => {
             let b = Bvh::load(path).map_err(|e| input(flag_path("--body", path), e))?;
             match spec.subject_height {
-                Some(h) => body_at_height(&b, 0, h)
-                    .map_err(|e| input(format!("--subject-height {h} for {}", path.display()), e))?,
+                Some(h) => body_at_height(&b, 0, h).map_err(|e| {
+                    input(format!("--subject-height {h} for {}", path.display()), e)
+                })?,
                 None => b,
             }
         }
@@ -727,7 +727,10 @@ impl Session {
         settings.validate()?;
         if spec.label_width == 0 || spec.label_height == 0 {
             return Err(input(
-                format!("--width {} --height {}", spec.label_width, spec.label_height),
+                format!(
+                    "--width {} --height {}",
+                    spec.label_width, spec.label_height
+                ),
                 "must be ≥ 1",
             ));
         }
@@ -749,8 +752,8 @@ impl Session {
             .body
             .as_ref()
             .map_or("the default body".into(), |p| flag_path("--body", p));
-        let dressed =
-            dress_skeleton(&body.skeleton, &BodyShape::default()).map_err(|e| input(&body_what, e))?;
+        let dressed = dress_skeleton(&body.skeleton, &BodyShape::default())
+            .map_err(|e| input(&body_what, e))?;
         let selection = selection(&spec.track, &dressed)?;
         let standing = body.frames.pose(0).to_vec();
         let stature = stature(&body.skeleton, &standing).map_err(|e| input(&body_what, e))?;
@@ -785,10 +788,7 @@ impl Session {
             if (w, h) != size {
                 return Err(input(
                     what,
-                    format!(
-                        "the image is {w} × {h}, the frames {} × {}",
-                        size.0, size.1
-                    ),
+                    format!("the image is {w} × {h}, the frames {} × {}", size.0, size.1),
                 ));
             }
             let f = Frame::new(w, h, rgb, 0.0, 0).map_err(|e| input(&what, e))?;
@@ -1124,7 +1124,11 @@ impl Session {
     /// A frame that cannot be read or segmented, a tracker failure.
     pub fn step(&mut self) -> Result<Option<SessionStep>> {
         let frames_what = || format!("--frames {}", self.spec.frames);
-        let Some(frame) = self.source.next_frame().map_err(|e| input(frames_what(), e))? else {
+        let Some(frame) = self
+            .source
+            .next_frame()
+            .map_err(|e| input(frames_what(), e))?
+        else {
             return Ok(None);
         };
         let (index, t) = (frame.index, frame.timestamp);
@@ -1338,8 +1342,7 @@ impl Session {
         let held = t - since;
         let progress = (held / g.person_seconds).clamp(0.0, 1.0);
         if held + 1e-9 < g.person_seconds || !still {
-            self.status =
-                self.waiting_status(Some("hold still, face the camera"), progress);
+            self.status = self.waiting_status(Some("hold still, face the camera"), progress);
             if !self.status.reacquiring {
                 self.status.message = format!(
                     "hold still, face the camera, {}",
@@ -1422,10 +1425,29 @@ impl Session {
         let (h, fy) = (self.spec.label_height as usize, cam.fy());
         let (cut_top, cut_bottom) = (blob.y0 == 0, blob.y1 + 1 == h);
         let s = self.stature;
-        // Distance along the optical axis from the blob's size.
-        let width_ratio = match self.spec.start_pose {
-            StartPose::ArmsDown => 0.26,
-            StartPose::TPose => 1.0,
+        let standing = self.body.frames.pose(0).to_vec();
+        // Distance along the optical axis from the blob's size: its height
+        // when the whole person is in view, else its width against the
+        // start pose's width (joints across, plus the arms' thickness).
+        let width_ratio = {
+            let probe = start::start_pose_from(
+                &self.dressed,
+                self.spec.start_pose,
+                &cam,
+                cam.world_from_camera().translation.vector.into(),
+                &standing,
+            )
+            .map_err(|e| fail(format!("the start pose: {e}")))?;
+            let w = self
+                .dressed
+                .forward_kinematics(&probe)
+                .map_err(|e| fail(e.to_string()))?;
+            let right = cam.world_from_camera().rotation * Vector3::x();
+            let across = w.iter().map(|t| t.translation.vector.dot(&right));
+            let (lo, hi) = across.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                (lo.min(x), hi.max(x))
+            });
+            (hi - lo + 0.06 * s) / s
         };
         let depth = if !cut_top && !cut_bottom {
             fy * s / blob.height() as f64
@@ -1444,14 +1466,17 @@ impl Session {
         let forward = cam.world_from_camera().rotation * Vector3::z();
         let along = dir.dot(&forward).max(1e-3);
         let root = origin + dir.into_inner() * (depth / along);
-        let start = start::start_pose(&self.dressed, self.spec.start_pose, &cam, root)
-            .map_err(|e| fail(format!("the start pose: {e}")))?;
+        let start =
+            start::start_pose_from(&self.dressed, self.spec.start_pose, &cam, root, &standing)
+                .map_err(|e| fail(format!("the start pose: {e}")))?;
         let body = TrackedBody::new(self.dressed.clone(), &self.selection, &start)
             .map_err(|e| fail(e.to_string()))?;
         let mask_obs = Observation::new(cam.width(), cam.height(), mask.to_vec())
             .map_err(|e| fail(e.to_string()))?;
-        // ±25 % of the distance in depth, ±0.4 m across, ±0.25 m in height.
-        let extent = [0.4, 0.25, (0.25 * depth).max(0.3)];
+        // ±25 % of the distance in depth (±40 % from the width), ±0.4 m
+        // across, ±0.25 m in height.
+        let spread = if cut_top || cut_bottom { 0.4 } else { 0.25 };
+        let extent = [0.4, 0.25, (spread * depth).max(0.3)];
         let (found, f) = start::place_by_silhouette(&body, &cam, &mask_obs, &start, extent, 9)
             .map_err(|e| fail(e.to_string()))?;
         if f > self.spec.guide.place_residual {
@@ -1465,12 +1490,16 @@ impl Session {
         }
         let r = &found[..3];
         let note = format!(
-            "start pose {} placed on frame {} at ({:.2}, {:.2}, {:.2}) m, {depth:.1} m away (silhouette F {f:.3})",
+            "start pose {} placed on frame {} at ({:.2}, {:.2}, {:.2}) m, {depth:.1} m away (silhouette {} × {} px{}{}, F {f:.3})",
             self.spec.start_pose.name(),
             frame.index,
             r[0],
             r[1],
-            r[2]
+            r[2],
+            blob.width(),
+            blob.height(),
+            if cut_top { ", cut at the top" } else { "" },
+            if cut_bottom { ", cut at the bottom" } else { "" }
         );
         Ok((note, found))
     }
@@ -1539,10 +1568,16 @@ impl Session {
         let tracked = self.track_frame(frame)?;
         let t = frame.timestamp;
         let g = self.spec.guide.clone();
-        let poor_since = (tracked.report.residual > g.lost_residual).then(|| poor_since.unwrap_or(t));
-        let area = self.segmentation.foreground.iter().filter(|&&m| m != 0).count();
-        let gone_since =
-            ((area as f64) < g.left_area_fraction * placed_area as f64).then(|| gone_since.unwrap_or(t));
+        let poor_since =
+            (tracked.report.residual > g.lost_residual).then(|| poor_since.unwrap_or(t));
+        let area = self
+            .segmentation
+            .foreground
+            .iter()
+            .filter(|&&m| m != 0)
+            .count();
+        let gone_since = ((area as f64) < g.left_area_fraction * placed_area as f64)
+            .then(|| gone_since.unwrap_or(t));
         let lost = if gone_since.is_some_and(|s| t - s + 1e-9 >= g.left_seconds) {
             Some("the person left the view".to_string())
         } else if poor_since.is_some_and(|s| t - s + 1e-9 >= g.lost_seconds) {
@@ -1562,7 +1597,10 @@ impl Session {
             self.status = self.waiting_status(None, 0.0);
             return Ok((
                 Some(tracked),
-                Some(format!("lost on frame {}: {why}; re-acquiring", frame.index)),
+                Some(format!(
+                    "lost on frame {}: {why}; re-acquiring",
+                    frame.index
+                )),
             ));
         }
         self.guide = Guide::Tracking {

@@ -77,6 +77,24 @@ pub fn start_pose(
     camera: &Camera,
     root: Point3<f64>,
 ) -> Result<Vec<f64>> {
+    start_pose_from(skeleton, kind, camera, root, &skeleton.rest_pose())
+}
+
+/// As [`start_pose`], every angle but the fitted ones (root rotation,
+/// shoulders, elbows) taken from `base` instead of the rest pose: a
+/// standing frame of a motion-capture skeleton whose rest pose is not a
+/// standing one (the CMU skeleton's rest pose spreads the legs 20°).
+///
+/// # Errors
+/// As [`start_pose`]; a `base` of the wrong length.
+pub fn start_pose_from(
+    skeleton: &Skeleton,
+    kind: StartPose,
+    camera: &Camera,
+    root: Point3<f64>,
+    base: &[f64],
+) -> Result<Vec<f64>> {
+    skeleton.check_pose(base)?;
     if !root.coords.iter().all(|v| v.is_finite()) {
         return Err(TrackError::InvalidSetting {
             field: "start position",
@@ -96,7 +114,7 @@ pub fn start_pose(
             reason: "a start pose needs a free root joint (position and orientation)",
         });
     }
-    let mut pose = skeleton.rest_pose();
+    let mut pose = base.to_vec();
     for (k, v) in root.coords.iter().enumerate() {
         pose[root_range.start + k] = *v;
     }

@@ -309,12 +309,14 @@ fn no_set_up_files_are_needed() {
     let out = scratch("defaults");
     let body = track::default_body(1.7).unwrap();
     let cam = track::default_camera(320, 240, 60.0).unwrap();
-    let renderer = SyntheticRenderer::new(&body.skeleton, cam.clone(), RenderOptions::default()).unwrap();
-    let probe = track::start::start_pose(
+    let renderer =
+        SyntheticRenderer::new(&body.skeleton, cam.clone(), RenderOptions::default()).unwrap();
+    let probe = track::start::start_pose_from(
         &body.skeleton,
         track::StartPose::ArmsDown,
         &cam,
-        nalgebra::Point3::new(0.0, -0.35, -2.8),
+        nalgebra::Point3::new(0.0, -0.3, -2.8),
+        body.frames.pose(0),
     )
     .unwrap();
     let dir = scratch("defaults_frames");
@@ -322,7 +324,10 @@ fn no_set_up_files_are_needed() {
         let f = if k < 34 {
             renderer.render_empty(k as u64, k, k as f64 / 30.0)
         } else {
-            renderer.render(&probe, k as u64, k, k as f64 / 30.0).unwrap().frame
+            renderer
+                .render(&probe, k as u64, k, k as f64 / 30.0)
+                .unwrap()
+                .frame
         };
         f.save_png(dir.join(format!("frame_{k:04}.png"))).unwrap();
     }

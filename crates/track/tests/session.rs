@@ -64,15 +64,22 @@ impl Scene {
     fn pose(&self, x: f64, z: f64) -> Vec<f64> {
         let skel = &self.body.skeleton;
         let cam = self.renderer.camera();
-        let probe = track::start::start_pose(skel, StartPose::ArmsDown, cam, Point3::new(x, 0.0, z))
-            .unwrap();
+        let base = self.body.frames.pose(0);
+        let probe = track::start::start_pose_from(
+            skel,
+            StartPose::ArmsDown,
+            cam,
+            Point3::new(x, 0.0, z),
+            base,
+        )
+        .unwrap();
         let w = skel.forward_kinematics(&probe).unwrap();
         let low = w
             .iter()
             .map(|t| t.translation.vector.y)
             .fold(f64::INFINITY, f64::min);
         let root = Point3::new(x, -CAMERA_HEIGHT - low + 0.02, z);
-        track::start::start_pose(skel, StartPose::ArmsDown, cam, root).unwrap()
+        track::start::start_pose_from(skel, StartPose::ArmsDown, cam, root, base).unwrap()
     }
 
     fn render(&self, shots: &[Shot]) -> Frames {
@@ -122,7 +129,10 @@ fn run(mut s: Session) -> (Session, Vec<SessionStep>) {
 }
 
 fn first(steps: &[SessionStep], stage: Stage) -> Option<usize> {
-    steps.iter().find(|s| s.status.stage == stage).map(|s| s.frame)
+    steps
+        .iter()
+        .find(|s| s.status.stage == stage)
+        .map(|s| s.frame)
 }
 
 fn root_error(step: &SessionStep, x: f64, z: f64) -> f64 {
@@ -142,16 +152,23 @@ fn a_still_empty_scene_is_learned_in_about_a_second() {
     // One second of still frames at 30 frames/s: frame 30 (31 frames).
     assert_eq!(learned, 30);
     assert_eq!(s.background_frames(), 31);
-    let progress: Vec<f64> = steps[..learned]
-        .iter()
-        .map(|s| s.status.progress)
-        .collect();
+    let progress: Vec<f64> = steps[..learned].iter().map(|s| s.status.progress).collect();
     assert!(progress.windows(2).all(|w| w[1] >= w[0]), "{progress:?}");
-    assert!(steps[learned].event.as_ref().unwrap().contains("background learned"));
+    assert!(
+        steps[learned]
+            .event
+            .as_ref()
+            .unwrap()
+            .contains("background learned")
+    );
     // Nobody comes: waiting, asking the person to step in.
     let last = steps.last().unwrap();
     assert_eq!(last.status.stage, Stage::WaitingForPerson);
-    assert!(last.status.message.contains("step in"), "{}", last.status.message);
+    assert!(
+        last.status.message.contains("step in"),
+        "{}",
+        last.status.message
+    );
     assert!(steps.iter().all(|s| s.tracked.is_none()));
 }
 
@@ -190,7 +207,10 @@ fn someone_in_view_from_the_first_frame_is_told_to_step_out_then_tracked() {
         .expect("someone-in-view message");
     assert!(told.frame >= 15 && told.frame < 23, "frame {}", told.frame);
     let learned = first(&steps, Stage::WaitingForPerson).unwrap();
-    assert!(learned >= 23 + 30, "learned only once the room is empty: {learned}");
+    assert!(
+        learned >= 23 + 30,
+        "learned only once the room is empty: {learned}"
+    );
     let placed = first(&steps, Stage::Placing).expect("placed");
     // Still from frame 67 (63 + 4): placed half a second later.
     assert!((67 + 15..=67 + 20).contains(&placed), "placed at {placed}");
@@ -222,7 +242,10 @@ fn a_person_who_enters_and_holds_still_is_placed_and_tracked() {
         .find(|s| s.frame == placed)
         .and_then(|s| s.event.clone())
         .unwrap();
-    assert!(event.contains("start pose arms-down") && event.contains("colours learned"), "{event}");
+    assert!(
+        event.contains("start pose arms-down") && event.contains("colours learned"),
+        "{event}"
+    );
     // While the person walks in, they are asked to hold still.
     assert!(
         steps[35..still_from]
@@ -250,9 +273,17 @@ fn a_person_who_leaves_is_lost_and_reacquired_elsewhere() {
         .iter()
         .find(|s| s.event.as_ref().is_some_and(|e| e.starts_with("lost")))
         .expect("lost");
-    assert!(lost.event.as_ref().unwrap().contains("left"), "{:?}", lost.event);
+    assert!(
+        lost.event.as_ref().unwrap().contains("left"),
+        "{:?}",
+        lost.event
+    );
     // The person left at frame 58: lost within about 0.5 s.
-    assert!((58..=58 + 20).contains(&lost.frame), "lost at {}", lost.frame);
+    assert!(
+        (58..=58 + 20).contains(&lost.frame),
+        "lost at {}",
+        lost.frame
+    );
     let after: Vec<&SessionStep> = steps.iter().filter(|s| s.frame > lost.frame).collect();
     let waiting = after
         .iter()
@@ -289,7 +320,11 @@ fn a_ghost_in_the_background_is_relearned() {
         .find(|s| s.status.stage == Stage::Placing)
         .expect("placed");
     assert!(placed.frame > ghost.frame);
-    assert!(root_error(placed, -0.3, -3.0) < 0.3, "{}", root_error(placed, -0.3, -3.0));
+    assert!(
+        root_error(placed, -0.3, -3.0) < 0.3,
+        "{}",
+        root_error(placed, -0.3, -3.0)
+    );
 }
 
 #[test]
