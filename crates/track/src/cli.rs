@@ -331,9 +331,12 @@ pub fn run_track_until(args: &TrackArgs, stop: &AtomicBool) -> Result<TrackSumma
     let settings = args.settings();
     settings.validate()?;
     let frames_what = format!("--frames {}", args.frames);
-    let source = open_source(&args.frames, args.fps)
-        .map_err(|e| crate::session::input(&frames_what, e))?;
-    let fps = source.fps().filter(|f| f.is_finite() && *f > 0.0).unwrap_or(args.fps);
+    let source =
+        open_source(&args.frames, args.fps).map_err(|e| crate::session::input(&frames_what, e))?;
+    let fps = source
+        .fps()
+        .filter(|f| f.is_finite() && *f > 0.0)
+        .unwrap_or(args.fps);
     let mut session = Session::open(spec, settings, source, None)?;
     let recorder = Recorder::create(
         Some(&args.out_csv),
@@ -353,10 +356,19 @@ pub fn run_track_until(args: &TrackArgs, stop: &AtomicBool) -> Result<TrackSumma
             args.filter.name(),
             args.particles
         );
-        eprintln!("[{}] {}", session.status().stage.name(), session.status().message);
+        eprintln!(
+            "[{}] {}",
+            session.status().stage.name(),
+            session.status().message
+        );
     }
     let mut recorder = Some(recorder);
-    let result = track_loop(args, &mut session, recorder.as_mut().expect("created"), stop);
+    let result = track_loop(
+        args,
+        &mut session,
+        recorder.as_mut().expect("created"),
+        stop,
+    );
     let recorder = recorder.take().expect("created");
     match result {
         Ok(mut summary) => {

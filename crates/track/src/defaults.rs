@@ -114,10 +114,7 @@ pub fn scale_body(bvh: &Bvh, factor: f64) -> Result<Bvh> {
         .collect();
     let skeleton = Skeleton::new(joints)?;
     let root = skeleton.param_range(0);
-    let free_root = matches!(
-        skeleton.joint(0).kind,
-        skeleton::JointKind::Free { .. }
-    );
+    let free_root = matches!(skeleton.joint(0).kind, skeleton::JointKind::Free { .. });
     let dof = skeleton.dof();
     let mut frames = PoseBatch::from_vec(dof, Vec::new())?;
     for k in 0..bvh.frames.len() {

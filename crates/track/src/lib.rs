@@ -38,8 +38,8 @@ pub mod tracker;
 
 pub use backend::{Backend, BackendChoice, SharedDevice};
 pub use body::{Arm, Param, Selection, Side, TrackedBody, default_radii};
-pub use error::{Result, TrackError};
 pub use defaults::{DEFAULT_FOV_DEG, DEFAULT_SUBJECT_HEIGHT, default_body, default_camera};
+pub use error::{Result, TrackError};
 pub use prior::PosePrior;
 pub use record::Recorder;
 pub use session::{

@@ -77,7 +77,12 @@ impl Recorder {
     /// # Errors
     /// An unwritable CSV location, naming `--out-csv`; a non-positive
     /// frame time.
-    pub fn create(csv: Option<&Path>, bvh: Option<&Path>, body: &Bvh, frame_time: f64) -> Result<Self> {
+    pub fn create(
+        csv: Option<&Path>,
+        bvh: Option<&Path>,
+        body: &Bvh,
+        frame_time: f64,
+    ) -> Result<Self> {
         if !(frame_time.is_finite() && frame_time > 0.0) {
             return Err(input("frame time", format!("{frame_time} must be > 0")));
         }

@@ -699,9 +699,10 @@ impl Segmenter {
         }
         self.features(frame);
         let (w, h) = (self.params.width as usize, self.params.height as usize);
-        let bg = self.background.as_mut().ok_or_else(|| {
-            VisionError::Segmentation("no background model to patch".into())
-        })?;
+        let bg = self
+            .background
+            .as_mut()
+            .ok_or_else(|| VisionError::Segmentation("no background model to patch".into()))?;
         for (i, _) in region.iter().enumerate().filter(|(_, r)| **r != 0) {
             bg.y[i] = self.feat.y[i];
             bg.cu[i] = self.feat.cu[i];
