@@ -39,10 +39,22 @@ struct GuiArgs {
     /// webcam[:N[@WxH]]); without it a synthetic render of --bvh.
     #[arg(long)]
     frames: Option<String>,
-    /// Tracking scene: the camera file (TOML; default: the synthetic
-    /// walk's camera).
+    /// Tracking scene: the camera file (TOML). Default: with --frames a
+    /// level camera at the origin, --fov wide; without, the synthetic
+    /// walk's camera.
     #[arg(long)]
     camera: Option<PathBuf>,
+    /// Tracking scene: horizontal field of view of the default camera,
+    /// degrees (default 60).
+    #[arg(long)]
+    fov: Option<f64>,
+    /// Tracking scene: the subject's height in metres (default 1.70; the
+    /// default body, or --bvh scaled to it).
+    #[arg(long)]
+    subject_height: Option<f64>,
+    /// Tracking scene: the person's sleeves, short (arms are skin) or long.
+    #[arg(long, value_enum)]
+    sleeves: Option<vision::cli::SleevesArg>,
     /// Tracking scene: the likelihood back end, auto (GPU on a hardware
     /// adapter, else CPU), cpu or gpu (on the window's own device).
     #[arg(long)]
@@ -51,15 +63,11 @@ struct GuiArgs {
     /// then each limb chain; default) or joint (all at once, RTPF).
     #[arg(long, value_enum)]
     sampling: Option<track::cli::SamplingArg>,
-    /// Tracking scene: the person stands in this pose, facing the camera,
-    /// in the first tracked frame (found by a silhouette search) instead
-    /// of the --bvh file's --frame: arms-down or t-pose.
+    /// Tracking scene: the pose the person takes for the guided start,
+    /// facing the camera: arms-down (the default with --frames) or t-pose.
+    /// On the synthetic render: instead of the --bvh file's --frame.
     #[arg(long)]
     start_pose: Option<track::StartPose>,
-    /// Tracking scene, with --start-pose: the search's centre, metres along
-    /// the camera's axis.
-    #[arg(long)]
-    start_distance: Option<f64>,
     /// Open a robot arm from a URDF file instead of a scene.
     #[arg(long, conflicts_with = "bvh")]
     urdf: Option<PathBuf>,
@@ -162,13 +170,29 @@ fn main() {
         }
         Some(Command::Render(a)) => vision::cli::run_render(&a).map(drop).map_err(Into::into),
         Some(Command::Segment(a)) => vision::cli::run_segment(&a).map(drop).map_err(Into::into),
-        Some(Command::Track(a)) => track::cli::run_track(&a).map(drop).map_err(Into::into),
+        Some(Command::Track(a)) => track_command(&a),
         None => gui(cli.gui, launched),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
+}
+
+/// `posecloud track`: Ctrl-C ends the run like the end of the source (the
+/// CSV and BVH complete); a second Ctrl-C kills the process.
+fn track_command(a: &track::cli::TrackArgs) -> Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static STOP: AtomicBool = AtomicBool::new(false);
+    ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("posecloud: stopping (Ctrl-C again to abort)");
+    })
+    .map_err(|e| anyhow::anyhow!("cannot install the Ctrl-C handler: {e}"))?;
+    track::cli::run_track_until(a, &STOP)?;
+    Ok(())
 }
 
 fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
@@ -184,16 +208,8 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     if a.scene == "sparse" {
         return sparse_gui(a, launched);
     }
-    if a.frames.is_some()
-        || a.camera.is_some()
-        || a.backend.is_some()
-        || a.sampling.is_some()
-        || a.start_pose.is_some()
-        || a.start_distance.is_some()
-    {
-        bail!(
-            "--frames, --camera, --backend, --sampling, --start-pose and --start-distance belong to the tracking scene (--scene track)"
-        );
+    if let Some((flag, _)) = tracking_flags(&a).into_iter().find(|(_, given)| *given) {
+        bail!("{flag} belongs to the tracking scene (--scene track)");
     }
     let scene = match (&a.urdf, &a.bvh) {
         (Some(path), _) => SceneSource::Urdf(path.clone()),
@@ -250,11 +266,8 @@ fn fk(file: &Path, frame: usize, end_sites: bool) -> Result<()> {
     Ok(())
 }
 
-fn load_skeleton(source: &str) -> Result<Skeleton> {
-    Ok(load_skeleton_with_warnings(source)?.0)
-}
-
-/// As [`load_skeleton`], with what a URDF import adjusted (issue 23).
+/// A preset, BVH or URDF skeleton, with what a URDF import adjusted (issue
+/// 23).
 fn load_skeleton_with_warnings(source: &str) -> Result<(Skeleton, Vec<skeleton::UrdfWarning>)> {
     if let Some(s) = presets::by_name(source) {
         return Ok((s, Vec::new()));
@@ -355,6 +368,20 @@ fn check_window_flags(a: &GuiArgs) -> Result<()> {
     Ok(())
 }
 
+/// The flags only the tracking scene takes, and whether each was given.
+fn tracking_flags(a: &GuiArgs) -> [(&'static str, bool); 8] {
+    [
+        ("--frames", a.frames.is_some()),
+        ("--camera", a.camera.is_some()),
+        ("--fov", a.fov.is_some()),
+        ("--subject-height", a.subject_height.is_some()),
+        ("--sleeves", a.sleeves.is_some()),
+        ("--backend", a.backend.is_some()),
+        ("--sampling", a.sampling.is_some()),
+        ("--start-pose", a.start_pose.is_some()),
+    ]
+}
+
 /// `posecloud --scene track`: the tracking window.
 fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     use posecloud::gui::track_view::{TrackGuiOptions, run};
@@ -370,27 +397,33 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
             bail!("{flag} is not available in the tracking scene");
         }
     }
-    let mut spec = TrackSpec {
-        frames: a.frames.clone(),
-        ..TrackSpec::default()
+    // With --frames: no set-up file needed (default camera and body, the
+    // guided start); without: the synthetic walk and its camera file.
+    let mut spec = match &a.frames {
+        Some(f) => TrackSpec::live(f.clone()),
+        None => TrackSpec::default(),
     };
     if let Some(c) = &a.camera {
-        spec.camera = c.clone();
-    } else if a.frames.is_some() {
-        bail!(
-            "--camera: the tracking scene needs the camera file of --frames (see the README's camera file)"
-        );
+        spec.camera = Some(c.clone());
     }
     if let Some(b) = &a.bvh {
-        spec.body = b.clone();
+        spec.body = Some(b.clone());
         spec.init_frame = a.frame;
     }
-    spec.start_pose = a.start_pose;
-    if let Some(d) = a.start_distance {
-        if a.start_pose.is_none() {
-            bail!("--start-distance: only with --start-pose");
+    if let Some(p) = a.start_pose {
+        spec.start_pose = Some(p);
+    }
+    if let Some(h) = a.subject_height {
+        if !(0.5..=2.5).contains(&h) {
+            bail!("--subject-height {h}: must be between 0.5 and 2.5 metres");
         }
-        spec.start_distance = d;
+        spec.subject_height = Some(h);
+    }
+    if let Some(f) = a.fov {
+        spec.fov_deg = f;
+    }
+    if let Some(s) = a.sleeves {
+        spec.sleeves = s.into();
     }
     let mut settings = TrackSettings::default();
     if let Some(n) = a.particles {
@@ -431,13 +464,10 @@ fn walker_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         ("--settings", a.settings.is_some()),
         ("--script", a.script.is_some()),
         ("--report", a.report.is_some()),
-        ("--frames", a.frames.is_some()),
-        ("--camera", a.camera.is_some()),
-        ("--backend", a.backend.is_some()),
-        ("--sampling", a.sampling.is_some()),
-        ("--start-pose", a.start_pose.is_some()),
-        ("--start-distance", a.start_distance.is_some()),
-    ] {
+    ]
+    .into_iter()
+    .chain(tracking_flags(&a))
+    {
         if given {
             bail!("{flag} is not available in the walker scene");
         }
@@ -475,14 +505,11 @@ fn sparse_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         ("--settings", a.settings.is_some()),
         ("--script", a.script.is_some()),
         ("--report", a.report.is_some()),
-        ("--frames", a.frames.is_some()),
-        ("--camera", a.camera.is_some()),
-        ("--backend", a.backend.is_some()),
-        ("--sampling", a.sampling.is_some()),
-        ("--start-pose", a.start_pose.is_some()),
-        ("--start-distance", a.start_distance.is_some()),
         ("--particles", a.particles.is_some()),
-    ] {
+    ]
+    .into_iter()
+    .chain(tracking_flags(&a))
+    {
         if given {
             bail!("{flag} is not available in the sparse-sensor scene");
         }

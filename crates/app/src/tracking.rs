@@ -1,17 +1,15 @@
-//! The tracking scene's model (Bevy-free): RTPF's particle filter
-//! (`crates/track`) on frames from a camera, a video, an image folder or a
-//! synthetic render of a BVH clip (`crates/vision`), as a
-//! [`runtime::Solver`](crate::runtime::Solver).
+//! The tracking scene's model (Bevy-free): a thin driver of the tracking
+//! session ([`track::Session`], the same one `posecloud track` drives) on
+//! frames from a camera, a video, an image folder or a synthetic render of
+//! a BVH clip (`crates/vision`), as a [`runtime::Solver`](crate::runtime::Solver).
 //!
-//! One [`Solver::step`](crate::runtime::Solver::step) is one frame: read
-//! the next frame, segment it into the label image (RTPF §IV-D), weigh the
-//! cloud with the label likelihood (RTPF Eq. 1–2, GPU or CPU back end) and
-//! publish the estimate, the cloud and the frame. The first frames of the
-//! source are the background model; the colour models are learned from the
-//! first tracked frame in the initial pose (the user stands in that pose),
-//! and again on demand ("learn colours" uses the current estimate;
-//! "capture background" the current frame; "sample colours" the pixels the
-//! user clicked or stroked on the frame, one colour class per stroke).
+//! One [`Solver::step`](crate::runtime::Solver::step) is one source frame:
+//! the session advances its guided start (background, person, placing) or
+//! tracks the frame (segmentation, RTPF Eq. 1–2 on the GPU or CPU back
+//! end); the snapshot carries the frame, the stage's message and progress,
+//! the estimate and the most likely particles projected onto the frame,
+//! and the cloud. Record/Stop writes what is tracked to CSV and BVH
+//! ([`track::Recorder`]: rows as they come, files whole at Stop).
 //!
 //! The GPU back end runs on the app's own wgpu device when the app hands it
 //! over ([`TrackingScene::with_device`], the window's renderer): one
@@ -22,14 +20,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use skeleton::{Bvh, Skeleton};
-use track::{
-    Arm, BackendChoice, FilterKind, Selection, SharedDevice, Side, StartPose, TrackedBody, Tracker,
-    TrackerConfig,
-};
+use track::session::{FilterSettings, Session, SessionSpec, Stage};
+use track::{Arm, BackendChoice, FilterKind, Recorder, SharedDevice, Side, StartPose};
 use vision::{
-    BodyShape, ClassMap, ColourClass, Frame, FrameSource, RenderOptions, SegClass, SegmentParams,
-    Segmentation, Segmenter, Sleeves, Stroke, SyntheticRenderer, SyntheticSource, dress_skeleton,
-    load_camera, open_source, resize_camera,
+    ColourClass, FrameSource, RenderOptions, SegClass, Segmentation, Sleeves, Stroke,
+    SyntheticRenderer, SyntheticSource, load_camera, open_source,
 };
 
 use crate::runtime::Solver;
@@ -38,6 +33,8 @@ use crate::runtime::Solver;
 pub const TRACK_HISTORY: usize = 600;
 /// Most particles the scene accepts (the tracker's cost grows with N).
 pub const MAX_TRACK_PARTICLES: usize = 5000;
+/// Particles projected over the camera frame (the most likely ones).
+pub const OVERLAY_PARTICLES: usize = 12;
 
 /// A path of the repository: as given when it exists from the current
 /// folder, else relative to the repository root (so the defaults work from
@@ -60,26 +57,32 @@ pub struct TrackSpec {
     /// source as `posecloud track --frames` takes it (folder, glob, video,
     /// Y4M, `webcam[:N[@WxH]]`).
     pub frames: Option<String>,
-    /// The camera file (TOML, `crates/vision`).
-    pub camera: PathBuf,
-    /// The body (a BVH: its hierarchy gives the dimensions).
-    pub body: PathBuf,
+    /// The camera file (TOML, `crates/vision`); `None`: the default camera
+    /// of `fov_deg` (a synthetic render needs a file).
+    pub camera: Option<PathBuf>,
+    pub fov_deg: f64,
+    /// The body (a BVH: its hierarchy gives the dimensions; for the
+    /// synthetic source, the clip). `None`: the default body at
+    /// `subject_height`.
+    pub body: Option<PathBuf>,
+    pub subject_height: Option<f64>,
     /// The frame of `body` holding the initial pose (and, for the synthetic
     /// source, the first rendered clip frame).
     pub init_frame: usize,
     /// Synthetic source: clip frames rendered (from `init_frame`) and step.
     pub synthetic_frames: usize,
     pub synthetic_step: usize,
-    /// Frames of the source that show the empty scene (background model).
-    pub background_frames: usize,
+    /// The first K frames of the source show the empty scene; `None`: the
+    /// guided start learns the background once the scene is still.
+    pub background_frames: Option<usize>,
     /// Frame rate of image folders.
     pub fps: f64,
-    /// Start from a standard pose instead of the body file's `init_frame`
-    /// (`posecloud track --start-pose`): the person stands so, facing the
-    /// camera, in the first tracked frame, found by a silhouette search
-    /// centred `start_distance` metres along the camera's axis.
+    /// The guided start's pose; `None`: start from `body`'s `init_frame`
+    /// (a camera file's world frame).
     pub start_pose: Option<StartPose>,
-    pub start_distance: f64,
+    pub sleeves: Sleeves,
+    /// Tracked joints (`posecloud track --track`).
+    pub track: String,
 }
 
 impl Default for TrackSpec {
@@ -87,28 +90,68 @@ impl Default for TrackSpec {
     fn default() -> Self {
         Self {
             frames: None,
-            camera: repo_path("crates/vision/assets/camera_front.toml"),
-            body: repo_path("assets/motions/cmu_131_01_walk.bvh"),
+            camera: Some(repo_path("crates/vision/assets/camera_front.toml")),
+            fov_deg: track::DEFAULT_FOV_DEG,
+            body: Some(repo_path("assets/motions/cmu_131_01_walk.bvh")),
+            subject_height: None,
             init_frame: 500,
             synthetic_frames: 200,
             synthetic_step: 4,
-            background_frames: 1,
+            background_frames: Some(1),
             fps: 30.0,
             start_pose: None,
-            start_distance: 3.0,
+            sleeves: Sleeves::Short,
+            track: "auto".into(),
         }
     }
 }
 
 impl TrackSpec {
+    /// A camera, video or folder with no set-up file: the guided start with
+    /// the default camera and body.
+    pub fn live(frames: impl Into<String>) -> Self {
+        Self {
+            frames: Some(frames.into()),
+            camera: None,
+            body: None,
+            subject_height: Some(track::DEFAULT_SUBJECT_HEIGHT),
+            background_frames: None,
+            start_pose: Some(StartPose::ArmsDown),
+            ..Self::default()
+        }
+    }
+
     /// A short label for the window title and the panel.
     pub fn label(&self) -> String {
         match &self.frames {
             None => format!(
                 "tracking: synthetic render of {}",
-                self.body.file_name().unwrap_or_default().to_string_lossy()
+                self.body
+                    .as_deref()
+                    .and_then(Path::file_name)
+                    .unwrap_or_default()
+                    .to_string_lossy()
             ),
             Some(f) => format!("tracking: {f}"),
+        }
+    }
+
+    /// The session's specification.
+    fn session_spec(&self) -> SessionSpec {
+        SessionSpec {
+            frames: self.frames.clone().unwrap_or_else(|| "synthetic".into()),
+            camera: self.camera.clone(),
+            fov_deg: self.fov_deg,
+            body: self.body.clone(),
+            subject_height: self.subject_height,
+            init: None,
+            init_frame: self.start_pose.is_none().then_some(self.init_frame),
+            start_pose: self.start_pose.unwrap_or(StartPose::ArmsDown),
+            background: None,
+            background_frames: self.background_frames,
+            sleeves: self.sleeves,
+            track: self.track.clone(),
+            ..SessionSpec::default()
         }
     }
 }
@@ -145,7 +188,7 @@ pub struct TrackSettings {
     /// Use the weighted mean as the estimate (else the MAP particle).
     pub mean_estimate: bool,
     /// Partitioned sampling: trunk, then each limb chain
-    /// ([`TrackerConfig::partitioned`]).
+    /// ([`track::TrackerConfig::partitioned`]).
     pub partitioned: bool,
 }
 
@@ -196,6 +239,22 @@ impl TrackSettings {
         ensure!(self.sigma_f > 0.0, "sigma_f: must be > 0");
         Ok(())
     }
+
+    /// The session's filter settings.
+    pub fn filter_settings(&self) -> FilterSettings {
+        FilterSettings {
+            particles: self.particles,
+            filter: self.filter,
+            sigma_f: self.sigma_f,
+            sigma_translation: self.sigma_translation,
+            sigma_limb: self.sigma_limb,
+            sigma_trunk: self.sigma_trunk,
+            seed: self.seed,
+            backend: self.backend,
+            partitioned: self.partitioned,
+            mean_estimate: self.mean_estimate,
+        }
+    }
 }
 
 /// An edit from the panel.
@@ -216,6 +275,16 @@ pub enum TrackEdit {
         frame: usize,
         strokes: Vec<Stroke>,
     },
+    /// The person's sleeve length (the class map; colours are learned
+    /// again at the next placing or "learn colours").
+    Sleeves(Sleeves),
+    /// The tracked joints (`auto`, `upper`, `all` or names).
+    TrackedJoints(String),
+    /// Start the guided start again (background, person, placing).
+    Restart,
+    /// Start recording into this folder (files named by the time), or
+    /// stop (`None`): the CSV and BVH are complete when this returns.
+    Record(Option<PathBuf>),
 }
 
 /// One plotted frame.
@@ -246,8 +315,19 @@ pub struct TrackSnapshot {
     /// Source frame index of the last frame; frames in the source if known.
     pub frame_index: Option<usize>,
     pub frame_count: Option<usize>,
+    /// The session's stage, what the person should do, and the stage's
+    /// progress (0–1).
+    pub stage: Option<Stage>,
+    pub status: String,
+    pub progress: f64,
     /// The estimate's joint positions (world, metres), skeleton order.
     pub estimate: Vec<[f32; 3]>,
+    /// The estimate projected onto the frame (frame pixels; NaN behind the
+    /// camera), skeleton order.
+    pub estimate_2d: Vec<[f32; 2]>,
+    /// The [`OVERLAY_PARTICLES`] most likely particles projected onto the
+    /// frame (`K × joints`), heaviest first.
+    pub cloud_2d: Vec<[f32; 2]>,
     /// Ground-truth joint positions (synthetic sources).
     pub truth: Vec<[f32; 3]>,
     /// Bones as (parent, child) joint indices.
@@ -260,6 +340,8 @@ pub struct TrackSnapshot {
     /// The camera's position and viewing direction (world).
     pub camera_position: [f32; 3],
     pub camera_forward: [f32; 3],
+    /// Which camera is used, in words (file or default).
+    pub camera_note: String,
     pub history: VecDeque<TrackSample>,
     /// Which likelihood back end runs, in words.
     pub backend: String,
@@ -268,95 +350,33 @@ pub struct TrackSnapshot {
     pub step_ms: f64,
     pub segment_ms: f64,
     pub settings: TrackSettings,
+    pub sleeves: Sleeves,
+    pub tracked_joints: String,
+    /// Recording: the CSV being written and its rows.
+    pub recording: Option<(PathBuf, usize)>,
     /// The source has no more frames.
     pub ended: bool,
     /// What happened last (background/colours learned, …).
     pub message: Option<String>,
 }
 
-/// Frames from a source; synthetic renders keep their ground truth.
-enum Input {
-    Synthetic {
-        source: Box<SyntheticSource>,
-        clip: Box<Bvh>,
-        next: usize,
-    },
-    Stream(Box<dyn FrameSource>),
-}
-
-impl Input {
-    /// The next frame and, for renders, the clip frame it shows.
-    fn next(&mut self) -> Result<Option<(Frame, Option<usize>)>> {
-        match self {
-            Input::Synthetic { source, next, .. } => {
-                let Some(r) = source.render_frame(*next)? else {
-                    return Ok(None);
-                };
-                let clip = source.clip_frame(*next);
-                *next += 1;
-                Ok(Some((r.frame, clip)))
-            }
-            Input::Stream(s) => Ok(s.next_frame()?.map(|f| (f, None))),
-        }
-    }
-
-    fn seek(&mut self, frame: usize) -> Result<()> {
-        match self {
-            Input::Synthetic { source, next, .. } => {
-                let n = source.frame_count().unwrap_or(0);
-                ensure!(
-                    frame < n,
-                    "seek: frame {frame} is past the render's {n} frames"
-                );
-                *next = frame;
-                Ok(())
-            }
-            Input::Stream(s) => Ok(s.seek(frame)?),
-        }
-    }
-
-    fn name(&self) -> String {
-        match self {
-            Input::Synthetic { source, .. } => source.name().to_string(),
-            Input::Stream(s) => s.name().to_string(),
-        }
-    }
-
-    fn frame_count(&self) -> Option<usize> {
-        match self {
-            Input::Synthetic { source, .. } => source.frame_count(),
-            Input::Stream(s) => s.frame_count(),
-        }
-    }
-
-    fn fps(&self) -> Option<f64> {
-        match self {
-            Input::Synthetic { source, .. } => source.fps(),
-            Input::Stream(s) => s.fps(),
-        }
-    }
+/// The ground truth of a synthetic source.
+struct Truth {
+    clip: Bvh,
+    source: SyntheticSource,
 }
 
 /// The tracking scene (module docs).
 pub struct TrackingScene {
     spec: TrackSpec,
     settings: TrackSettings,
-    input: Input,
-    /// The dressed body (capsules) in skeleton order.
-    skeleton: Skeleton,
-    init: Vec<f64>,
-    camera: gpu::Camera,
-    class_map: ClassMap,
-    segmenter: Segmenter,
-    tracker: Tracker,
+    session: Session,
+    truth: Option<Truth>,
     arm: Option<Arm>,
     bones: Vec<(usize, usize)>,
-    last: Option<Frame>,
     last_clip_frame: Option<usize>,
-    segmentation: Segmentation,
-    estimate: Vec<f64>,
     history: VecDeque<TrackSample>,
-    colours_learned: bool,
+    recorder: Option<(Recorder, PathBuf)>,
     ended: bool,
     /// The app's clock at which the next frame is due (real-time play).
     due: f64,
@@ -375,33 +395,37 @@ impl std::fmt::Debug for TrackingScene {
     }
 }
 
-fn tracker_config(s: &TrackSettings, class_map: &ClassMap) -> TrackerConfig {
-    TrackerConfig {
-        particles: s.particles,
-        filter: s.filter,
-        sigma_f: s.sigma_f,
-        sigma_translation: s.sigma_translation,
-        sigma_rotation: s.sigma_limb,
-        sigma_trunk: s.sigma_trunk,
-        seed: s.seed,
-        backend: s.backend,
-        label_map: class_map.label_table(),
-        partitioned: s.partitioned,
-        ..TrackerConfig::default()
-    }
+/// `posecloud-YYYYMMDD-HHMMSS` (UTC) of a time since the Unix epoch.
+pub fn recording_stem(since_epoch: std::time::Duration) -> String {
+    let secs = since_epoch.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "posecloud-{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 impl TrackingScene {
-    /// Opens the source, learns the background from its first
-    /// `background_frames` frames and builds the tracker at the initial
-    /// pose. Errors name the file or field. The GPU back end requests a
-    /// headless device of its own (see [`Self::with_device`]).
+    /// Opens the source and the session (default camera and body where the
+    /// spec names no file). The GPU back end requests a headless device of
+    /// its own (see [`Self::with_device`]).
     ///
     /// # Errors
     /// A missing or bad body/camera file, an `init_frame` outside the clip,
     /// a source that cannot be opened (no camera, no `ffmpeg`, an empty
-    /// folder) or that ends before its background frames, bad settings,
-    /// no GPU for the `gpu` back end.
+    /// folder), bad settings, no GPU for the `gpu` back end.
     pub fn new(spec: TrackSpec, settings: TrackSettings) -> Result<Self> {
         Self::with_device(spec, settings, None)
     }
@@ -419,116 +443,69 @@ impl TrackingScene {
         device: Option<SharedDevice>,
     ) -> Result<Self> {
         settings.validate()?;
-        let bvh = Bvh::load(&spec.body).with_context(|| format!("body {}", spec.body.display()))?;
-        let frames = bvh.frames.len();
-        ensure!(
-            spec.init_frame < frames,
-            "init frame {}: the body file {} has {frames} frames",
-            spec.init_frame,
-            spec.body.display()
-        );
-        let mut init = bvh.frames.pose(spec.init_frame).to_vec();
-        let skeleton = dress_skeleton(&bvh.skeleton, &BodyShape::default())
-            .with_context(|| format!("body {}", spec.body.display()))?;
-        ensure!(
-            spec.start_distance.is_finite() && spec.start_distance > 0.0,
-            "start distance: {} must be finite and > 0",
-            spec.start_distance
-        );
-        let camera = load_camera(&spec.camera)
-            .with_context(|| format!("camera {}", spec.camera.display()))?;
-        let class_map = ClassMap::for_sleeves(Sleeves::Short);
-        let input = match &spec.frames {
+        let (source, truth): (Box<dyn FrameSource>, Option<Truth>) = match &spec.frames {
             None => {
+                let (Some(body), Some(camera)) = (&spec.body, &spec.camera) else {
+                    bail!("a synthetic render needs a body clip and a camera file");
+                };
+                let bvh = Bvh::load(body).with_context(|| format!("body {}", body.display()))?;
+                let frames = bvh.frames.len();
+                ensure!(
+                    spec.init_frame < frames,
+                    "init frame {}: the body file {} has {frames} frames",
+                    spec.init_frame,
+                    body.display()
+                );
                 ensure!(spec.synthetic_step >= 1, "synthetic step: must be ≥ 1");
+                let camera =
+                    load_camera(camera).with_context(|| format!("camera {}", camera.display()))?;
                 let end = (spec.init_frame + spec.synthetic_frames).min(frames);
                 let renderer =
-                    SyntheticRenderer::new(&bvh.skeleton, camera.clone(), RenderOptions::default())
+                    SyntheticRenderer::new(&bvh.skeleton, camera, RenderOptions::default())
                         .context("synthetic renderer")?;
-                let source =
+                let source = SyntheticSource::new(
+                    &bvh,
+                    renderer.clone(),
+                    spec.init_frame..end,
+                    spec.synthetic_step,
+                )
+                .context("synthetic source")?;
+                let truth_source =
                     SyntheticSource::new(&bvh, renderer, spec.init_frame..end, spec.synthetic_step)
                         .context("synthetic source")?;
-                Input::Synthetic {
-                    source: Box::new(source),
-                    clip: Box::new(bvh.clone()),
-                    next: 0,
-                }
-            }
-            Some(f) => {
-                Input::Stream(open_source(f, spec.fps).with_context(|| format!("frames {f}"))?)
-            }
-        };
-        let size = match &input {
-            Input::Synthetic { source, .. } => source.size(),
-            Input::Stream(s) => s.size(),
-        };
-        let camera = if (camera.width(), camera.height()) == size {
-            camera
-        } else {
-            resize_camera(&camera, size.0, size.1).with_context(|| {
-                format!(
-                    "camera {} ({} × {}) for frames of {} × {}",
-                    spec.camera.display(),
-                    camera.width(),
-                    camera.height(),
-                    size.0,
-                    size.1
+                (
+                    Box::new(source),
+                    Some(Truth {
+                        clip: bvh,
+                        source: truth_source,
+                    }),
                 )
-            })?
+            }
+            Some(f) => (
+                open_source(f, spec.fps).with_context(|| format!("frames {f}"))?,
+                None,
+            ),
         };
-        let params = SegmentParams::default();
-        let label_camera = resize_camera(&camera, params.width, params.height)?;
-        let segmenter = Segmenter::new(params, size.0, size.1)?;
-        if let Some(kind) = spec.start_pose {
-            // The pose at the search's centre; the first tracked frame
-            // places it (`place_start_pose`).
-            init = track::start::start_pose_in_view(
-                &skeleton,
-                kind,
-                &label_camera,
-                spec.start_distance,
-                &init,
-            )
-            .with_context(|| format!("start pose {} for {}", kind.name(), spec.body.display()))?;
-        }
-        let upper = Selection::cmu_upper_body();
-        let selection = match &upper {
-            Selection::Joints(names) if names.iter().all(|n| skeleton.find(n).is_ok()) => upper,
-            _ => Selection::All,
-        };
-        let body = TrackedBody::new(skeleton.clone(), &selection, &init)?;
-        let tracker = Tracker::with_device(
-            body,
-            label_camera,
-            &init,
-            None,
-            tracker_config(&settings, &class_map),
+        let session = Session::open(
+            spec.session_spec(),
+            settings.filter_settings(),
+            source,
             device,
         )
-        .with_context(|| format!("likelihood back end `{}`", backend_name(settings.backend)))?;
+        .map_err(anyhow::Error::from)?;
+        let skeleton = session.dressed().clone();
         let arm = Arm::find(&skeleton, Side::Right).ok();
-        let bones = (0..skeleton.len())
-            .filter_map(|j| skeleton.joint(j).parent.map(|p| (p, j)))
-            .filter(|&(_, j)| skeleton.joint(j).offset.norm() > 1e-9)
-            .collect();
+        let bones = bones_of(&skeleton);
         let mut scene = Self {
             spec,
             settings,
-            input,
-            skeleton,
-            estimate: init.clone(),
-            init,
-            camera,
-            class_map,
-            segmenter,
-            tracker,
+            session,
+            truth,
             arm,
             bones,
-            last: None,
             last_clip_frame: None,
-            segmentation: Segmentation::default(),
             history: VecDeque::new(),
-            colours_learned: false,
+            recorder: None,
             ended: false,
             due: 0.0,
             step_ms: 0.0,
@@ -536,27 +513,29 @@ impl TrackingScene {
             message: None,
             frame_serial: 0,
         };
-        scene.learn_background_from_source()?;
+        scene.learn_fixed_background()?;
         Ok(scene)
     }
 
-    fn learn_background_from_source(&mut self) -> Result<()> {
-        let k = self.spec.background_frames.max(1);
-        let mut frames = Vec::with_capacity(k);
-        for i in 0..k {
-            match self.input.next()? {
-                Some((f, _)) => frames.push(f),
-                None => bail!(
-                    "frames {}: the source ended after {i} frames, before its {k} background frame(s)",
-                    self.input.name()
-                ),
+    /// K background frames taken as they come are read at once, so that
+    /// the first step is the first tracked frame.
+    fn learn_fixed_background(&mut self) -> Result<()> {
+        if self.spec.background_frames.is_none() {
+            return Ok(());
+        }
+        while self.session.status().stage == Stage::LearningBackground {
+            let Some(step) = self.session.step()? else {
+                bail!(
+                    "frames {}: the source ended before its {} background frame(s)",
+                    self.session.source_name(),
+                    self.spec.background_frames.unwrap_or(1)
+                );
+            };
+            if let Some(e) = step.event {
+                self.message = Some(e);
             }
         }
-        self.segmenter
-            .learn_background(&frames.iter().collect::<Vec<_>>())?;
-        self.last = frames.pop();
         self.frame_serial += 1;
-        self.message = Some(format!("background learned from {k} frame(s)"));
         Ok(())
     }
 
@@ -568,66 +547,25 @@ impl TrackingScene {
         &self.settings
     }
 
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
     /// Which likelihood back end runs, on which adapter, in words (the GPU
     /// back end on the app's device says so).
     pub fn describe_backend(&self) -> String {
-        self.tracker.describe()
+        self.session.describe_backend()
     }
 
     /// The right-elbow flexion (degrees) of a full pose.
     fn elbow_deg(&self, pose: &[f64]) -> Option<f64> {
         let arm = self.arm?;
-        let world = self.skeleton.forward_kinematics(pose).ok()?;
+        let world = self.session.dressed().forward_kinematics(pose).ok()?;
         Some(arm.flexion(&world).to_degrees())
     }
 
     fn truth_pose(&self, clip_frame: usize) -> Option<&[f64]> {
-        match &self.input {
-            Input::Synthetic { clip, .. } => Some(clip.frames.pose(clip_frame)),
-            Input::Stream(_) => None,
-        }
-    }
-
-    /// Finds where the person in the start pose stands in `frame` (a
-    /// search over the global position against the foreground mask) and
-    /// restarts the cloud there.
-    fn place_start_pose(&mut self, kind: StartPose, frame: &Frame) -> Result<String> {
-        let mask = self.segmenter.foreground_mask(frame)?;
-        let (found, f) = track::start::place_in_view(
-            self.tracker.body(),
-            self.tracker.camera(),
-            mask,
-            &self.init,
-        )
-        .with_context(|| format!("start pose search on frame {}", frame.index))?;
-        self.tracker.reset(&found)?;
-        self.estimate = found;
-        let r = &self.estimate[self.skeleton.param_range(0)];
-        let placed = format!(
-            "start pose {} found at ({:.2}, {:.2}, {:.2}) m (silhouette F {f:.3})",
-            kind.name(),
-            r[0],
-            r[1],
-            r[2]
-        );
-        eprintln!("{placed} on frame {}", frame.index);
-        Ok(placed)
-    }
-
-    fn learn_colours(&mut self, frame: &Frame, pose: &[f64]) -> Result<()> {
-        let r = self.segmenter.learn_colours_from_pose(
-            frame,
-            &self.skeleton,
-            &self.camera,
-            pose,
-            &self.class_map,
-        )?;
-        self.colours_learned = true;
-        self.message = Some(format!(
-            "colours learned from frame {} ({} skin, {} hair, {} shirt, {} trousers pixels)",
-            frame.index, r.skin, r.hair, r.shirt, r.trousers
-        ));
-        Ok(())
+        self.truth.as_ref().map(|t| t.clip.frames.pose(clip_frame))
     }
 
     /// [`TrackEdit::SampleColours`]: all or nothing (a class whose strokes
@@ -635,7 +573,7 @@ impl TrackingScene {
     /// segmented again with the new models, so that the label image shows
     /// them while the source is paused.
     fn sample_colours(&mut self, frame: usize, strokes: &[Stroke]) -> Result<()> {
-        let Some(f) = &self.last else {
+        let Some(f) = self.session.last_frame().cloned() else {
             bail!("sample colours: no frame yet");
         };
         ensure!(
@@ -647,24 +585,24 @@ impl TrackingScene {
             strokes.iter().any(|s| !s.points.is_empty()),
             "sample colours: no stroke points on frame {frame}"
         );
-        let before = *self.segmenter.colour_models();
+        let segmenter = self.session.segmenter_mut();
+        let before = *segmenter.colour_models();
         let mut segmentation = Segmentation::default();
-        let learned = self
-            .segmenter
-            .learn_colours_from_strokes(f, strokes)
-            .and_then(|()| self.segmenter.segment_into(f, &mut segmentation))
+        let learned = segmenter
+            .learn_colours_from_strokes(&f, strokes)
+            .and_then(|()| segmenter.segment_into(&f, &mut segmentation))
             .with_context(|| format!("sample colours on frame {}", f.index));
         if learned.is_err() {
             // `learn_colours_from_strokes` replaces class by class: undo
             // the classes it fitted before the one that failed.
             for (class, model) in ColourClass::ALL.into_iter().zip(before) {
-                self.segmenter.set_colour_model(class, model);
+                segmenter.set_colour_model(class, model);
             }
         }
         learned?;
-        self.segmentation = segmentation;
+        self.session.set_segmentation(segmentation);
         self.frame_serial += 1;
-        let params = self.segmenter.params();
+        let params = self.session.segmenter().params();
         let counts =
             stroke_label_pixels(strokes, (f.width, f.height), (params.width, params.height));
         let per_class: Vec<String> = ColourClass::ALL
@@ -680,9 +618,50 @@ impl TrackingScene {
             per_class.join(", "),
             f.index
         ));
-        self.colours_learned = true;
         Ok(())
     }
+
+    /// Starts or stops recording ([`TrackEdit::Record`]).
+    fn record(&mut self, dir: Option<PathBuf>) -> Result<()> {
+        if let Some((mut rec, csv)) = self.recorder.take() {
+            rec.finish()?;
+            self.message = Some(format!(
+                "recorded {} frames to {} and .bvh",
+                rec.rows(),
+                csv.display()
+            ));
+        }
+        let Some(dir) = dir else {
+            return Ok(());
+        };
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("record: cannot create {}", dir.display()))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let stem = recording_stem(now);
+        let (csv, bvh) = (
+            dir.join(format!("{stem}.csv")),
+            dir.join(format!("{stem}.bvh")),
+        );
+        let fps = self
+            .session
+            .source()
+            .fps()
+            .filter(|f| f.is_finite() && *f > 0.0)
+            .unwrap_or(30.0);
+        let rec = Recorder::create(Some(&csv), Some(&bvh), self.session.body(), 1.0 / fps)?;
+        self.message = Some(format!("recording to {}", csv.display()));
+        self.recorder = Some((rec, csv));
+        Ok(())
+    }
+}
+
+fn bones_of(skeleton: &Skeleton) -> Vec<(usize, usize)> {
+    (0..skeleton.len())
+        .filter_map(|j| skeleton.joint(j).parent.map(|p| (p, j)))
+        .filter(|&(_, j)| skeleton.joint(j).offset.norm() > 1e-9)
+        .collect()
 }
 
 /// The stroke of one click on frame pixel `centre`: a square of frame
@@ -750,10 +729,10 @@ impl Solver for TrackingScene {
             TrackEdit::Settings(s) => {
                 s.validate()?;
                 let new_backend = s.backend != self.settings.backend;
-                // A new back end is built on the tracker's device (the
+                // A new back end is built on the session's device (the
                 // app's), and weighs the same cloud.
-                self.tracker
-                    .set_config(tracker_config(&s, &self.class_map))
+                self.session
+                    .set_settings(s.filter_settings())
                     .with_context(|| {
                         format!("likelihood back end `{}`", backend_name(s.backend))
                     })?;
@@ -763,38 +742,44 @@ impl Solver for TrackingScene {
                 }
             }
             TrackEdit::Seek(k) => {
-                self.input.seek(k)?;
+                self.session.seek(k)?;
                 self.ended = false;
                 self.message = Some(format!("continuing from frame {k}"));
             }
             TrackEdit::CaptureBackground => {
-                let Some(f) = self.last.clone() else {
-                    bail!("capture background: no frame yet");
-                };
-                self.segmenter.learn_background(&[&f])?;
-                self.message = Some(format!("background learned from frame {}", f.index));
+                self.message = Some(self.session.capture_background()?);
             }
             TrackEdit::LearnColours => {
-                let Some(f) = self.last.clone() else {
-                    bail!("learn colours: no frame yet");
-                };
-                let pose = self.estimate.clone();
-                self.learn_colours(&f, &pose)?;
+                self.message = Some(self.session.learn_colours()?);
             }
             TrackEdit::SampleColours { frame, strokes } => self.sample_colours(frame, &strokes)?,
+            TrackEdit::Sleeves(s) => {
+                self.session.set_sleeves(s)?;
+                self.spec.sleeves = s;
+                self.message = Some(format!(
+                    "sleeves: {} (colours are learned again at the next placing or with \"learn colours\")",
+                    match s {
+                        Sleeves::Short => "short",
+                        Sleeves::Long => "long",
+                    }
+                ));
+            }
+            TrackEdit::TrackedJoints(t) => {
+                self.session.set_tracked_joints(&t)?;
+                self.message = Some(format!("tracking joints: {t}"));
+                self.spec.track = t;
+            }
+            TrackEdit::Restart => self.reset()?,
+            TrackEdit::Record(dir) => self.record(dir)?,
         }
         Ok(())
     }
 
     fn reset(&mut self) -> Result<()> {
-        self.input.seek(0)?;
-        let init = self.init.clone();
-        self.tracker.reset(&init)?;
-        self.estimate = init;
+        self.session.restart()?;
         self.history.clear();
         self.ended = false;
-        self.colours_learned = false;
-        self.learn_background_from_source()
+        self.learn_fixed_background()
     }
 
     fn step(&mut self, time: f64) -> Result<()> {
@@ -806,64 +791,59 @@ impl Solver for TrackingScene {
             std::thread::sleep(std::time::Duration::from_millis(1));
             return Ok(());
         }
-        let Some((frame, clip_frame)) = self.input.next()? else {
+        let Some(step) = self.session.step()? else {
             self.ended = true;
-            self.message = Some("end of the source (Reset plays it again)".into());
+            if let Some((mut rec, csv)) = self.recorder.take() {
+                rec.finish()?;
+                self.message = Some(format!(
+                    "end of the source; recorded {} frames to {}",
+                    rec.rows(),
+                    csv.display()
+                ));
+            } else {
+                self.message = Some("end of the source (Reset plays it again)".into());
+            }
             return Ok(());
         };
         let period = self
-            .input
+            .session
+            .source()
             .fps()
             .filter(|f| *f > 0.0)
             .map_or(0.0, |f| 1.0 / f);
         self.due = time.max(self.due) + period;
-        if !self.colours_learned {
-            let placed = match self.spec.start_pose {
-                Some(kind) => Some(self.place_start_pose(kind, &frame)?),
-                None => None,
-            };
-            let pose = self.estimate.clone();
-            self.learn_colours(&frame, &pose).with_context(|| {
-                format!(
-                    "learning colours from frame {} in the initial pose",
-                    frame.index
-                )
-            })?;
-            if let (Some(p), Some(m)) = (placed, &mut self.message) {
-                *m = format!("{p}; {m}");
-            }
+        self.frame_serial += 1;
+        if let Some(e) = &step.event {
+            eprintln!("posecloud: frame {}: {e}", step.frame);
+            self.message = Some(e.clone());
         }
-        let t0 = std::time::Instant::now();
-        self.segmenter
-            .segment_into(&frame, &mut self.segmentation)?;
-        let obs = self.segmentation.observation()?;
-        let t1 = std::time::Instant::now();
-        let report = self.tracker.step(&obs)?;
-        let t2 = std::time::Instant::now();
-        self.segment_ms = (t1 - t0).as_secs_f64() * 1e3;
-        self.step_ms = (t2 - t1).as_secs_f64() * 1e3;
-        self.estimate = if self.settings.mean_estimate {
-            report.mean_pose
-        } else {
-            report.map_pose
+        let clip_frame = self
+            .truth
+            .as_ref()
+            .and_then(|t| t.source.clip_frame(step.frame));
+        self.last_clip_frame = clip_frame;
+        let Some(tracked) = step.tracked else {
+            return Ok(());
         };
+        if let Some((rec, _)) = &mut self.recorder {
+            rec.record(step.frame, &tracked.pose)?;
+        }
+        self.segment_ms = tracked.segment_ms;
+        self.step_ms = tracked.step_ms;
         let truth = clip_frame
             .and_then(|c| self.truth_pose(c).map(<[f64]>::to_vec))
             .and_then(|p| self.elbow_deg(&p));
         let sample = TrackSample {
-            frame: frame.index,
-            residual: report.residual,
-            elbow_deg: self.elbow_deg(&self.estimate).unwrap_or(f64::NAN),
+            frame: step.frame,
+            residual: tracked.report.residual,
+            elbow_deg: self.elbow_deg(&tracked.pose).unwrap_or(f64::NAN),
             truth_elbow_deg: truth,
-            ess: report.ess,
+            ess: tracked.report.ess,
         };
         if self.history.len() == TRACK_HISTORY {
             self.history.pop_front();
         }
         self.history.push_back(sample);
-        self.last = Some(frame);
-        self.last_clip_frame = clip_frame;
-        self.frame_serial += 1;
         Ok(())
     }
 
@@ -879,7 +859,15 @@ impl Solver for TrackingScene {
 
     fn snapshot_into(&self, out: &mut TrackSnapshot) {
         let p = |v: &nalgebra::Vector3<f64>| [v.x as f32, v.y as f32, v.z as f32];
-        if let Some(f) = &self.last {
+        let session = &self.session;
+        let skeleton = session.dressed();
+        let camera = session.camera();
+        let project = |v: &nalgebra::Vector3<f64>| {
+            camera
+                .project(&nalgebra::Point3::from(*v))
+                .map_or([f32::NAN; 2], |(u, v, _)| [u as f32, v as f32])
+        };
+        if let Some(f) = session.last_frame() {
             out.frame_rgb.clone_from(&f.rgb);
             out.frame_size = (f.width, f.height);
             out.frame_index = Some(f.index);
@@ -888,48 +876,83 @@ impl Solver for TrackingScene {
             out.frame_index = None;
         }
         out.frame_serial = self.frame_serial;
-        out.labels.clone_from(&self.segmentation.labels);
-        out.label_size = (self.segmentation.width, self.segmentation.height);
-        out.frame_count = self.input.frame_count();
-        out.joints = self.skeleton.len();
+        let seg = session.segmentation();
+        out.labels.clone_from(&seg.labels);
+        out.label_size = (seg.width, seg.height);
+        out.frame_count = session.source().frame_count();
+        let status = session.status();
+        out.stage = Some(status.stage);
+        out.status.clone_from(&status.message);
+        out.progress = status.progress;
+        out.joints = skeleton.len();
         out.estimate.clear();
-        if let Ok(world) = self.skeleton.forward_kinematics(&self.estimate) {
+        out.estimate_2d.clear();
+        if let Some(pose) = session.estimate()
+            && let Ok(world) = skeleton.forward_kinematics(pose)
+        {
             out.estimate
                 .extend(world.iter().map(|w| p(&w.translation.vector)));
+            out.estimate_2d
+                .extend(world.iter().map(|w| project(&w.translation.vector)));
         }
         out.truth.clear();
         if let Some(pose) = self.last_clip_frame.and_then(|c| self.truth_pose(c))
-            && let Ok(world) = self.skeleton.forward_kinematics(pose)
+            && let Ok(world) = skeleton.forward_kinematics(pose)
         {
             out.truth
                 .extend(world.iter().map(|w| p(&w.translation.vector)));
         }
         out.bones.clone_from(&self.bones);
         out.weights.clear();
-        out.weights.extend_from_slice(self.tracker.weights());
         out.cloud.clear();
-        let mut full = vec![0.0; self.skeleton.dof()];
-        let d = self.tracker.body().dim();
-        for state in self.tracker.particles().chunks(d) {
-            self.tracker.body().to_full(state, &mut full);
-            match self.skeleton.forward_kinematics(&full) {
-                Ok(world) => out
-                    .cloud
-                    .extend(world.iter().map(|w| p(&w.translation.vector))),
-                Err(_) => out
-                    .cloud
-                    .extend(std::iter::repeat_n([f32::NAN; 3], self.skeleton.len())),
+        out.cloud_2d.clear();
+        if let Some(tracker) = session.tracker() {
+            out.weights.extend_from_slice(tracker.weights());
+            let mut full = vec![0.0; skeleton.dof()];
+            let d = tracker.body().dim();
+            let mut worlds = Vec::with_capacity(out.weights.len());
+            for state in tracker.particles().chunks(d) {
+                tracker.body().to_full(state, &mut full);
+                let world = skeleton.forward_kinematics(&full).ok();
+                match &world {
+                    Some(world) => out
+                        .cloud
+                        .extend(world.iter().map(|w| p(&w.translation.vector))),
+                    None => out
+                        .cloud
+                        .extend(std::iter::repeat_n([f32::NAN; 3], skeleton.len())),
+                }
+                worlds.push(world);
+            }
+            let mut order: Vec<usize> = (0..out.weights.len()).collect();
+            order.sort_unstable_by(|&a, &b| out.weights[b].total_cmp(&out.weights[a]));
+            for &i in order.iter().take(OVERLAY_PARTICLES) {
+                match &worlds[i] {
+                    Some(world) => out
+                        .cloud_2d
+                        .extend(world.iter().map(|w| project(&w.translation.vector))),
+                    None => out
+                        .cloud_2d
+                        .extend(std::iter::repeat_n([f32::NAN; 2], skeleton.len())),
+                }
             }
         }
-        let pose = self.camera.world_from_camera();
+        let pose = camera.world_from_camera();
         out.camera_position = p(&pose.translation.vector);
         out.camera_forward = p(&(pose.rotation * nalgebra::Vector3::z()));
+        out.camera_note = session.camera_note().to_string();
         out.history.clone_from(&self.history);
         out.backend = self.describe_backend();
-        out.source_name = self.input.name();
+        out.source_name = session.source_name().to_string();
         out.step_ms = self.step_ms;
         out.segment_ms = self.segment_ms;
         out.settings.clone_from(&self.settings);
+        out.sleeves = self.spec.sleeves;
+        out.tracked_joints.clone_from(&self.spec.track);
+        out.recording = self
+            .recorder
+            .as_ref()
+            .map(|(r, csv)| (csv.clone(), r.rows()));
         out.ended = self.ended;
         out.message.clone_from(&self.message);
     }
@@ -984,32 +1007,37 @@ mod tests {
     }
 
     #[test]
-    fn a_start_pose_is_placed_on_the_first_frame() {
-        // A person standing arms-down 4.5 m along the camera's axis, 0.3 m
-        // to the side; the search starts 1.5 m nearer.
+    fn the_guided_start_places_a_person_who_holds_still() {
+        // A person standing arms-down 2.6 m along the camera's axis, 0.3 m
+        // to the side, after an empty frame.
         let spec0 = TrackSpec::default();
-        let mut bvh = Bvh::load(&spec0.body).unwrap();
-        let cam = resize_camera(&load_camera(&spec0.camera).unwrap(), 320, 240).unwrap();
+        let mut bvh = Bvh::load(spec0.body.as_ref().unwrap()).unwrap();
+        let cam = vision::resize_camera(
+            &load_camera(spec0.camera.as_ref().unwrap()).unwrap(),
+            320,
+            240,
+        )
+        .unwrap();
         let hips = bvh.frames.pose(0)[1];
-        let mut root = track::start::in_front_of(&cam, 4.5, hips);
+        let mut root = track::start::in_front_of(&cam, 2.6, hips);
         root.x += 0.3;
         let pose =
             track::start::start_pose(&bvh.skeleton, StartPose::ArmsDown, &cam, root).unwrap();
         let mut frames = skeleton::PoseBatch::rest(&bvh.skeleton, 0);
-        for _ in 0..3 {
+        for _ in 0..22 {
             frames.push(&pose).unwrap();
         }
         bvh.frames = frames;
         let renderer =
             SyntheticRenderer::new(&bvh.skeleton, cam, RenderOptions::default()).unwrap();
-        let source = SyntheticSource::new(&bvh, renderer, 0..3, 1).unwrap();
+        let source = SyntheticSource::new(&bvh, renderer, 0..22, 1).unwrap();
         let dir = std::env::temp_dir().join(format!("posecloud_start_{}", std::process::id()));
         vision::write_render(&source, &dir).unwrap();
         let spec = TrackSpec {
             frames: Some(dir.to_str().unwrap().to_owned()),
-            camera: dir.join("camera.toml"),
+            camera: Some(dir.join("camera.toml")),
             start_pose: Some(StartPose::ArmsDown),
-            start_distance: 3.0,
+            background_frames: Some(1),
             ..TrackSpec::default()
         };
         let settings = TrackSettings {
@@ -1017,33 +1045,68 @@ mod tests {
             realtime: false,
             ..TrackSettings::default()
         };
-        let mut scene = TrackingScene::new(spec.clone(), settings.clone()).unwrap();
-        scene.step(0.0).unwrap();
-        let message = scene.message.clone().unwrap_or_default();
-        assert!(
-            message.starts_with("start pose arms-down found at"),
-            "{message}"
+        let mut scene = TrackingScene::new(spec, settings).unwrap();
+        let mut stages = Vec::new();
+        for _ in 0..22 {
+            scene.step(0.0).unwrap();
+            let mut snap = TrackSnapshot::default();
+            scene.snapshot_into(&mut snap);
+            if stages.last() != snap.stage.as_ref() {
+                stages.push(snap.stage.unwrap());
+            }
+        }
+        assert_eq!(
+            stages,
+            [Stage::WaitingForPerson, Stage::Placing, Stage::Tracking]
         );
-        let est = nalgebra::Vector3::from_column_slice(&scene.estimate[..3]);
-        // ~0.11 m when written (depth from an 18 px tall silhouette);
-        // without the search the walk's frame 500 is metres away.
+        let est = nalgebra::Vector3::from_column_slice(&scene.session.estimate().unwrap()[..3]);
         assert!(
             (est - root.coords).norm() < 0.25,
             "root {est:?}, truth {root:?}"
         );
-        assert!(
-            TrackingScene::new(
-                TrackSpec {
-                    start_distance: -1.0,
-                    ..spec
-                },
-                settings
-            )
-            .err()
-            .unwrap()
-            .to_string()
-            .contains("start distance")
+        let mut snap = TrackSnapshot::default();
+        scene.snapshot_into(&mut snap);
+        // The estimate and the most likely particles over the frame: the
+        // root projects where the truth does.
+        let (u, v, _) = scene.session.camera().project(&root).unwrap();
+        let r = snap.estimate_2d[0];
+        assert!((f64::from(r[0]) - u).abs() < 8.0 && (f64::from(r[1]) - v).abs() < 8.0);
+        assert_eq!(snap.cloud_2d.len(), OVERLAY_PARTICLES * snap.joints);
+    }
+
+    #[test]
+    fn recording_writes_the_tracked_frames_and_names_files_by_the_time() {
+        assert_eq!(
+            recording_stem(std::time::Duration::from_secs(1_764_093_600)),
+            "posecloud-20251125-180000"
         );
+        let mut scene = small_scene();
+        let dir = std::env::temp_dir().join(format!("posecloud_rec_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        scene.step(0.0).unwrap();
+        scene.apply(TrackEdit::Record(Some(dir.clone()))).unwrap();
+        for _ in 0..3 {
+            scene.step(0.0).unwrap();
+        }
+        let mut snap = TrackSnapshot::default();
+        scene.snapshot_into(&mut snap);
+        assert_eq!(snap.recording.as_ref().map(|r| r.1), Some(3));
+        scene.apply(TrackEdit::Record(None)).unwrap();
+        let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        let csv = files
+            .iter()
+            .find(|p| p.extension().is_some_and(|e| e == "csv"))
+            .unwrap();
+        let bvh = files
+            .iter()
+            .find(|p| p.extension().is_some_and(|e| e == "bvh"))
+            .unwrap();
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert_eq!(std::fs::read_to_string(csv).unwrap().lines().count(), 4);
+        assert_eq!(Bvh::load(bvh).unwrap().frames.len(), 3);
     }
 
     #[test]
@@ -1063,7 +1126,7 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("sigma_f"), "{e}");
         let spec = TrackSpec {
-            body: "/nonexistent/body.bvh".into(),
+            body: Some("/nonexistent/body.bvh".into()),
             ..short_walk()
         };
         let e = TrackingScene::new(spec, TrackSettings::default()).unwrap_err();
@@ -1098,7 +1161,7 @@ mod tests {
         };
         scene.apply(TrackEdit::Settings(more.clone())).unwrap();
         scene.step(0.0).unwrap();
-        assert_eq!(scene.tracker.weights().len(), 80);
+        assert_eq!(scene.session.tracker().unwrap().weights().len(), 80);
         let bad = TrackSettings {
             sigma_limb: -1.0,
             ..more.clone()
@@ -1117,15 +1180,14 @@ mod tests {
     /// ([`click_patch`]): on the middle one of the frame pixels whose whole
     /// patch is `class` in the ground truth.
     fn truth_clicks(scene: &TrackingScene, classes: &[(ColourClass, SegClass)]) -> Vec<Stroke> {
-        let Input::Synthetic { source, .. } = &scene.input else {
-            panic!("a synthetic scene");
-        };
-        let last = scene.last.as_ref().unwrap();
+        let source = &scene.truth.as_ref().expect("a synthetic scene").source;
+        let last = scene.session.last_frame().unwrap();
         let truth = source.render_frame(last.index).unwrap().unwrap();
         let mut labels = truth.labels;
-        scene.class_map.remap(&mut labels);
+        scene.session.class_map().remap(&mut labels);
         let size = (last.width, last.height);
-        let label_size = (scene.segmentation.width, scene.segmentation.height);
+        let seg = scene.session.segmentation();
+        let label_size = (seg.width, seg.height);
         let w = last.width as usize;
         classes
             .iter()
@@ -1152,14 +1214,12 @@ mod tests {
     /// of the last frame: the fraction the segmentation gives the true
     /// class.
     fn truth_agreement(scene: &TrackingScene) -> f64 {
-        let Input::Synthetic { source, .. } = &scene.input else {
-            panic!("a synthetic scene");
-        };
-        let index = scene.last.as_ref().unwrap().index;
+        let source = &scene.truth.as_ref().expect("a synthetic scene").source;
+        let index = scene.session.last_frame().unwrap().index;
         let truth = source.render_frame(index).unwrap().unwrap();
         let mut labels = truth.labels;
-        scene.class_map.remap(&mut labels);
-        let seg = &scene.segmentation;
+        scene.session.class_map().remap(&mut labels);
+        let seg = scene.session.segmentation();
         let (fw, fh) = (truth.frame.width as usize, truth.frame.height as usize);
         let (lw, lh) = (seg.width as usize, seg.height as usize);
         let (mut body, mut same) = (0, 0);
@@ -1194,7 +1254,7 @@ mod tests {
     fn one_click_per_class_learns_colours_that_segment_the_next_frames() {
         let mut scene = small_scene();
         scene.step(0.0).unwrap();
-        let frame = scene.last.as_ref().unwrap().index;
+        let frame = scene.session.last_frame().unwrap().index;
         let strokes = truth_clicks(&scene, &SKIN_SHIRT_TROUSERS);
         let counts = stroke_label_pixels(&strokes, (640, 480), (160, 120));
         for class in [ColourClass::Skin, ColourClass::Shirt, ColourClass::Trousers] {
@@ -1202,11 +1262,14 @@ mod tests {
             let n = counts[class as usize];
             assert!((4..=9).contains(&n), "{}: {n} label pixels", class.name());
         }
-        let (pose_labels, serial) = (scene.segmentation.labels.clone(), scene.frame_serial);
+        let (pose_labels, serial) = (
+            scene.session.segmentation().labels.clone(),
+            scene.frame_serial,
+        );
         // Only the clicks' colours: the models learned from the initial
         // pose are dropped first (hair has none then).
         for class in ColourClass::ALL {
-            scene.segmenter.set_colour_model(class, None);
+            scene.session.segmenter_mut().set_colour_model(class, None);
         }
         scene
             .apply(TrackEdit::SampleColours { frame, strokes })
@@ -1217,12 +1280,12 @@ mod tests {
             counts[0], counts[2], counts[3]
         );
         assert_eq!(message, expected);
-        let models = scene.segmenter.colour_models();
+        let models = scene.session.segmenter().colour_models();
         assert!(models[ColourClass::Hair as usize].is_none());
         assert!(models.iter().filter(|m| m.is_some()).count() == 3);
         // The label image of the clicked frame shows the new colours at
         // once (0.90 of the body right in the run this was written with).
-        assert_ne!(scene.segmentation.labels, pose_labels);
+        assert_ne!(scene.session.segmentation().labels, pose_labels);
         assert_eq!(scene.frame_serial, serial + 1);
         let agreement = truth_agreement(&scene);
         assert!(
@@ -1243,8 +1306,8 @@ mod tests {
     fn bad_strokes_are_errors_that_keep_the_colour_models() {
         let mut scene = small_scene();
         scene.step(0.0).unwrap();
-        let frame = scene.last.as_ref().unwrap().index;
-        let before = *scene.segmenter.colour_models();
+        let frame = scene.session.last_frame().unwrap().index;
+        let before = *scene.session.segmenter().colour_models();
         let message = scene.message.clone();
         let clicks = truth_clicks(&scene, &SKIN_SHIRT_TROUSERS[..1]);
         let mut outside = clicks.clone();
@@ -1291,7 +1354,7 @@ mod tests {
             })
             .unwrap_err();
         assert!(e.to_string().contains("no stroke points"), "{e}");
-        assert_eq!(scene.segmenter.colour_models(), &before);
+        assert_eq!(scene.session.segmenter().colour_models(), &before);
         assert_eq!(scene.message, message);
         scene
             .apply(TrackEdit::SampleColours {
@@ -1299,7 +1362,7 @@ mod tests {
                 strokes: clicks,
             })
             .unwrap();
-        assert_ne!(scene.segmenter.colour_models(), &before);
+        assert_ne!(scene.session.segmenter().colour_models(), &before);
     }
 
     #[test]
@@ -1342,15 +1405,18 @@ mod tests {
         let mut scene = small_scene();
         scene.step(0.0).unwrap();
         scene.step(0.0).unwrap();
-        let cloud = scene.tracker.particles().to_vec();
+        let cloud = scene.session.tracker().unwrap().particles().to_vec();
         let cpu = TrackSettings {
             backend: BackendChoice::Cpu,
             ..scene.settings().clone()
         };
         scene.apply(TrackEdit::Settings(cpu.clone())).unwrap();
         assert_eq!(scene.settings(), &cpu);
-        assert_eq!(scene.tracker.config().backend, BackendChoice::Cpu);
-        assert_eq!(scene.tracker.particles(), &cloud[..]);
+        assert_eq!(
+            scene.session.tracker().unwrap().config().backend,
+            BackendChoice::Cpu
+        );
+        assert_eq!(scene.session.tracker().unwrap().particles(), &cloud[..]);
         let d = scene.describe_backend();
         assert!(d.starts_with("CPU likelihood"), "{d}");
         assert!(!d.contains("app's device"), "{d}");
@@ -1423,7 +1489,7 @@ mod tests {
         scene.apply(TrackEdit::Settings(more)).unwrap();
         scene.step(0.0).unwrap();
         assert!(scene.describe_backend().starts_with(&on_device));
-        assert_eq!(scene.tracker.weights().len(), 60);
+        assert_eq!(scene.session.tracker().unwrap().weights().len(), 60);
         // Auto on a software adapter (lavapipe) says why it chose the CPU.
         let auto = TrackSettings {
             backend: BackendChoice::Auto,

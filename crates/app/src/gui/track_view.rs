@@ -37,7 +37,7 @@ use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 use track::{FilterKind, SharedDevice, StartPose};
-use vision::{ColourClass, SegClass, Stroke};
+use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
 use super::scene_common::{
     SceneClock, SceneRuntime, advance_clock, automation, base_app, frame_view, orbit, play_buttons,
@@ -47,15 +47,16 @@ use super::view::OrbitCamera;
 use crate::colormap::{viridis, weight_alpha, weight_position};
 use crate::runtime::{Pacing, Published};
 use crate::tracking::{
-    BACKENDS, MAX_TRACK_PARTICLES, TrackEdit, TrackSettings, TrackSnapshot, TrackSpec,
-    TrackingScene, backend_name, class_colour, click_patch, repo_path, stroke_label_pixels,
+    BACKENDS, MAX_TRACK_PARTICLES, OVERLAY_PARTICLES, TrackEdit, TrackSettings, TrackSnapshot,
+    TrackSpec, TrackingScene, backend_name, class_colour, click_patch, repo_path,
+    stroke_label_pixels,
 };
 
 /// Colours the screenshot test looks for (sRGB).
 pub const ESTIMATE_COLOUR: [f32; 3] = [1.0, 0.45, 0.05];
 pub const TRUTH_COLOUR: [f32; 3] = [0.95, 0.95, 0.95];
 const LEFT_WIDTH: f32 = 320.0;
-const RIGHT_WIDTH: f32 = 340.0;
+const RIGHT_WIDTH: f32 = 560.0;
 const PLOT_HEIGHT: f32 = 170.0;
 
 /// How the tracking window starts.
@@ -123,7 +124,16 @@ struct TrackUi {
     /// glob or a video file.
     source_text: String,
     camera_text: String,
+    /// The subject's height field (metres) and the tracked-joints field.
+    height_text: String,
+    joints_text: String,
+    /// Webcams found by the picker (device, sizes), listed on demand.
+    webcams: Option<Result<Vec<String>, String>>,
+    /// Where Record writes.
+    record_dir: PathBuf,
     overlay: bool,
+    /// The estimate's skeleton and the most likely particles over the frame.
+    skeleton_overlay: bool,
     show_cloud: bool,
     show_truth: bool,
     scrub: usize,
@@ -432,8 +442,23 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
             .frames
             .clone()
             .unwrap_or_else(|| "synthetic".into()),
-        camera_text: options.spec.camera.display().to_string(),
-        overlay: true,
+        camera_text: options
+            .spec
+            .camera
+            .as_ref()
+            .map_or(String::new(), |c| c.display().to_string()),
+        height_text: format!(
+            "{:.2}",
+            options
+                .spec
+                .subject_height
+                .unwrap_or(track::DEFAULT_SUBJECT_HEIGHT)
+        ),
+        joints_text: options.spec.track.clone(),
+        webcams: None,
+        record_dir: PathBuf::from("recordings"),
+        overlay: false,
+        skeleton_overlay: true,
         show_cloud: true,
         show_truth: true,
         scrub: 0,
@@ -592,6 +617,135 @@ fn draw(
 
 /// The spec a source field names (`synthetic`, `synthetic:hop`, or a
 /// frame source), keeping the rest of `base`.
+/// The Source panel's words for a sleeve length.
+fn sleeves_label(s: Sleeves) -> &'static str {
+    match s {
+        Sleeves::Short => "short (arms are skin)",
+        Sleeves::Long => "long",
+    }
+}
+
+/// The picker's entries: `webcam:N@WxH  card` for each device's largest
+/// size (the source field takes the first word).
+fn webcam_entries() -> Result<Vec<String>, String> {
+    let list = vision::list_webcams().map_err(|e| e.to_string())?;
+    Ok(list
+        .iter()
+        .flat_map(|cam| {
+            let n = cam
+                .path
+                .to_string_lossy()
+                .trim_start_matches("/dev/video")
+                .to_string();
+            let mut sizes: Vec<(u32, u32)> = cam
+                .sizes
+                .iter()
+                .flat_map(|(_, s)| s.iter().copied())
+                .filter(|&(w, h)| w <= 1280 && h <= 720)
+                .collect();
+            sizes.sort_unstable_by_key(|&(w, h)| std::cmp::Reverse(w * h));
+            sizes.dedup();
+            sizes
+                .into_iter()
+                .take(3)
+                .map(|(w, h)| format!("webcam:{n}@{w}x{h}  {}", cam.card))
+                .collect::<Vec<_>>()
+        })
+        .collect())
+}
+
+/// The estimate's skeleton (orange, thick) and the most likely particles
+/// (thin, fading with rank) over the frame shown in `rect`.
+fn paint_skeletons(
+    painter: &egui::Painter,
+    rect: egui::Rect,
+    (w, h): (u32, u32),
+    s: &TrackSnapshot,
+) {
+    let to_screen = |p: [f32; 2]| {
+        (p[0].is_finite() && p[1].is_finite()).then(|| {
+            rect.min
+                + egui::vec2(
+                    p[0] / w.max(1) as f32 * rect.width(),
+                    p[1] / h.max(1) as f32 * rect.height(),
+                )
+        })
+    };
+    let draw = |pose: &[[f32; 2]], stroke: egui::Stroke| {
+        for &(a, b) in &s.bones {
+            if let (Some(pa), Some(pb)) = (
+                pose.get(a).copied().and_then(to_screen),
+                pose.get(b).copied().and_then(to_screen),
+            ) {
+                painter.line_segment([pa, pb], stroke);
+            }
+        }
+    };
+    if let Some(k) = s.cloud_2d.len().checked_div(s.joints) {
+        let k = k.min(OVERLAY_PARTICLES);
+        for i in (0..k).rev() {
+            let alpha = (200.0 * (1.0 - i as f32 / k as f32)) as u8 + 30;
+            let [r, g, b] = crate::colormap::viridis(1.0 - i as f64 / k.max(1) as f64);
+            let colour = egui::Color32::from_rgba_unmultiplied(
+                (r * 255.0) as u8,
+                (g * 255.0) as u8,
+                (b * 255.0) as u8,
+                alpha,
+            );
+            draw(
+                &s.cloud_2d[i * s.joints..(i + 1) * s.joints],
+                egui::Stroke::new(1.0, colour),
+            );
+        }
+    }
+    let [r, g, b] = ESTIMATE_COLOUR;
+    let orange = egui::Color32::from_rgb((r * 255.0) as u8, (g * 255.0) as u8, (b * 255.0) as u8);
+    draw(&s.estimate_2d, egui::Stroke::new(3.0, egui::Color32::BLACK));
+    draw(&s.estimate_2d, egui::Stroke::new(2.0, orange));
+    for p in s.estimate_2d.iter().copied().filter_map(to_screen) {
+        painter.circle_filled(p, 2.5, orange);
+    }
+}
+
+/// The guided start's message and progress at the top of the frame.
+fn paint_status(painter: &egui::Painter, rect: egui::Rect, s: &TrackSnapshot) {
+    let Some(stage) = s.stage else {
+        return;
+    };
+    let text = match stage {
+        track::Stage::Tracking => format!("tracking · {}", s.status),
+        _ => s.status.clone(),
+    };
+    let font = egui::FontId::proportional(15.0);
+    let galley = painter.layout(text, font, egui::Color32::WHITE, rect.width() - 16.0);
+    let bar = if stage == track::Stage::Tracking {
+        0.0
+    } else {
+        8.0
+    };
+    let band = egui::Rect::from_min_size(
+        rect.min,
+        egui::vec2(rect.width(), galley.size().y + 12.0 + bar),
+    );
+    painter.rect_filled(band, 0.0, egui::Color32::from_black_alpha(150));
+    painter.galley(
+        rect.min + egui::vec2(8.0, 6.0),
+        galley,
+        egui::Color32::WHITE,
+    );
+    if bar > 0.0 {
+        let y = band.max.y - bar + 1.0;
+        let full = egui::Rect::from_min_max(
+            egui::pos2(rect.min.x + 8.0, y),
+            egui::pos2(rect.max.x - 8.0, y + 4.0),
+        );
+        painter.rect_filled(full, 2.0, egui::Color32::from_gray(70));
+        let mut done = full;
+        done.max.x = full.min.x + full.width() * s.progress.clamp(0.0, 1.0) as f32;
+        painter.rect_filled(done, 2.0, egui::Color32::from_rgb(90, 200, 120));
+    }
+}
+
 /// The Source panel's name of a start pose.
 fn start_pose_label(p: Option<StartPose>) -> &'static str {
     match p {
@@ -601,24 +755,42 @@ fn start_pose_label(p: Option<StartPose>) -> &'static str {
     }
 }
 
-fn spec_for(text: &str, camera: &str, base: &TrackSpec) -> TrackSpec {
+/// The spec the Source panel's fields name: `synthetic`, `synthetic:hop`
+/// (a render of the clip through its camera file), or a frame source (the
+/// guided start; the camera file optional, the default body at `height`
+/// unless `base` names a body file).
+fn spec_for(text: &str, camera: &str, height: Option<f64>, base: &TrackSpec) -> TrackSpec {
     let text = text.trim();
-    let mut spec = base.clone();
-    spec.camera = PathBuf::from(camera.trim());
+    let camera = camera.trim();
+    let camera = (!camera.is_empty()).then(|| PathBuf::from(camera));
+    let synthetic = |clip: &str, init: usize| TrackSpec {
+        start_pose: base.start_pose,
+        sleeves: base.sleeves,
+        track: base.track.clone(),
+        camera: camera
+            .clone()
+            .or_else(|| Some(repo_path("crates/vision/assets/camera_front.toml"))),
+        body: Some(repo_path(clip)),
+        init_frame: init,
+        ..TrackSpec::default()
+    };
     match text {
-        "synthetic" | "synthetic:walk" => {
-            spec.frames = None;
-            spec.body = repo_path("assets/motions/cmu_131_01_walk.bvh");
-            spec.init_frame = 500;
-        }
-        "synthetic:hop" => {
-            spec.frames = None;
-            spec.body = repo_path("assets/motions/cmu_131_03_hop.bvh");
-            spec.init_frame = 40;
-        }
-        other => spec.frames = Some(other.to_string()),
+        "synthetic" | "synthetic:walk" => synthetic("assets/motions/cmu_131_01_walk.bvh", 500),
+        "synthetic:hop" => synthetic("assets/motions/cmu_131_03_hop.bvh", 40),
+        other => TrackSpec {
+            camera,
+            subject_height: height.or(base.subject_height),
+            start_pose: Some(base.start_pose.unwrap_or(StartPose::ArmsDown)),
+            sleeves: base.sleeves,
+            track: base.track.clone(),
+            body: if base.frames.is_some() {
+                base.body.clone()
+            } else {
+                None
+            },
+            ..TrackSpec::live(other)
+        },
     }
-    spec
 }
 
 /// One picture shown in the panel: a Bevy image registered with egui.
@@ -760,11 +932,45 @@ fn panels(
                                     ui_s.source_text = text.into();
                                 }
                             }
+                            if ui
+                                .button("find webcams")
+                                .on_hover_text("list the V4L2 cameras and their frame sizes")
+                                .clicked()
+                            {
+                                ui_s.webcams = Some(webcam_entries());
+                            }
                         });
-                        ui.label("frames (synthetic[:hop], webcam:N, folder, video):");
+                        match &ui_s.webcams {
+                            Some(Ok(list)) if list.is_empty() => {
+                                ui.small("no webcam found (/dev/video*)");
+                            }
+                            Some(Ok(list)) => {
+                                let mut chosen = None;
+                                for entry in list {
+                                    if ui.small_button(entry.as_str()).clicked() {
+                                        chosen = entry.split_whitespace().next().map(String::from);
+                                    }
+                                }
+                                if let Some(c) = chosen {
+                                    ui_s.source_text = c;
+                                }
+                            }
+                            Some(Err(e)) => {
+                                ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
+                            }
+                            None => {}
+                        }
+                        ui.label("frames (synthetic[:hop], webcam:N[@WxH], folder, video):");
                         ui.text_edit_singleline(&mut ui_s.source_text);
-                        ui.label("camera file:");
+                        ui.label("camera file (optional: empty is a level camera, 60° wide):");
                         ui.text_edit_singleline(&mut ui_s.camera_text);
+                        ui.horizontal(|ui| {
+                            ui.add(
+                                egui::TextEdit::singleline(&mut ui_s.height_text)
+                                    .desired_width(48.0),
+                            );
+                            ui.label("subject height (m)");
+                        });
                         ui.horizontal(|ui| {
                             egui::ComboBox::from_id_salt("start-pose")
                                 .selected_text(start_pose_label(ui_s.spec.start_pose))
@@ -782,12 +988,89 @@ fn panels(
                         })
                         .response
                         .on_hover_text(
-                            "the pose in the first tracked frame: the body file's frame, or stand arms down / in a T-pose facing the camera (found by its silhouette); applies on Open",
+                            "the guided start: stand arms down / in a T-pose facing the camera, found by its silhouette; \"body file's frame\" starts a synthetic render from its clip (applies on Open)",
                         );
-                        if ui.button("Open").clicked() {
-                            open = Some(spec_for(&ui_s.source_text, &ui_s.camera_text, &ui_s.spec));
-                        }
+                        ui.horizontal(|ui| {
+                            let mut sleeves = s.sleeves;
+                            egui::ComboBox::from_id_salt("sleeves")
+                                .selected_text(sleeves_label(sleeves))
+                                .show_ui(ui, |ui| {
+                                    for v in [Sleeves::Short, Sleeves::Long] {
+                                        ui.selectable_value(&mut sleeves, v, sleeves_label(v));
+                                    }
+                                });
+                            ui.label("sleeves");
+                            if sleeves != s.sleeves {
+                                ui_s.spec.sleeves = sleeves;
+                                edits.push(TrackEdit::Sleeves(sleeves));
+                            }
+                        });
+                        ui.horizontal(|ui| {
+                            ui.add(
+                                egui::TextEdit::singleline(&mut ui_s.joints_text)
+                                    .desired_width(120.0),
+                            )
+                            .on_hover_text("auto, upper, all, or joint names separated by commas");
+                            if ui.button("track these joints").clicked() {
+                                ui_s.spec.track = ui_s.joints_text.trim().to_string();
+                                edits.push(TrackEdit::TrackedJoints(ui_s.spec.track.clone()));
+                            }
+                        });
+                        ui.horizontal(|ui| {
+                            if ui.button("Open").clicked() {
+                                match ui_s.height_text.trim().parse::<f64>() {
+                                    Ok(h) if (0.5..=2.5).contains(&h) => {
+                                        open = Some(spec_for(
+                                            &ui_s.source_text,
+                                            &ui_s.camera_text,
+                                            Some(h),
+                                            &ui_s.spec,
+                                        ));
+                                    }
+                                    _ => {
+                                        ui_s.error = Some(format!(
+                                            "subject height: `{}` is not a height in metres (0.5 – 2.5)",
+                                            ui_s.height_text
+                                        ));
+                                    }
+                                }
+                            }
+                            if ui
+                                .button("start again")
+                                .on_hover_text("the guided start from the beginning: background, person, placing")
+                                .clicked()
+                            {
+                                edits.push(TrackEdit::Restart);
+                            }
+                        });
                         ui.small(s.source_name.as_str());
+                        ui.small(s.camera_note.as_str());
+                    });
+                egui::CollapsingHeader::new("Record")
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        ui.horizontal(|ui| match &s.recording {
+                            None => {
+                                if ui
+                                    .button("⏺ Record")
+                                    .on_hover_text(
+                                        "write the tracked motion to recordings/posecloud-<time>.csv and .bvh",
+                                    )
+                                    .clicked()
+                                {
+                                    edits.push(TrackEdit::Record(Some(ui_s.record_dir.clone())));
+                                }
+                            }
+                            Some((csv, rows)) => {
+                                if ui.button("⏹ Stop").clicked() {
+                                    edits.push(TrackEdit::Record(None));
+                                }
+                                ui.label(format!(
+                                    "{rows} frames → {}",
+                                    csv.file_name().unwrap_or_default().to_string_lossy()
+                                ));
+                            }
+                        });
                     });
                 egui::CollapsingHeader::new("Play")
                     .default_open(true)
@@ -902,6 +1185,10 @@ fn panels(
                         ui.checkbox(&mut ui_s.show_cloud, "particle cloud (viridis by weight)");
                         ui.checkbox(&mut ui_s.show_truth, "ground truth (white)");
                         ui.checkbox(&mut ui_s.overlay, "labels over the frame");
+                        ui.checkbox(
+                            &mut ui_s.skeleton_overlay,
+                            "skeleton and likely particles over the frame",
+                        );
                     });
             });
         })
@@ -909,11 +1196,11 @@ fn panels(
         .rect
         .width();
     let right = egui::Panel::right("track-frame")
-        .resizable(false)
-        .exact_size(RIGHT_WIDTH)
+        .resizable(true)
+        .default_size(RIGHT_WIDTH)
         .show(&mut root, |ui| {
-            ui.label("camera frame and segmentation");
-            let width = RIGHT_WIDTH - 16.0;
+            ui.label("camera frame");
+            let width = ui.available_width().max(64.0);
             if let Some((id, (w, h))) = ui_s.frame_tex.as_ref().map(|t| (t.id, t.size)) {
                 let size = egui::vec2(width, width * h as f32 / w.max(1) as f32);
                 let sense = if ui_s.sampling.on {
@@ -930,10 +1217,15 @@ fn panels(
                     ui.painter()
                         .image(labels.id, rect, uv, egui::Color32::WHITE);
                 }
+                let painter = ui.painter_at(rect);
+                if ui_s.skeleton_overlay {
+                    paint_skeletons(&painter, rect, (w, h), s);
+                }
+                paint_status(&painter, rect, s);
                 if ui_s.sampling.on {
                     sample_on_frame(&mut ui_s.sampling, &response, rect, (w, h), s);
                 }
-                paint_strokes(&ui.painter_at(rect), rect, (w, h), &ui_s.sampling.strokes);
+                paint_strokes(&painter, rect, (w, h), &ui_s.sampling.strokes);
             }
             ui.horizontal_wrapped(|ui| {
                 for id in 1..=vision::SEG_CLASSES as u8 {
