@@ -28,6 +28,7 @@ pub mod cli;
 pub mod defaults;
 pub mod error;
 pub mod flip;
+pub mod keypoint_term;
 pub mod prior;
 pub mod record;
 pub mod session;
@@ -40,6 +41,7 @@ pub use backend::{Backend, BackendChoice, SharedDevice};
 pub use body::{Arm, Param, Selection, Side, TrackedBody, default_radii};
 pub use defaults::{DEFAULT_FOV_DEG, DEFAULT_SUBJECT_HEIGHT, default_body, default_camera};
 pub use error::{Result, TrackError};
+pub use keypoint_term::{KeypointMap, KeypointObservation, KeypointTerm};
 pub use prior::PosePrior;
 pub use record::Recorder;
 pub use session::{
@@ -47,5 +49,6 @@ pub use session::{
 };
 pub use start::StartPose;
 pub use tracker::{
-    FilterKind, StepReport, StepTimings, Tracker, TrackerConfig, search_root_position,
+    FilterKind, ObservationMode, StepReport, StepTimings, Tracker, TrackerConfig,
+    search_root_position,
 };

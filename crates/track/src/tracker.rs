@@ -24,7 +24,15 @@
 //! 3. **Measurement** (§IV-D, §V step 3). Every particle not already scored
 //!    by the simplex is weighed in one batch by RTPF Eq. 1–2 on the chosen
 //!    back end, and penalised by the PCA pose prior:
-//!    `log w = −F² / (2 σ_F²) + β log μ(x)`.
+//!    `log w = −F² / (2 σ_F²) + β log μ(x)`. With detected 2D keypoints
+//!    ([`Tracker::set_keypoints`]) and [`ObservationMode::Both`], the
+//!    keypoint term of [`crate::keypoint_term`] is added:
+//!    `log w = −F²/(2σ_F²) + log L_kp(x) + β log μ(x)`; with
+//!    [`ObservationMode::Keypoints`] the region term is left out of `w`
+//!    (`F` is still computed: it is the residual). Both terms read the
+//!    batch's one forward kinematics; the simplex, the flips and the
+//!    partitioned stages are scored by the same function, so they all
+//!    minimise the same `−log w`.
 //! 4. **Normalisation** (§V step 4) with [`smc::Weights`]; estimates: the
 //!    MAP particle and the weighted mean; the per-frame residual is the
 //!    MAP's `F` (RTPF Table II reports the mean residual over a sequence).
@@ -42,6 +50,9 @@ use crate::backend::{Backend, BackendChoice, SharedDevice};
 use crate::body::{Arm, Side, TrackedBody};
 use crate::error::{Result, TrackError};
 use crate::flip::{FlipArm, flip_hypotheses};
+use crate::keypoint_term::{
+    DEFAULT_KEYPOINT_SIGMA, KeypointMap, KeypointObservation, KeypointTerm,
+};
 use crate::prior::PosePrior;
 use crate::simplex::{Score, lockstep_simplex, lockstep_simplex_in};
 
@@ -93,6 +104,48 @@ impl std::str::FromStr for FilterKind {
     }
 }
 
+/// Which likelihood terms weigh the particles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ObservationMode {
+    /// RTPF Eq. 1–2 only, as published (the default: the paper's tables
+    /// stay reproducible).
+    #[default]
+    Regions,
+    /// The keypoint term only ([`crate::keypoint_term`]); a step without a
+    /// usable detection falls back to the regions.
+    Keypoints,
+    /// Regions and keypoints; without a usable detection, the regions.
+    Both,
+}
+
+impl ObservationMode {
+    pub const ALL: [ObservationMode; 3] = [Self::Regions, Self::Keypoints, Self::Both];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Regions => "regions",
+            Self::Keypoints => "keypoints",
+            Self::Both => "both",
+        }
+    }
+}
+
+impl std::fmt::Display for ObservationMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ObservationMode {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown observation `{s}` (regions, keypoints, both)"))
+    }
+}
+
 /// Settings an app may change between frames ([`Tracker::set_config`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrackerConfig {
@@ -121,6 +174,14 @@ pub struct TrackerConfig {
     /// moves, so a search in D dimensions becomes a few searches in ~9.
     /// Costs one extra likelihood batch per extra partition.
     pub partitioned: bool,
+    /// The likelihood terms that weigh the particles (default: RTPF's
+    /// regions only).
+    pub observation: ObservationMode,
+    /// σ of the keypoint term as a fraction of the person's size in the
+    /// image (the torso's length, [`KeypointObservation::scale_px`]):
+    /// 0.1 gives σ ≈ 5 cm on an adult whatever the distance and the
+    /// resolution.
+    pub keypoint_sigma: f64,
 }
 
 impl Default for TrackerConfig {
@@ -137,6 +198,8 @@ impl Default for TrackerConfig {
             backend: BackendChoice::Auto,
             label_map: gpu::IDENTITY_LABEL_MAP,
             partitioned: false,
+            observation: ObservationMode::Regions,
+            keypoint_sigma: DEFAULT_KEYPOINT_SIGMA,
         }
     }
 }
@@ -166,6 +229,13 @@ impl TrackerConfig {
         }
         if self.sigma_f == 0.0 {
             return bad("sigma_f", "0".into(), "must be > 0");
+        }
+        if !(self.keypoint_sigma.is_finite() && self.keypoint_sigma > 0.0) {
+            return bad(
+                "keypoint_sigma",
+                self.keypoint_sigma.to_string(),
+                "must be finite and > 0",
+            );
         }
         gpu::check_label_map(&self.label_map).map_err(|source| TrackError::Likelihood {
             backend: "label map".into(),
@@ -203,6 +273,13 @@ pub struct StepReport {
     pub simplex_groups: usize,
     /// Flipped hypotheses inserted.
     pub flips: usize,
+    /// The terms that weighed this step: `config.observation`, or
+    /// [`ObservationMode::Regions`] when it asks for keypoints and no
+    /// usable detection is set.
+    pub observation: ObservationMode,
+    /// Keypoints of the detection that weighed this step (0 with regions
+    /// only).
+    pub keypoints: usize,
     pub timings: StepTimings,
 }
 
@@ -216,15 +293,38 @@ struct ScoreBuffers {
     fk: BatchForwardKinematics,
 }
 
-/// Scores batches of states: RTPF Eq. 1–2 plus the prior.
+/// The keypoint side of a [`Scorer`]: the detection, the camera it is
+/// in, the term.
+#[derive(Clone, Copy)]
+struct KeypointInput<'a> {
+    obs: &'a KeypointObservation,
+    camera: &'a Camera,
+    term: KeypointTerm,
+}
+
+/// Scores batches of states: RTPF Eq. 1–2, the keypoint term (per
+/// [`ObservationMode`]) and the prior.
 struct Scorer<'a> {
     backend: &'a mut Backend,
     body: &'a TrackedBody,
     prior: Option<&'a PosePrior>,
     sigma_f: f64,
     beta: f64,
+    /// `−F²/(2σ_F²)` enters `log w`.
+    regions: bool,
+    keypoints: Option<KeypointInput<'a>>,
     buffers: &'a mut ScoreBuffers,
     evaluations: usize,
+}
+
+/// The terms `mode` asks for, given the detection at hand: `(regions,
+/// keypoints)`; no usable detection means the regions.
+fn active_terms(
+    mode: ObservationMode,
+    keypoints: Option<&KeypointObservation>,
+) -> (bool, Option<&KeypointObservation>) {
+    let kp = keypoints.filter(|k| k.is_usable() && mode != ObservationMode::Regions);
+    (mode != ObservationMode::Keypoints || kp.is_none(), kp)
 }
 
 impl<'a> Scorer<'a> {
@@ -233,14 +333,22 @@ impl<'a> Scorer<'a> {
         body: &'a TrackedBody,
         prior: Option<&'a PosePrior>,
         config: &TrackerConfig,
+        keypoints: Option<(&'a KeypointObservation, &'a Camera)>,
         buffers: &'a mut ScoreBuffers,
     ) -> Self {
+        let (regions, kp) = active_terms(config.observation, keypoints.map(|k| k.0));
         Self {
             backend,
             body,
             prior,
             sigma_f: config.sigma_f,
             beta: config.prior_weight,
+            regions,
+            keypoints: kp.zip(keypoints).map(|(obs, (_, camera))| KeypointInput {
+                obs,
+                camera,
+                term: KeypointTerm::new(config.keypoint_sigma),
+            }),
             buffers,
             evaluations: 0,
         }
@@ -255,17 +363,30 @@ impl<'a> Scorer<'a> {
         for (s, f) in states.chunks(d).zip(full.chunks_mut(dof)) {
             self.body.to_full(s, f);
         }
-        // One forward kinematics of the batch, read by the region term.
+        // One forward kinematics of the batch, read by both terms.
         fk.compute_states(self.body.skeleton(), full)?;
+        let mut log_kp = vec![0.0; n];
+        if let Some(k) = &self.keypoints {
+            k.term.add_log_likelihood(k.obs, k.camera, fk, &mut log_kp);
+        }
+        // F is computed in every mode: it is the residual the session
+        // watches, whether or not it weighs the particles.
         let ev = self.backend.evaluate_posed(obs, full, fk)?;
         self.evaluations += n;
         let model = NonOverlap::new(self.sigma_f).expect("validated");
+        let regions = self.regions;
         Ok(states
             .chunks(d)
             .zip(&ev.non_overlap)
-            .map(|(s, &f)| {
+            .zip(&log_kp)
+            .map(|((s, &f), &kp)| {
                 let prior = self.prior.map_or(0.0, |p| self.beta * p.log_density(s));
-                (-(model.log_likelihood(f) + prior), f)
+                let region = if regions {
+                    model.log_likelihood(f)
+                } else {
+                    0.0
+                };
+                (-(region + kp + prior), f)
             })
             .collect())
     }
@@ -291,6 +412,10 @@ pub struct Tracker {
     weights: Weights,
     ancestors: Vec<usize>,
     scratch: ScoreBuffers,
+    /// Landmarks → skeleton points of this body ([`KeypointMap::for_body`]).
+    keypoint_map: KeypointMap,
+    /// The latest detection ([`Self::set_keypoints`]).
+    keypoints: Option<KeypointObservation>,
     /// The app's device, for every GPU back end built later too.
     device: Option<SharedDevice>,
     frame: u64,
@@ -345,6 +470,7 @@ impl Tracker {
             .filter_map(|s| Arm::find(body.skeleton(), s).ok())
             .filter_map(|a| FlipArm::new(&body, a, init))
             .collect();
+        let keypoint_map = KeypointMap::for_body(&body);
         let mut t = Self {
             body,
             camera,
@@ -360,9 +486,12 @@ impl Tracker {
             weights: Weights::uniform(1),
             ancestors: Vec::new(),
             scratch: ScoreBuffers::default(),
+            keypoint_map: KeypointMap::default(),
+            keypoints: None,
             device,
             frame: 0,
         };
+        t.keypoint_map = keypoint_map;
         t.reset(init)?;
         Ok(t)
     }
@@ -461,6 +590,37 @@ impl Tracker {
         &self.flip_arms
     }
 
+    /// The landmarks this tracker can compare with its body
+    /// ([`KeypointMap::for_body`]); build observations with it
+    /// ([`KeypointObservation::from_keypoints`]).
+    pub fn keypoint_map(&self) -> &KeypointMap {
+        &self.keypoint_map
+    }
+
+    /// Sets the detection that the following steps (and
+    /// [`Self::score_states`]) weigh with, until replaced; `None`: no
+    /// detection. Positions are in the pixels of [`Self::camera`]. It is
+    /// used when `config.observation` is `Keypoints` or `Both` and it is
+    /// usable ([`KeypointObservation::is_usable`]); otherwise the regions
+    /// weigh alone. A detection a few frames old (an asynchronous
+    /// detector's) is the caller's choice to keep or drop.
+    ///
+    /// # Errors
+    /// A keypoint on a joint the skeleton does not have (the old detection
+    /// stays).
+    pub fn set_keypoints(&mut self, keypoints: Option<KeypointObservation>) -> Result<()> {
+        if let Some(k) = &keypoints {
+            k.check(self.body.skeleton())?;
+        }
+        self.keypoints = keypoints;
+        Ok(())
+    }
+
+    /// The detection set by [`Self::set_keypoints`].
+    pub fn keypoints(&self) -> Option<&KeypointObservation> {
+        self.keypoints.as_ref()
+    }
+
     fn map_index(&self) -> usize {
         let w = self.weights.normalised();
         (0..w.len())
@@ -494,19 +654,20 @@ impl Tracker {
             .collect()
     }
 
-    /// A scorer on the current back end, prior and settings.
+    /// A scorer on the current back end, prior, keypoints and settings.
     fn scorer(&mut self) -> Scorer<'_> {
         Scorer::new(
             &mut self.backend,
             &self.body,
             self.prior.as_ref(),
             &self.config,
+            self.keypoints.as_ref().map(|k| (k, &self.camera)),
             &mut self.scratch,
         )
     }
 
-    /// Scores states with the current back end, prior and σ_F (a
-    /// diagnostic and the initial search's objective): `(−log w, F)`.
+    /// Scores states with the current back end, prior, σ_F and keypoints
+    /// (a diagnostic and the initial search's objective): `(−log w, F)`.
     ///
     /// # Errors
     /// Bad states or a back-end failure.
@@ -571,6 +732,7 @@ impl Tracker {
                     &self.body,
                     self.prior.as_ref(),
                     &self.config,
+                    self.keypoints.as_ref().map(|k| (k, &self.camera)),
                     &mut self.scratch,
                 );
                 let (simplices, _) =
@@ -644,6 +806,7 @@ impl Tracker {
                         &self.body,
                         self.prior.as_ref(),
                         &self.config,
+                        self.keypoints.as_ref().map(|k| (k, &self.camera)),
                         &mut self.scratch,
                     );
                     let (simplices, _) =
@@ -793,6 +956,13 @@ impl Tracker {
         let t_measure = t2.elapsed();
 
         let map = self.map_index();
+        let (regions, kp) = active_terms(self.config.observation, self.keypoints.as_ref());
+        let observation = match (regions, kp.is_some()) {
+            (true, true) => ObservationMode::Both,
+            (false, true) => ObservationMode::Keypoints,
+            _ => ObservationMode::Regions,
+        };
+        let keypoints = kp.map_or(0, |k| k.points().len());
         let wn = self.weights.normalised();
         let mut mean = vec![0.0; d];
         for (x, &w) in self.states.chunks(d).zip(wn) {
@@ -809,6 +979,8 @@ impl Tracker {
             evaluations,
             simplex_groups,
             flips,
+            observation,
+            keypoints,
             timings: StepTimings {
                 select: t_select,
                 predict: t_predict,
