@@ -375,6 +375,8 @@ pub struct TrackingScene {
     arm: Option<Arm>,
     bones: Vec<(usize, usize)>,
     last_clip_frame: Option<usize>,
+    /// The stage of the last step (a change is announced on stderr).
+    last_stage: Option<Stage>,
     history: VecDeque<TrackSample>,
     recorder: Option<(Recorder, PathBuf)>,
     ended: bool,
@@ -504,6 +506,7 @@ impl TrackingScene {
             arm,
             bones,
             last_clip_frame: None,
+            last_stage: None,
             history: VecDeque::new(),
             recorder: None,
             ended: false,
@@ -811,11 +814,27 @@ impl Solver for TrackingScene {
             .fps()
             .filter(|f| *f > 0.0)
             .map_or(0.0, |f| 1.0 / f);
-        self.due = time.max(self.due) + period;
+        // Due one period after the last frame; a source that fell more than
+        // half a second behind (a slow window) restarts from now instead of
+        // racing to catch up.
+        self.due = if time - self.due > 0.5 {
+            time + period
+        } else {
+            self.due + period
+        };
         self.frame_serial += 1;
         if let Some(e) = &step.event {
             eprintln!("posecloud: frame {}: {e}", step.frame);
             self.message = Some(e.clone());
+        }
+        if self.last_stage != Some(step.status.stage) {
+            self.last_stage = Some(step.status.stage);
+            eprintln!(
+                "posecloud: frame {}: [{}] {}",
+                step.frame,
+                step.status.stage.name(),
+                step.status.message
+            );
         }
         let clip_frame = self
             .truth
@@ -852,9 +871,14 @@ impl Solver for TrackingScene {
     }
 
     fn budget(&self) -> std::time::Duration {
-        // One frame per displayed frame at most: a tracked frame takes
-        // longer than this, so the runtime stops after it.
-        std::time::Duration::from_millis(1)
+        // While tracking, one frame per displayed frame at most (a tracked
+        // frame takes longer than this, so the runtime stops after it);
+        // the guided start's frames cost a millisecond or two, and a slow
+        // window must not slow the source's clock down.
+        match self.session.status().stage {
+            Stage::Tracking | Stage::Placing => std::time::Duration::from_millis(1),
+            _ => std::time::Duration::from_millis(40),
+        }
     }
 
     fn snapshot_into(&self, out: &mut TrackSnapshot) {

@@ -686,6 +686,8 @@ pub struct Session {
     /// Root height above the soles over the stature, standing.
     hip_fraction: f64,
     init: Option<Vec<f64>>,
+    /// The next frame starts tracking from `init`.
+    init_pending: bool,
     segmenter: Segmenter,
     accumulator: BackgroundAccumulator,
     segmentation: Segmentation,
@@ -830,6 +832,7 @@ impl Session {
             stature,
             hip_fraction,
             init,
+            init_pending: false,
             segmenter,
             accumulator: BackgroundAccumulator::default(),
             segmentation: Segmentation::default(),
@@ -957,7 +960,14 @@ impl Session {
     /// that will).
     pub fn describe_backend(&self) -> String {
         self.tracker.as_ref().map_or_else(
-            || format!("{:?} (starts when tracking starts)", self.settings.backend),
+            || {
+                let name = match self.settings.backend {
+                    BackendChoice::Auto => "auto (GPU on a hardware adapter, else CPU)",
+                    BackendChoice::Cpu => "CPU",
+                    BackendChoice::Gpu => "GPU",
+                };
+                format!("{name}, built when tracking starts")
+            },
             Tracker::describe,
         )
     }
@@ -1023,6 +1033,7 @@ impl Session {
         let seek = self.source.seek(0);
         self.tracker = None;
         self.estimate = None;
+        self.init_pending = false;
         self.accumulator = BackgroundAccumulator::default();
         self.status.reacquiring = false;
         if self.spec.background.is_none() {
@@ -1252,8 +1263,8 @@ impl Session {
         self.background_frames = self.accumulator.frames();
         self.accumulator.clear_sums();
         if let Some(pose) = self.init.clone() {
-            // A known initial pose: the next frame learns colours from it
-            // and is tracked.
+            // A known initial pose: the tracker starts there now, the next
+            // frame learns colours from it and is tracked.
             self.guide = Guide::Waiting {
                 still_since: None,
                 previous: None,
@@ -1264,7 +1275,8 @@ impl Session {
                 progress: 1.0,
                 reacquiring: false,
             };
-            self.estimate = Some(pose);
+            self.start_tracker(&pose)?;
+            self.init_pending = true;
         } else {
             self.guide = Guide::Waiting {
                 still_since: None,
@@ -1311,10 +1323,13 @@ impl Session {
     ) -> Result<(Option<Tracked>, Option<String>)> {
         let what = self.frame_what(frame);
         let t = frame.timestamp;
-        if let Some(pose) = self.init.take().filter(|_| self.tracker.is_none()) {
-            // Known initial pose (after the background).
+        if self.init_pending
+            && let Some(pose) = self.init.clone()
+        {
+            // Known initial pose (after the background; the tracker was
+            // built then).
+            self.init_pending = false;
             let colours = self.learn_colours_from(frame, &pose)?;
-            self.start_tracker(&pose)?;
             let area = self.foreground_area(frame)?;
             return self.placed_and_tracked(frame, area, colours);
         }
@@ -1499,7 +1514,11 @@ impl Session {
             blob.width(),
             blob.height(),
             if cut_top { ", cut at the top" } else { "" },
-            if cut_bottom { ", cut at the bottom" } else { "" }
+            if cut_bottom {
+                ", cut at the bottom"
+            } else {
+                ""
+            }
         );
         Ok((note, found))
     }

@@ -431,7 +431,10 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
     app.add_plugins(TrackingScenePlugin);
     let device = renderer_device(&mut app);
     let res = start_scene(&options.spec, &options.settings, pacing, device.clone())?;
-    eprintln!("posecloud: likelihood: {}", res.latest.data.backend);
+    eprintln!(
+        "posecloud: likelihood: {}; {}",
+        res.latest.data.backend, res.latest.data.camera_note
+    );
     let ui = TrackUi {
         spec: options.spec.clone(),
         settings: options.settings.clone(),
@@ -712,10 +715,7 @@ fn paint_status(painter: &egui::Painter, rect: egui::Rect, s: &TrackSnapshot) {
     let Some(stage) = s.stage else {
         return;
     };
-    let text = match stage {
-        track::Stage::Tracking => format!("tracking · {}", s.status),
-        _ => s.status.clone(),
-    };
+    let text = s.status.clone();
     let font = egui::FontId::proportional(15.0);
     let galley = painter.layout(text, font, egui::Color32::WHITE, rect.width() - 16.0);
     let bar = if stage == track::Stage::Tracking {
