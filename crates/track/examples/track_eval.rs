@@ -9,6 +9,7 @@
 //!     [--flip-noise 0.005] [--sigma-f 0.1] [--sigma-limb 0.06]
 //!     [--sigma-trunk 0.01] [--prior-weight 1] [--backend cpu|gpu|auto]
 //!     [--partitioned] [--renderer raster|vision] [--seed 1] [--csv FILE] [--png FILE]
+//!     [--observation regions,keypoints,both] [--keypoint-sigma 0.1] [--min-score 0.5]
 //! ```
 //!
 //! Observations (`--renderer raster`, the default) are `gpu::synth`-style
@@ -23,6 +24,19 @@
 //! initialised at the first frame's true pose (RTPF §VII-A calibrates on
 //! the first image); the PCA pose prior and the joint-limit boxes are
 //! learned from the *other* clip.
+//!
+//! `--observation` (a list) adds rows per likelihood: `regions` (RTPF Eq.
+//! 1–2, the default), `keypoints` and `both` ([`track::keypoint_term`]).
+//! Keypoints need `--renderer vision`: BlazePose ([`keypoints::Detector`])
+//! runs on every rendered 640 × 480 RGB frame, the first frame's person box
+//! from the true pose's projected joints (the tracker is calibrated on it
+//! anyway), later ones from MediaPipe's tracking ROI of the previous
+//! detection; its landmarks go to the label camera's pixels
+//! ([`KeypointObservation::from_keypoints`], confidence ≥ `--min-score`).
+//! The detector runs before tracking (the session runs it on its own
+//! thread), so frames per second are the tracker's alone; its time and its
+//! 2D error against the rendered truth (median per keypoint, pixels of the
+//! 640 × 480 frame) are printed.
 
 use std::io::Write;
 use std::time::Instant;
@@ -32,8 +46,8 @@ use track::synthetic::{
     ClipSpec, SyntheticClip, clip_camera, clip_truth, rtpf_classes, upper_body_parts,
 };
 use track::{
-    Arm, BackendChoice, FilterKind, PosePrior, Selection, Side, TrackedBody, Tracker,
-    TrackerConfig, default_radii,
+    Arm, BackendChoice, FilterKind, KeypointMap, KeypointObservation, ObservationMode, PosePrior,
+    Selection, Side, TrackedBody, Tracker, TrackerConfig, default_radii,
 };
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -59,6 +73,9 @@ struct Args {
     azimuth_deg: f64,
     partitioned: bool,
     renderer: String,
+    observations: Vec<ObservationMode>,
+    keypoint_sigma: f64,
+    min_score: f32,
 }
 
 fn parse() -> Res<Args> {
@@ -83,6 +100,9 @@ fn parse() -> Res<Args> {
         azimuth_deg: 0.0,
         partitioned: false,
         renderer: "raster".into(),
+        observations: vec![ObservationMode::Regions],
+        keypoint_sigma: track::keypoint_term::DEFAULT_KEYPOINT_SIGMA,
+        min_score: 0.5,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -111,6 +131,11 @@ fn parse() -> Res<Args> {
             }
             "--partitioned" => a.partitioned = true,
             "--renderer" => a.renderer = v()?,
+            "--observation" => {
+                a.observations = v()?.split(',').map(str::parse).collect::<Result<_, _>>()?
+            }
+            "--keypoint-sigma" => a.keypoint_sigma = v()?.parse()?,
+            "--min-score" => a.min_score = v()?.parse()?,
             "--csv" => a.csv = Some(v()?),
             "--png" => a.png = Some(v()?),
             "-h" | "--help" => {
@@ -142,7 +167,7 @@ fn render_and_segment(
     body: &TrackedBody,
     clip: &Bvh,
     spec: &ClipSpec,
-) -> Res<(SyntheticClip, gpu::LabelMap)> {
+) -> Res<(SyntheticClip, gpu::LabelMap, Rendered)> {
     let scale = 4;
     let big = ClipSpec {
         width: spec.width * scale,
@@ -172,12 +197,14 @@ fn render_and_segment(
     let mut seg = vision::Segmenter::new(params, big.width, big.height)?;
     seg.learn_background(&[&renderer.render_empty(0, 0, 0.0)])?;
     let mut observations = Vec::with_capacity(truth.len());
+    let mut frames = Vec::with_capacity(truth.len());
     for (k, pose) in truth.iter().enumerate() {
         let frame = renderer.render(pose, k as u64 + 1, k + 1, 0.0)?.frame;
         if k == 0 {
             seg.learn_colours_from_pose(&frame, renderer.skeleton(), &camera, pose, &class_map)?;
         }
         observations.push(seg.segment(&frame)?.observation()?);
+        frames.push(frame);
     }
     let label_camera = vision::resize_camera(&camera, spec.width, spec.height)?;
     Ok((
@@ -187,11 +214,103 @@ fn render_and_segment(
             observations,
         },
         class_map.label_table(),
+        Rendered { frames, camera },
     ))
+}
+
+/// The RGB frames of `render_and_segment` and their camera.
+struct Rendered {
+    frames: Vec<vision::Frame>,
+    camera: gpu::Camera,
+}
+
+/// BlazePose on every rendered frame (module docs): the observations in
+/// the label camera's pixels, and the detector's 2D error against the
+/// rendered truth per keypoint (render pixels), with its mean time.
+fn detect_keypoints(
+    body: &TrackedBody,
+    map: &KeypointMap,
+    synth: &SyntheticClip,
+    rendered: &Rendered,
+    min_score: f32,
+) -> Res<Vec<KeypointObservation>> {
+    let detector = keypoints::Detector::new()?;
+    let skel = body.skeleton();
+    let mut out = Vec::with_capacity(rendered.frames.len());
+    let mut errors: Vec<Vec<f64>> = vec![Vec::new(); map.len()];
+    let mut roi = None;
+    let t0 = Instant::now();
+    for (frame, pose) in rendered.frames.iter().zip(&synth.truth) {
+        let world = skel.forward_kinematics(pose)?;
+        let truth = map.project(&world, &rendered.camera);
+        let (w, h) = (frame.width, frame.height);
+        let kp = match roi {
+            Some(r) => detector.detect_in_roi(&frame.rgb, w, h, r)?,
+            None => {
+                let joints = (0..skel.len()).filter_map(|j| {
+                    rendered
+                        .camera
+                        .project(&nalgebra::Point3::from(world[j].translation.vector))
+                        .map(|(u, v, _)| [u as f32, v as f32])
+                });
+                let person = keypoints::PersonBox::from_points(joints)?.expanded(10.0);
+                detector.detect(&frame.rgb, w, h, person)?
+            }
+        };
+        roi = Some(kp.tracking_roi(true));
+        for ((b, t), e) in map.bindings().iter().zip(&truth).zip(&mut errors) {
+            let [u, v] = match b.source {
+                track::keypoint_term::LandmarkSource::One(i) => {
+                    [f64::from(kp.points[i].u), f64::from(kp.points[i].v)]
+                }
+                track::keypoint_term::LandmarkSource::Midpoint(i, j) => [
+                    f64::from(kp.points[i].u + kp.points[j].u) / 2.0,
+                    f64::from(kp.points[i].v + kp.points[j].v) / 2.0,
+                ],
+            };
+            if let Some([tu, tv]) = t {
+                e.push((u - tu).hypot(v - tv));
+            }
+        }
+        out.push(KeypointObservation::from_keypoints(
+            &kp,
+            map,
+            w,
+            h,
+            &synth.camera,
+            min_score,
+        ));
+    }
+    let ms = t0.elapsed().as_secs_f64() * 1e3 / rendered.frames.len().max(1) as f64;
+    let used: f64 = out.iter().map(|o| o.points().len() as f64).sum::<f64>() / out.len() as f64;
+    eprintln!(
+        "keypoints: BlazePose full, {ms:.0} ms per frame (1 thread), {used:.1} of {} keypoints per frame above score {min_score}",
+        map.len()
+    );
+    println!(
+        "\nDetector 2D error against the rendered truth, median (max) per keypoint, pixels of the {} × {} frame\n",
+        rendered.camera.width(),
+        rendered.camera.height()
+    );
+    println!("| keypoint | median px | max px |");
+    println!("|---|---|---|");
+    for (b, e) in map.bindings().iter().zip(&mut errors) {
+        e.sort_by(f64::total_cmp);
+        let med = e.get(e.len() / 2).copied().unwrap_or(f64::NAN);
+        let max = e.last().copied().unwrap_or(f64::NAN);
+        let name = if b.name == "head" {
+            "head (ears' midpoint)"
+        } else {
+            b.name
+        };
+        println!("| {name} | {med:.1} | {max:.1} |");
+    }
+    Ok(out)
 }
 
 struct Row {
     filter: FilterKind,
+    observation: ObservationMode,
     particles: usize,
     residual: f64,
     elbow_rmse_deg: f64,
@@ -255,12 +374,26 @@ fn main() -> Res<()> {
         seed: args.seed,
         ..ClipSpec::default()
     };
-    let synth = if vision_render {
-        let (synth, map) = render_and_segment(&body, &clip, &spec)?;
+    let (synth, rendered) = if vision_render {
+        let (synth, map, rendered) = render_and_segment(&body, &clip, &spec)?;
         label_map = map;
-        synth
+        (synth, Some(rendered))
     } else {
-        SyntheticClip::render(&body, &clip, &spec)?
+        (SyntheticClip::render(&body, &clip, &spec)?, None)
+    };
+    let wants_keypoints = args
+        .observations
+        .iter()
+        .any(|&o| o != ObservationMode::Regions);
+    let detections = match (&rendered, wants_keypoints) {
+        (_, false) => None,
+        (None, true) => {
+            return Err("--observation keypoints/both needs --renderer vision (RGB frames)".into());
+        }
+        (Some(r), true) => {
+            let map = KeypointMap::for_body(&body);
+            Some(detect_keypoints(&body, &map, &synth, r, args.min_score)?)
+        }
     };
     let arm = Arm::find(body.skeleton(), Side::Right)?;
     let truth_flex: Vec<f64> = synth
@@ -336,84 +469,93 @@ fn main() -> Res<()> {
     let mut rows = Vec::new();
     let mut described = false;
     for &filter in &args.filters {
-        for &n in &args.particles {
-            let config = TrackerConfig {
-                particles: n,
-                filter,
-                sigma_f: args.sigma_f,
-                sigma_rotation: args.sigma_limb,
-                sigma_trunk: args.sigma_trunk,
-                prior_weight: args.prior_weight,
-                seed: args.seed,
-                backend: args.backend,
-                label_map,
-                partitioned: args.partitioned,
-                ..TrackerConfig::default()
-            };
-            let mut tracker = Tracker::new(
-                body.clone(),
-                synth.camera.clone(),
-                &synth.truth[0],
-                Some(prior.clone()),
-                config,
-            )?;
-            if !described {
-                eprintln!("likelihood: {}", tracker.describe());
-                described = true;
-            }
-            let (mut f_sum, mut se, mut se_mean, mut evals) = (0.0, 0.0, 0.0, 0usize);
-            let mut trace = Vec::with_capacity(synth.observations.len());
-            let t0 = Instant::now();
-            for (k, obs) in synth.observations.iter().enumerate() {
-                let r = tracker.step(obs)?;
-                let world = body.skeleton().forward_kinematics(&r.map_pose)?;
-                let e = arm.flexion(&world) - truth_flex[k];
-                trace.push(arm.flexion(&world).to_degrees());
-                if std::env::var("TRACK_EVAL_DEBUG").is_ok() {
-                    let root = |p: &[f64]| {
-                        body.skeleton()
-                            .forward_kinematics(p)
-                            .map(|w| w[0].translation.vector)
-                            .unwrap_or_default()
-                    };
-                    eprintln!(
-                        "  frame {k}: F {:.3}, elbow error {:6.1}°, root error {:.3} m, ESS {:.1}, evaluations {}",
-                        r.residual,
-                        e.to_degrees(),
-                        (root(&r.map_pose) - root(&synth.truth[k])).norm(),
-                        r.ess,
-                        r.evaluations
-                    );
+        for &observation in &args.observations {
+            for &n in &args.particles {
+                let config = TrackerConfig {
+                    particles: n,
+                    filter,
+                    sigma_f: args.sigma_f,
+                    sigma_rotation: args.sigma_limb,
+                    sigma_trunk: args.sigma_trunk,
+                    prior_weight: args.prior_weight,
+                    seed: args.seed,
+                    backend: args.backend,
+                    label_map,
+                    partitioned: args.partitioned,
+                    observation,
+                    keypoint_sigma: args.keypoint_sigma,
+                    ..TrackerConfig::default()
+                };
+                let mut tracker = Tracker::new(
+                    body.clone(),
+                    synth.camera.clone(),
+                    &synth.truth[0],
+                    Some(prior.clone()),
+                    config,
+                )?;
+                if !described {
+                    eprintln!("likelihood: {}", tracker.describe());
+                    described = true;
                 }
-                se += e * e;
-                let wm = body.skeleton().forward_kinematics(&r.mean_pose)?;
-                let em = arm.flexion(&wm) - truth_flex[k];
-                se_mean += em * em;
-                f_sum += r.residual;
-                evals += r.evaluations;
+                let (mut f_sum, mut se, mut se_mean, mut evals) = (0.0, 0.0, 0.0, 0usize);
+                let mut trace = Vec::with_capacity(synth.observations.len());
+                let t0 = Instant::now();
+                for (k, obs) in synth.observations.iter().enumerate() {
+                    if let Some(d) = &detections {
+                        tracker.set_keypoints(Some(d[k].clone()))?;
+                    }
+                    let r = tracker.step(obs)?;
+                    let world = body.skeleton().forward_kinematics(&r.map_pose)?;
+                    let e = arm.flexion(&world) - truth_flex[k];
+                    trace.push(arm.flexion(&world).to_degrees());
+                    if std::env::var("TRACK_EVAL_DEBUG").is_ok() {
+                        let root = |p: &[f64]| {
+                            body.skeleton()
+                                .forward_kinematics(p)
+                                .map(|w| w[0].translation.vector)
+                                .unwrap_or_default()
+                        };
+                        eprintln!(
+                            "  frame {k}: F {:.3}, elbow error {:6.1}°, root error {:.3} m, ESS {:.1}, evaluations {}",
+                            r.residual,
+                            e.to_degrees(),
+                            (root(&r.map_pose) - root(&synth.truth[k])).norm(),
+                            r.ess,
+                            r.evaluations
+                        );
+                    }
+                    se += e * e;
+                    let wm = body.skeleton().forward_kinematics(&r.mean_pose)?;
+                    let em = arm.flexion(&wm) - truth_flex[k];
+                    se_mean += em * em;
+                    f_sum += r.residual;
+                    evals += r.evaluations;
+                }
+                let secs = t0.elapsed().as_secs_f64();
+                let m = synth.observations.len() as f64;
+                let row = Row {
+                    filter,
+                    observation,
+                    particles: n,
+                    residual: f_sum / m,
+                    elbow_rmse_deg: (se / m).sqrt().to_degrees(),
+                    elbow_rmse_mean_deg: (se_mean / m).sqrt().to_degrees(),
+                    fps: m / secs,
+                    evaluations: evals as f64 / m,
+                    trace,
+                };
+                eprintln!(
+                    "{:<6} {:<9} N = {:>5}: mean F {:.4}, right elbow RMSE {:6.2}°, {:6.1} frames/s, {:7.0} evaluations/frame",
+                    filter.name(),
+                    observation.name(),
+                    n,
+                    row.residual,
+                    row.elbow_rmse_deg,
+                    row.fps,
+                    row.evaluations
+                );
+                rows.push(row);
             }
-            let secs = t0.elapsed().as_secs_f64();
-            let m = synth.observations.len() as f64;
-            let row = Row {
-                filter,
-                particles: n,
-                residual: f_sum / m,
-                elbow_rmse_deg: (se / m).sqrt().to_degrees(),
-                elbow_rmse_mean_deg: (se_mean / m).sqrt().to_degrees(),
-                fps: m / secs,
-                evaluations: evals as f64 / m,
-                trace,
-            };
-            eprintln!(
-                "{:<6} N = {:>5}: mean F {:.4}, right elbow RMSE {:6.2}°, {:6.1} frames/s, {:7.0} evaluations/frame",
-                filter.name(),
-                n,
-                row.residual,
-                row.elbow_rmse_deg,
-                row.fps,
-                row.evaluations
-            );
-            rows.push(row);
         }
     }
     let table = |title: &str, f: &dyn Fn(&Row) -> String| {
@@ -429,15 +571,23 @@ fn main() -> Res<()> {
         }
         println!();
         for &filter in &args.filters {
-            print!("| {} |", filter.name());
-            for &n in &args.particles {
-                let r = rows
-                    .iter()
-                    .find(|r| r.filter == filter && r.particles == n)
-                    .unwrap();
-                print!(" {} |", f(r));
+            for &observation in &args.observations {
+                if args.observations.len() > 1 {
+                    print!("| {} {} |", filter.name(), observation.name());
+                } else {
+                    print!("| {} |", filter.name());
+                }
+                for &n in &args.particles {
+                    let r = rows
+                        .iter()
+                        .find(|r| {
+                            r.filter == filter && r.particles == n && r.observation == observation
+                        })
+                        .unwrap();
+                    print!(" {} |", f(r));
+                }
+                println!();
             }
-            println!();
         }
     };
     table("Mean residual F (RTPF Table II)", &|r| {
@@ -459,13 +609,14 @@ fn main() -> Res<()> {
         let mut f = std::fs::File::create(path)?;
         writeln!(
             f,
-            "filter,particles,mean_residual,elbow_rmse_deg,frames_per_second,evaluations_per_frame"
+            "filter,observation,particles,mean_residual,elbow_rmse_deg,elbow_rmse_mean_deg,frames_per_second,evaluations_per_frame"
         )?;
         for r in &rows {
             writeln!(
                 f,
-                "{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{}",
                 r.filter.name(),
+                r.observation.name(),
                 r.particles,
                 r.residual,
                 r.elbow_rmse_deg,

@@ -292,7 +292,7 @@ impl KeypointMap {
             };
             while let Some(a) = j {
                 let frozen_limb = !tracked[a]
-                    && skel.param_range(a).len() > 0
+                    && !skel.param_range(a).is_empty()
                     && carriers.contains(&a)
                     && !matches!(
                         part_of(skel, a),

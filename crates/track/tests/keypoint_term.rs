@@ -510,7 +510,7 @@ fn the_real_detector_on_a_render_favours_the_true_pose() {
         height: 240,
         ..ClipSpec::default()
     };
-    let big = clip_camera(&body, &[truth.clone()], &spec).unwrap();
+    let big = clip_camera(&body, std::slice::from_ref(&truth), &spec).unwrap();
     let renderer = vision::SyntheticRenderer::new(
         &walk.skeleton,
         big.clone(),
