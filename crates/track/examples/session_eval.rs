@@ -10,7 +10,8 @@
 //! (interior angle, 180° = straight, as `truth_*.csv` gives it).
 //!
 //! ```sh
-//! cargo run --release -p track --example session_eval -- [--particles N] [--filter pfrth] [--seed S] [TAG …]
+//! cargo run --release -p track --example session_eval -- [--particles N] [--filter pfrth] [--seed S] \
+//!     [--observation regions|keypoints|both] [--keypoint-sigma S] [TAG …]
 //! ```
 
 use std::collections::HashMap;
@@ -85,7 +86,18 @@ struct Row {
     lost: usize,
 }
 
-fn evaluate(tag: &str, particles: usize, filter: &str, seed: u64) -> Result<Row> {
+struct Options {
+    particles: usize,
+    filter: String,
+    seed: u64,
+    observation: String,
+    keypoint_sigma: f64,
+    /// Track with the clip's own skeleton (`truth_TAG.bvh`: the rendered
+    /// person's bone lengths) instead of the default body.
+    truth_body: bool,
+}
+
+fn evaluate(tag: &str, o: &Options) -> Result<Row> {
     let dir = footage();
     let video = dir.join(format!("session_{tag}.mp4"));
     let truth = Csv::load(&dir.join(format!("truth_{tag}.csv")))?;
@@ -105,9 +117,15 @@ fn evaluate(tag: &str, particles: usize, filter: &str, seed: u64) -> Result<Row>
     std::fs::create_dir_all(&out)?;
     let mut args = TrackArgs::new(video.to_str().context("path")?, out.join("est.csv"));
     args.subject_height = Some(height);
-    args.particles = particles;
-    args.filter = filter.parse().map_err(anyhow::Error::msg)?;
-    args.seed = seed;
+    args.particles = o.particles;
+    args.filter = o.filter.parse().map_err(anyhow::Error::msg)?;
+    args.seed = o.seed;
+    args.observation = o.observation.parse().map_err(anyhow::Error::msg)?;
+    args.keypoint_sigma = o.keypoint_sigma;
+    if o.truth_body {
+        args.body = Some(dir.join(format!("truth_{tag}.bvh")));
+        args.subject_height = None;
+    }
     args.sleeves = sleeves;
     args.quiet = true;
     let summary = run_track(&args)?;
@@ -124,9 +142,7 @@ fn evaluate(tag: &str, particles: usize, filter: &str, seed: u64) -> Result<Row>
         bail!("truth_{tag}.csv has no stand/move phases");
     };
     let fps = 30.0;
-    let start_latency_s = summary
-        .first_tracked
-        .map(|f| (f as f64 - stand) / fps);
+    let start_latency_s = summary.first_tracked.map(|f| (f as f64 - stand) / fps);
     let est_by_frame: HashMap<usize, &Vec<String>> = est
         .rows
         .iter()
@@ -181,16 +197,26 @@ fn evaluate(tag: &str, particles: usize, filter: &str, seed: u64) -> Result<Row>
 }
 
 fn main() -> Result<()> {
-    let mut particles = 300;
-    let mut filter = "pfrth".to_string();
-    let mut seed = 1;
+    let mut o = Options {
+        particles: 300,
+        filter: "pfrth".into(),
+        seed: 1,
+        observation: "both".into(),
+        keypoint_sigma: track::keypoint_term::DEFAULT_KEYPOINT_SIGMA,
+        truth_body: false,
+    };
     let mut tags = Vec::new();
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--particles" => particles = it.next().context("--particles N")?.parse()?,
-            "--filter" => filter = it.next().context("--filter NAME")?,
-            "--seed" => seed = it.next().context("--seed S")?.parse()?,
+            "--particles" => o.particles = it.next().context("--particles N")?.parse()?,
+            "--filter" => o.filter = it.next().context("--filter NAME")?,
+            "--seed" => o.seed = it.next().context("--seed S")?.parse()?,
+            "--truth-body" => o.truth_body = true,
+            "--observation" => o.observation = it.next().context("--observation MODE")?,
+            "--keypoint-sigma" => {
+                o.keypoint_sigma = it.next().context("--keypoint-sigma S")?.parse()?;
+            }
             t if !t.starts_with('-') => tags.push(t.to_string()),
             other => bail!("unknown flag {other}"),
         }
@@ -199,15 +225,19 @@ fn main() -> Result<()> {
         tags = vec!["a".into(), "b".into(), "c".into()];
     }
     println!(
-        "posecloud track, no set-up files, {} N = {particles}, seed {seed}, on assets/footage",
-        filter.to_uppercase()
+        "posecloud track, no set-up files, {} N = {}, seed {}, observation {} (keypoint σ {}), on assets/footage",
+        o.filter.to_uppercase(),
+        o.particles,
+        o.seed,
+        o.observation,
+        o.keypoint_sigma
     );
     println!(
         "| clip | tracking starts after holding still (s) | move phase tracked | right elbow RMSE (°) | left elbow RMSE (°) | lost | tracked frames/s |"
     );
     println!("|---|---|---|---|---|---|---|");
     for tag in &tags {
-        match evaluate(tag, particles, &filter, seed) {
+        match evaluate(tag, &o) {
             Ok(r) => println!(
                 "| session_{} | {} | {:.0} % | {:.1} | {:.1} | {} | {:.1} |",
                 r.tag,

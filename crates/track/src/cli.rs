@@ -20,7 +20,7 @@ use crate::backend::BackendChoice;
 use crate::record::Recorder;
 use crate::session::{FilterSettings, Session, SessionSpec, Stage};
 use crate::start::StartPose;
-use crate::tracker::FilterKind;
+use crate::tracker::{FilterKind, ObservationMode};
 
 pub use crate::session::{SessionError as TrackCliError, check_init_pose};
 
@@ -126,6 +126,14 @@ pub struct TrackArgs {
     /// cpu or gpu.
     #[arg(long, default_value = "auto")]
     pub backend: BackendChoice,
+    /// Likelihood terms: regions (RTPF's body-part regions), keypoints
+    /// (BlazePose 2D keypoints, detected on their own thread) or both.
+    #[arg(long, default_value = "both")]
+    pub observation: ObservationMode,
+    /// σ of the keypoint term as a fraction of the person's size in the
+    /// image (shoulders to hips).
+    #[arg(long, default_value_t = crate::keypoint_term::DEFAULT_KEYPOINT_SIGMA)]
+    pub keypoint_sigma: f64,
     /// σ_F of RTPF Eq. 2.
     #[arg(long, default_value_t = 0.1)]
     pub sigma_f: f64,
@@ -182,6 +190,8 @@ impl TrackArgs {
             track: "auto".into(),
             estimate: EstimateArg::Map,
             backend: BackendChoice::Auto,
+            observation: ObservationMode::Both,
+            keypoint_sigma: crate::keypoint_term::DEFAULT_KEYPOINT_SIGMA,
             sigma_f: 0.1,
             sigma_translation: 0.02,
             sigma_limb: 0.08,
@@ -228,6 +238,8 @@ impl TrackArgs {
             backend: self.backend,
             partitioned: self.sampling == SamplingArg::Partitioned,
             mean_estimate: self.estimate == EstimateArg::Mean,
+            observation: self.observation,
+            keypoint_sigma: self.keypoint_sigma,
         }
     }
 }
@@ -255,6 +267,8 @@ pub struct TrackSummary {
     pub backend: String,
     /// Which camera was used, in words.
     pub camera: String,
+    /// Which likelihood terms weighed the particles, in words.
+    pub observation: String,
     /// Tracked frames per second (segmentation + tracker step).
     pub frames_per_second: f64,
     pub mean_segment_ms: f64,
@@ -292,8 +306,13 @@ impl std::fmt::Display for TrackSummary {
         )?;
         writeln!(
             f,
-            "mean residual F {:.4}, mean ESS {:.1} of {}; likelihood: {}; {}",
-            self.mean_residual, self.mean_ess, self.particles, self.backend, self.camera
+            "mean residual F {:.4}, mean ESS {:.1} of {}; observation: {}; likelihood: {}; {}",
+            self.mean_residual,
+            self.mean_ess,
+            self.particles,
+            self.observation,
+            self.backend,
+            self.camera
         )?;
         if self.interrupted {
             writeln!(f, "stopped by Ctrl-C")?;
@@ -347,14 +366,15 @@ pub fn run_track_until(args: &TrackArgs, stop: &AtomicBool) -> Result<TrackSumma
     if !quiet {
         let (w, h) = session.source().size();
         eprintln!(
-            "{} ({w} × {h} → {} × {} labels); {}; body {:.2} m tall; {} N = {}",
+            "{} ({w} × {h} → {} × {} labels); {}; body {:.2} m tall; {} N = {}; observation: {}",
             session.source_name(),
             args.width,
             args.height,
             session.camera_note(),
             session.stature(),
             args.filter.name(),
-            args.particles
+            args.particles,
+            session.describe_observation()
         );
         eprintln!(
             "[{}] {}",
@@ -496,6 +516,7 @@ fn track_loop(
         dim,
         backend: session.describe_backend(),
         camera: session.camera_note().to_string(),
+        observation: session.describe_observation(),
         frames_per_second: n as f64 / (seg_s + step_s).max(1e-9),
         mean_segment_ms: per(seg_s),
         mean_step_ms: per(step_s),

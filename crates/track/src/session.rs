@@ -65,8 +65,15 @@ use crate::backend::{BackendChoice, SharedDevice};
 use crate::body::{Arm, Selection, Side, TrackedBody};
 use crate::defaults::{DEFAULT_FOV_DEG, body_at_height, default_body, default_camera, stature};
 use crate::error::TrackError;
+use crate::keypoint_term::{DEFAULT_KEYPOINT_SIGMA, KeypointMap, KeypointObservation};
 use crate::start::{self, StartPose};
-use crate::tracker::{FilterKind, StepReport, Tracker, TrackerConfig};
+use crate::tracker::{FilterKind, ObservationMode, StepReport, Tracker, TrackerConfig};
+
+/// Keypoints below this score (BlazePose visibility and presence) are left
+/// out of the keypoint term.
+pub const KEYPOINT_MIN_SCORE: f32 = 0.5;
+/// Longest the tracker waits for the detector's result on a frame.
+const DETECTION_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Errors of a session; each names the flag (or field) and file or frame
 /// at fault.
@@ -189,6 +196,11 @@ pub struct FilterSettings {
     pub partitioned: bool,
     /// The weighted mean as the estimate (else the MAP particle).
     pub mean_estimate: bool,
+    /// The likelihood terms: RTPF's regions, learned 2D keypoints, or both
+    /// ([`crate::keypoint_term`]).
+    pub observation: ObservationMode,
+    /// σ of the keypoint term, a fraction of the person's size in the image.
+    pub keypoint_sigma: f64,
 }
 
 impl Default for FilterSettings {
@@ -204,6 +216,8 @@ impl Default for FilterSettings {
             backend: BackendChoice::Auto,
             partitioned: true,
             mean_estimate: false,
+            observation: ObservationMode::Both,
+            keypoint_sigma: DEFAULT_KEYPOINT_SIGMA,
         }
     }
 }
@@ -222,6 +236,8 @@ impl FilterSettings {
             backend: self.backend,
             label_map: class_map.label_table(),
             partitioned: self.partitioned,
+            observation: self.observation,
+            keypoint_sigma: self.keypoint_sigma,
             ..TrackerConfig::default()
         }
     }
@@ -239,6 +255,12 @@ impl FilterSettings {
         if !(self.sigma_f.is_finite() && self.sigma_f > 0.0) {
             return Err(input(
                 format!("--sigma-f {}", self.sigma_f),
+                "must be finite and > 0",
+            ));
+        }
+        if !(self.keypoint_sigma.is_finite() && self.keypoint_sigma > 0.0) {
+            return Err(input(
+                format!("--keypoint-sigma {}", self.keypoint_sigma),
                 "must be finite and > 0",
             ));
         }
@@ -666,6 +688,19 @@ enum Guide {
     },
 }
 
+/// The keypoint detector of a session: BlazePose on its own thread, one
+/// frame behind the tracker (the detection of frame k − 1 weighs frame k
+/// while frame k is detected; the tracker waits for it, so a run is the
+/// same whatever the machine's speed).
+struct KeypointStage {
+    detector: keypoints::AsyncDetector,
+    map: KeypointMap,
+    /// The frame submitted last, whose result the next step waits for.
+    pending: Option<usize>,
+    /// The last detection and its frame.
+    latest: Option<(usize, keypoints::Keypoints)>,
+}
+
 /// One tracking session (module docs).
 pub struct Session {
     spec: SessionSpec,
@@ -696,6 +731,7 @@ pub struct Session {
     tracker: Option<Tracker>,
     device: Option<SharedDevice>,
     estimate: Option<Vec<f64>>,
+    keypoints: Option<KeypointStage>,
     last: Option<Frame>,
     /// Frames the background model was learned from.
     background_frames: usize,
@@ -840,9 +876,11 @@ impl Session {
             tracker: None,
             device,
             estimate: None,
+            keypoints: None,
             last: None,
             background_frames,
         };
+        session.start_detector()?;
         session.status = session.initial_status();
         Ok(session)
     }
@@ -982,7 +1020,23 @@ impl Session {
             t.set_config(settings.tracker_config(&self.class_map))?;
         }
         self.settings = settings;
-        Ok(())
+        self.start_detector()
+    }
+
+    /// Which likelihood terms weigh the particles, in words.
+    pub fn describe_observation(&self) -> String {
+        match (self.settings.observation, &self.keypoints) {
+            (ObservationMode::Regions, _) => "regions (RTPF)".into(),
+            (m, Some(_)) => format!(
+                "{} (BlazePose keypoints on their own thread, σ {:.2} of the body's size)",
+                match m {
+                    ObservationMode::Keypoints => "keypoints",
+                    _ => "regions + keypoints",
+                },
+                self.settings.keypoint_sigma
+            ),
+            (_, None) => "regions (no keypoint detector)".into(),
+        }
     }
 
     /// Another sleeve length: the class map changes; the colours are
@@ -1109,6 +1163,123 @@ impl Session {
             "colours learned from frame {} ({} skin, {} hair, {} shirt, {} trousers pixels)",
             frame.index, r.skin, r.hair, r.shirt, r.trousers
         ))
+    }
+
+    /// Starts the keypoint detector when the settings ask for keypoints (and
+    /// stops it when they do not).
+    fn start_detector(&mut self) -> Result<()> {
+        if self.settings.observation == ObservationMode::Regions {
+            self.keypoints = None;
+            return Ok(());
+        }
+        if self.keypoints.is_some() {
+            return Ok(());
+        }
+        let what = format!("--observation {}", self.settings.observation.name());
+        let map = KeypointMap::find(&self.dressed);
+        if map.is_empty() {
+            return Err(input(
+                what,
+                "the body has none of the joints the keypoints bind to (CMU, Mixamo or preset names)",
+            ));
+        }
+        let detector = keypoints::Detector::new().map_err(|e| input(&what, e))?;
+        let detector = keypoints::AsyncDetector::spawn(detector).map_err(|e| input(&what, e))?;
+        self.keypoints = Some(KeypointStage {
+            detector,
+            map,
+            pending: None,
+            latest: None,
+        });
+        Ok(())
+    }
+
+    /// The last keypoint detection and the frame it was made on.
+    pub fn detection(&self) -> Option<(usize, &keypoints::Keypoints)> {
+        self.keypoints
+            .as_ref()
+            .and_then(|k| k.latest.as_ref().map(|(f, kp)| (*f, kp)))
+    }
+
+    /// Where the person is in `frame` (frame pixels): the last estimate's
+    /// joints projected, with a margin.
+    fn person_box(&self, frame: &Frame) -> Option<keypoints::PersonBox> {
+        let pose = self.estimate.as_ref()?;
+        let world = self.dressed.forward_kinematics(pose).ok()?;
+        let points: Vec<[f32; 2]> = world
+            .iter()
+            .filter_map(|w| {
+                self.camera
+                    .project(&nalgebra::Point3::from(w.translation.vector))
+                    .map(|(u, v, _)| [u as f32, v as f32])
+            })
+            .collect();
+        let b = keypoints::PersonBox::from_points(points).ok()?;
+        let margin = 0.12 * b.height().max(b.width());
+        let (w, h) = (frame.width as f32, frame.height as f32);
+        let b = keypoints::PersonBox::new(
+            (b.x_min - margin).max(0.0),
+            (b.y_min - margin).max(0.0),
+            (b.x_max + margin).min(w - 1.0),
+            (b.y_max + margin).min(h - 1.0),
+        );
+        b.validate(frame.width, frame.height).ok().map(|()| b)
+    }
+
+    /// The detector's part of a tracked frame: submits `frame`, waits for
+    /// the previous frame's result and hands the newest detection (at most
+    /// two frames old) to the tracker.
+    fn detect_keypoints(&mut self, frame: &Frame) -> Result<()> {
+        let person = self.person_box(frame);
+        let what = format!("keypoints on frame {}", frame.index);
+        let Some(k) = self.keypoints.as_mut() else {
+            return Ok(());
+        };
+        let previous = k.pending.take();
+        if let Some(b) = person {
+            k.detector
+                .submit(frame.index as u64, &frame.rgb, frame.width, frame.height, b)
+                .map_err(|e| input(&what, e))?;
+            k.pending = Some(frame.index);
+        }
+        if let Some(prev) = previous {
+            let start = Instant::now();
+            while k.detector.latest_frame() != Some(prev as u64) {
+                if start.elapsed() > DETECTION_WAIT {
+                    return Err(input(
+                        &what,
+                        format!(
+                            "the keypoint detector gave no result in {} s",
+                            DETECTION_WAIT.as_secs()
+                        ),
+                    ));
+                }
+                std::thread::sleep(std::time::Duration::from_micros(300));
+            }
+            if let Some(d) = k.detector.latest()
+                && let Ok(kp) = d.result
+            {
+                k.latest = Some((d.frame as usize, kp));
+            }
+        }
+        let observation = k
+            .latest
+            .as_ref()
+            .filter(|(f, _)| frame.index.saturating_sub(*f) <= 2)
+            .map(|(_, kp)| {
+                KeypointObservation::from_keypoints(
+                    kp,
+                    &k.map,
+                    frame.width,
+                    frame.height,
+                    &self.label_camera,
+                    KEYPOINT_MIN_SCORE,
+                )
+            });
+        if let Some(t) = self.tracker.as_mut() {
+            t.set_keypoints(observation)?;
+        }
+        Ok(())
     }
 
     /// Builds the tracker (on the session's device) with every particle at
@@ -1547,10 +1718,9 @@ impl Session {
 
     fn track_frame(&mut self, frame: &Frame) -> Result<Tracked> {
         let what = self.frame_what(frame);
-        let tracker = self
-            .tracker
-            .as_mut()
-            .ok_or_else(|| input(&what, "no tracker (not placed)"))?;
+        if self.tracker.is_none() {
+            return Err(input(&what, "no tracker (not placed)"));
+        }
         let t0 = Instant::now();
         self.segmenter
             .segment_into(frame, &mut self.segmentation)
@@ -1560,7 +1730,8 @@ impl Session {
             .observation()
             .map_err(|e| input(&what, e))?;
         let t1 = Instant::now();
-        let report = tracker.step(&obs)?;
+        self.detect_keypoints(frame)?;
+        let report = self.tracker.as_mut().expect("checked above").step(&obs)?;
         let t2 = Instant::now();
         let pose = if self.settings.mean_estimate {
             report.mean_pose.clone()

@@ -57,8 +57,10 @@ fn args(out: &Path) -> TrackArgs {
     a.camera = Some(dir.join("camera.toml"));
     a.body = Some(WALK.into());
     a.init_frame = Some(FIRST);
-    // RTPF's evaluations: the first frame is the empty scene.
+    // RTPF's evaluations: the first frame is the empty scene, the regions
+    // alone weigh.
     a.background_frames = Some(1);
+    a.observation = track::ObservationMode::Regions;
     a.particles = 50;
     a.backend = BackendChoice::Cpu;
     a.quiet = true;
