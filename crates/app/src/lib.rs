@@ -4,6 +4,7 @@
 
 pub mod colormap;
 pub mod gui;
+pub mod keypoints_cli;
 pub mod playground;
 pub mod runtime;
 pub mod scenes;

@@ -52,6 +52,10 @@ struct GuiArgs {
     /// default body, or --bvh scaled to it).
     #[arg(long)]
     subject_height: Option<f64>,
+    /// Tracking scene: the likelihood terms, regions, keypoints or both
+    /// (default both).
+    #[arg(long)]
+    observation: Option<track::ObservationMode>,
     /// Tracking scene: the person's sleeves, short (arms are skin) or long.
     #[arg(long, value_enum)]
     sleeves: Option<vision::cli::SleevesArg>,
@@ -149,6 +153,10 @@ enum Command {
     /// Track a person in frames (folder, video, webcam) with RTPF's
     /// particle filter; writes the estimated joint positions as CSV.
     Track(Box<track::cli::TrackArgs>),
+    /// Detect 2D person keypoints (BlazePose) in every frame of a source;
+    /// writes `frame` then `<name>_u,<name>_v,<name>_score` per keypoint
+    /// (input-frame pixels) as CSV.
+    Keypoints(posecloud::keypoints_cli::KeypointsArgs),
 }
 
 fn main() {
@@ -171,6 +179,7 @@ fn main() {
         Some(Command::Render(a)) => vision::cli::run_render(&a).map(drop).map_err(Into::into),
         Some(Command::Segment(a)) => vision::cli::run_segment(&a).map(drop).map_err(Into::into),
         Some(Command::Track(a)) => track_command(&a),
+        Some(Command::Keypoints(a)) => posecloud::keypoints_cli::run_keypoints(&a).map(drop),
         None => gui(cli.gui, launched),
     };
     if let Err(e) = result {
@@ -369,8 +378,9 @@ fn check_window_flags(a: &GuiArgs) -> Result<()> {
 }
 
 /// The flags only the tracking scene takes, and whether each was given.
-fn tracking_flags(a: &GuiArgs) -> [(&'static str, bool); 8] {
+fn tracking_flags(a: &GuiArgs) -> [(&'static str, bool); 9] {
     [
+        ("--observation", a.observation.is_some()),
         ("--frames", a.frames.is_some()),
         ("--camera", a.camera.is_some()),
         ("--fov", a.fov.is_some()),
@@ -437,6 +447,9 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     }
     if let Some(s) = a.sampling {
         settings.partitioned = s == track::cli::SamplingArg::Partitioned;
+    }
+    if let Some(o) = a.observation {
+        settings.observation = o;
     }
     run(
         TrackGuiOptions {

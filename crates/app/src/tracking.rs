@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail, ensure};
 use skeleton::{Bvh, Skeleton};
 use track::session::{FilterSettings, Session, SessionSpec, Stage};
-use track::{Arm, BackendChoice, FilterKind, Recorder, SharedDevice, Side, StartPose};
+use track::{
+    Arm, BackendChoice, FilterKind, ObservationMode, Recorder, SharedDevice, Side, StartPose,
+};
 use vision::{
     ColourClass, FrameSource, RenderOptions, SegClass, Segmentation, Sleeves, Stroke,
     SyntheticRenderer, SyntheticSource, load_camera, open_source,
@@ -190,6 +192,10 @@ pub struct TrackSettings {
     /// Partitioned sampling: trunk, then each limb chain
     /// ([`track::TrackerConfig::partitioned`]).
     pub partitioned: bool,
+    /// The likelihood terms: regions, learned keypoints, or both.
+    pub observation: ObservationMode,
+    /// σ of the keypoint term, a fraction of the person's size.
+    pub keypoint_sigma: f64,
 }
 
 impl Default for TrackSettings {
@@ -209,6 +215,8 @@ impl Default for TrackSettings {
             mean_estimate: false,
             // As `posecloud track`'s default `--sampling partitioned`.
             partitioned: true,
+            observation: ObservationMode::Both,
+            keypoint_sigma: track::keypoint_term::DEFAULT_KEYPOINT_SIGMA,
         }
     }
 }
@@ -237,6 +245,11 @@ impl TrackSettings {
             );
         }
         ensure!(self.sigma_f > 0.0, "sigma_f: must be > 0");
+        ensure!(
+            self.keypoint_sigma.is_finite() && self.keypoint_sigma > 0.0,
+            "keypoint_sigma: {} must be finite and > 0",
+            self.keypoint_sigma
+        );
         Ok(())
     }
 
@@ -253,6 +266,8 @@ impl TrackSettings {
             backend: self.backend,
             partitioned: self.partitioned,
             mean_estimate: self.mean_estimate,
+            observation: self.observation,
+            keypoint_sigma: self.keypoint_sigma,
         }
     }
 }
@@ -345,6 +360,12 @@ pub struct TrackSnapshot {
     pub history: VecDeque<TrackSample>,
     /// Which likelihood back end runs, in words.
     pub backend: String,
+    /// Which likelihood terms weigh, in words.
+    pub observation: String,
+    /// The last keypoint detection over the frame: name, frame pixel,
+    /// score (the tracked keypoints), and the frame it was made on.
+    pub keypoints: Vec<(&'static str, [f32; 2], f32)>,
+    pub keypoints_frame: Option<usize>,
     pub source_name: String,
     /// Tracker ms of the last frame, segmentation ms.
     pub step_ms: f64,
@@ -967,6 +988,16 @@ impl Solver for TrackingScene {
         out.camera_note = session.camera_note().to_string();
         out.history.clone_from(&self.history);
         out.backend = self.describe_backend();
+        out.observation = session.describe_observation();
+        out.keypoints.clear();
+        out.keypoints_frame = None;
+        if let Some((f, kp)) = session.detection() {
+            out.keypoints_frame = Some(f);
+            out.keypoints.extend(
+                kp.tracked()
+                    .map(|(name, k)| (name, [k.u, k.v], k.score.min(k.presence))),
+            );
+        }
         out.source_name = session.source_name().to_string();
         out.step_ms = self.step_ms;
         out.segment_ms = self.segment_ms;

@@ -101,3 +101,91 @@ fn window_flags_out_of_range_are_errors_before_any_window() {
         assert!(!e.contains("panicked"), "{e}");
     }
 }
+
+/// `posecloud keypoints` on a clip of the default body standing in front of
+/// the default camera after an empty frame: one row per detected frame
+/// with the tracked keypoints near the body's joints, in frame pixels.
+#[test]
+fn keypoints_of_a_clip_as_csv() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-keypoints");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let body = track::default_body(1.7).unwrap();
+    let cam = track::default_camera(320, 240, 60.0).unwrap();
+    let renderer = vision::SyntheticRenderer::new(
+        &body.skeleton,
+        cam.clone(),
+        vision::RenderOptions::default(),
+    )
+    .unwrap();
+    let pose = track::start::start_pose_from(
+        &body.skeleton,
+        track::StartPose::ArmsDown,
+        &cam,
+        nalgebra::Point3::new(0.1, -0.3, -2.4),
+        body.frames.pose(0),
+    )
+    .unwrap();
+    renderer
+        .render_empty(0, 0, 0.0)
+        .save_png(dir.join("frame_0000.png"))
+        .unwrap();
+    for k in 1..4 {
+        let f = renderer.render(&pose, k as u64, k, 0.0).unwrap().frame;
+        f.save_png(dir.join(format!("frame_{k:04}.png"))).unwrap();
+    }
+    let csv = dir.join("kp.csv");
+    let o = run(&[
+        "keypoints",
+        "--frames",
+        dir.to_str().unwrap(),
+        "--background-frames",
+        "1",
+        "--out-csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header.len(), 1 + 3 * 13);
+    assert_eq!(&header[..4], ["frame", "nose_u", "nose_v", "nose_score"]);
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let world = body.skeleton.forward_kinematics(&pose).unwrap();
+    let truth = |joint: &str| {
+        let j = body.skeleton.find(joint).unwrap();
+        let (u, v, _) = cam
+            .project(&nalgebra::Point3::from(world[j].translation.vector))
+            .unwrap();
+        (u, v)
+    };
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 3, "the background frame is not detected");
+    for row in &rows {
+        for (name, joint) in [("right_elbow", "RightElbow"), ("left_elbow", "LeftElbow")] {
+            let (u, v): (f64, f64) = (
+                row[col(&format!("{name}_u"))].parse().unwrap(),
+                row[col(&format!("{name}_v"))].parse().unwrap(),
+            );
+            let (tu, tv) = truth(joint);
+            let d = (u - tu).hypot(v - tv);
+            // The body is ~100 px tall; BlazePose's elbow lands within a few
+            // pixels of the skeleton's.
+            assert!(
+                d < 12.0,
+                "frame {}: {name} {d:.1} px from the truth",
+                row[0]
+            );
+        }
+    }
+    // A missing source names the flag.
+    let o = run(&[
+        "keypoints",
+        "--frames",
+        "/nonexistent/dir",
+        "--out-csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--frames"), "{}", stderr(&o));
+}

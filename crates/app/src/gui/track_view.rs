@@ -36,7 +36,7 @@ use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
-use track::{FilterKind, SharedDevice, StartPose};
+use track::{FilterKind, ObservationMode, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
 use super::scene_common::{
@@ -134,6 +134,8 @@ struct TrackUi {
     overlay: bool,
     /// The estimate's skeleton and the most likely particles over the frame.
     skeleton_overlay: bool,
+    /// The detected keypoints over the frame.
+    keypoint_overlay: bool,
     show_cloud: bool,
     show_truth: bool,
     scrub: usize,
@@ -462,6 +464,7 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         record_dir: PathBuf::from("recordings"),
         overlay: false,
         skeleton_overlay: true,
+        keypoint_overlay: true,
         show_cloud: true,
         show_truth: true,
         scrub: 0,
@@ -707,6 +710,27 @@ fn paint_skeletons(
     draw(&s.estimate_2d, egui::Stroke::new(2.0, orange));
     for p in s.estimate_2d.iter().copied().filter_map(to_screen) {
         painter.circle_filled(p, 2.5, orange);
+    }
+}
+
+/// The detector's keypoints (score ≥ 0.5) as cyan rings over the frame.
+fn paint_keypoints(
+    painter: &egui::Painter,
+    rect: egui::Rect,
+    (w, h): (u32, u32),
+    s: &TrackSnapshot,
+) {
+    let cyan = egui::Color32::from_rgb(40, 230, 255);
+    for &(_, [u, v], score) in &s.keypoints {
+        if score < track::session::KEYPOINT_MIN_SCORE || !u.is_finite() || !v.is_finite() {
+            continue;
+        }
+        let p = rect.min
+            + egui::vec2(
+                u / w.max(1) as f32 * rect.width(),
+                v / h.max(1) as f32 * rect.height(),
+            );
+        painter.circle_stroke(p, 4.0, egui::Stroke::new(2.0, cyan));
     }
 }
 
@@ -1178,6 +1202,28 @@ fn panels(
                                 "diffuse and weigh one body partition at a time (one likelihood batch each)",
                             );
                         ui.checkbox(&mut settings.mean_estimate, "weighted mean (else MAP)");
+                        ui.horizontal(|ui| {
+                            ui.label("likelihood terms:");
+                            let mut regions = settings.observation != ObservationMode::Keypoints;
+                            let mut keypoints = settings.observation != ObservationMode::Regions;
+                            ui.checkbox(&mut regions, "regions")
+                                .on_hover_text("RTPF's body-part regions (segmentation)");
+                            ui.checkbox(&mut keypoints, "keypoints")
+                                .on_hover_text("BlazePose 2D keypoints, detected on their own thread");
+                            settings.observation = match (regions, keypoints) {
+                                (true, true) => ObservationMode::Both,
+                                (false, true) => ObservationMode::Keypoints,
+                                // At least one term: unticking both keeps the regions.
+                                _ => ObservationMode::Regions,
+                            };
+                        });
+                        ui.add_enabled(
+                            settings.observation != ObservationMode::Regions,
+                            egui::Slider::new(&mut settings.keypoint_sigma, 0.01..=0.5)
+                                .logarithmic(true)
+                                .text("keypoint σ (× body size)"),
+                        );
+                        ui.small(s.observation.as_str());
                     });
                 egui::CollapsingHeader::new("View")
                     .default_open(true)
@@ -1189,6 +1235,7 @@ fn panels(
                             &mut ui_s.skeleton_overlay,
                             "skeleton and likely particles over the frame",
                         );
+                        ui.checkbox(&mut ui_s.keypoint_overlay, "detected keypoints over the frame");
                     });
             });
         })
@@ -1220,6 +1267,9 @@ fn panels(
                 let painter = ui.painter_at(rect);
                 if ui_s.skeleton_overlay {
                     paint_skeletons(&painter, rect, (w, h), s);
+                }
+                if ui_s.keypoint_overlay {
+                    paint_keypoints(&painter, rect, (w, h), s);
                 }
                 paint_status(&painter, rect, s);
                 if ui_s.sampling.on {

@@ -1,0 +1,190 @@
+//! `posecloud keypoints`: BlazePose 2D keypoints (crates/keypoints) of
+//! every frame of a source, as CSV.
+//!
+//! Where the person is: the largest foreground blob against the
+//! background (`--background FILE` or the first `--background-frames K`
+//! frames, which are not detected), else the previous detection's tracking
+//! region (MediaPipe's), else the whole frame. One row per frame: `frame`
+//! (the source's index), then `<name>_u,<name>_v,<name>_score` for each of
+//! [`keypoints::TRACKED_KEYPOINTS`] in the input frame's pixels (empty
+//! cells where no person was found). Rows are flushed as they are written
+//! to a temporary file that takes the target's name at the end (also on
+//! an error after the first row).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use keypoints::{Detector, Keypoints, PersonBox, TRACKED_KEYPOINTS};
+use vision::{BackgroundAccumulator, Frame, SegmentParams, Segmenter, load_rgb, open_source};
+
+/// `posecloud keypoints --frames SRC --out-csv KP.csv …`
+#[derive(clap::Args, Clone, Debug)]
+pub struct KeypointsArgs {
+    /// Frames: a folder of PNG/JPEG, a glob, a video file (ffmpeg), a .y4m
+    /// file, or webcam / webcam:N / webcam:N@WxH.
+    #[arg(long)]
+    pub frames: String,
+    /// Image of the empty scene: the person's box is the foreground blob.
+    #[arg(long, conflicts_with = "background_frames")]
+    pub background: Option<PathBuf>,
+    /// The first K frames show the empty scene (not detected).
+    #[arg(long)]
+    pub background_frames: Option<usize>,
+    /// Output CSV.
+    #[arg(long)]
+    pub out_csv: PathBuf,
+    /// Stop after this many frames.
+    #[arg(long)]
+    pub max_frames: Option<usize>,
+    /// Frame rate assumed for image sequences.
+    #[arg(long, default_value_t = vision::sources::DEFAULT_SEQUENCE_FPS)]
+    pub fps: f64,
+}
+
+/// The person's box in `frame`: the foreground blob (label pixels scaled
+/// to the frame's), when a background is known and the blob is big enough.
+fn blob_box(seg: &mut Segmenter, frame: &Frame) -> Result<Option<PersonBox>> {
+    let mask = seg.foreground_mask(frame)?;
+    let (lw, lh) = (seg.params().width as usize, seg.params().height as usize);
+    let Some(blob) = track::session::Blob::largest(&mask, lw, lh) else {
+        return Ok(None);
+    };
+    if blob.area < lw * lh / 200 {
+        return Ok(None);
+    }
+    let (sx, sy) = (
+        frame.width as f32 / lw as f32,
+        frame.height as f32 / lh as f32,
+    );
+    let b = PersonBox::new(
+        blob.x0 as f32 * sx,
+        blob.y0 as f32 * sy,
+        (blob.x1 + 1) as f32 * sx - 1.0,
+        (blob.y1 + 1) as f32 * sy - 1.0,
+    );
+    Ok(b.validate(frame.width, frame.height).ok().map(|()| b))
+}
+
+/// Runs `posecloud keypoints` (module docs).
+///
+/// # Errors
+/// A source, background or output that cannot be used, naming the flag.
+pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
+    let what = format!("--frames {}", args.frames);
+    let mut source = open_source(&args.frames, args.fps).with_context(|| what.clone())?;
+    let (w, h) = source.size();
+    let detector = Detector::new().context("the keypoint model")?;
+    let mut seg = Segmenter::new(SegmentParams::default(), w, h).with_context(|| what.clone())?;
+    let mut background = false;
+    if let Some(path) = &args.background {
+        let flag = format!("--background {}", path.display());
+        let (bw, bh, rgb) = load_rgb(path).with_context(|| flag.clone())?;
+        if (bw, bh) != (w, h) {
+            bail!("{flag}: the image is {bw} × {bh}, the frames {w} × {h}");
+        }
+        let f = Frame::new(bw, bh, rgb, 0.0, 0).with_context(|| flag.clone())?;
+        seg.learn_background(&[&f]).with_context(|| flag.clone())?;
+        background = true;
+    } else if let Some(k) = args.background_frames {
+        if k == 0 {
+            bail!("--background-frames 0: must be ≥ 1");
+        }
+        let mut acc = BackgroundAccumulator::default();
+        for i in 0..k {
+            let Some(f) = source.next_frame().with_context(|| what.clone())? else {
+                bail!("{what}: the source ended after {i} of its {k} background frames");
+            };
+            seg.accumulate_background(&mut acc, &f)?;
+        }
+        seg.set_background(&acc)?;
+        background = true;
+    }
+
+    let csv_what = format!("--out-csv {}", args.out_csv.display());
+    let partial = track::record::temporary_name(&args.out_csv);
+    let mut out =
+        std::io::BufWriter::new(std::fs::File::create(&partial).with_context(|| csv_what.clone())?);
+    let mut header = String::from("frame");
+    for n in TRACKED_KEYPOINTS {
+        header += &format!(",{n}_u,{n}_v,{n}_score");
+    }
+    writeln!(out, "{header}").with_context(|| csv_what.clone())?;
+    let started = Instant::now();
+    let (mut rows, mut found, mut last_print) = (0usize, 0usize, Instant::now());
+    let mut previous: Option<Keypoints> = None;
+    let result = (|| -> Result<()> {
+        loop {
+            if args.max_frames.is_some_and(|m| rows >= m) {
+                break;
+            }
+            let Some(frame) = source.next_frame().with_context(|| what.clone())? else {
+                break;
+            };
+            let person = if background {
+                blob_box(&mut seg, &frame)?
+            } else {
+                None
+            };
+            let detection = match (person, &previous) {
+                (Some(b), _) => Some(detector.detect(&frame.rgb, w, h, b)),
+                (None, Some(p)) if !background => {
+                    Some(detector.detect_in_roi(&frame.rgb, w, h, p.tracking_roi(false)))
+                }
+                (None, None) if !background => Some(detector.detect(
+                    &frame.rgb,
+                    w,
+                    h,
+                    PersonBox::new(0.0, 0.0, w as f32 - 1.0, h as f32 - 1.0),
+                )),
+                _ => None,
+            };
+            let kp = match detection {
+                Some(r) => Some(r.with_context(|| format!("{what} frame {}", frame.index))?),
+                None => None,
+            };
+            // A detection that finds nobody is dropped (and not tracked on).
+            let kp = kp.filter(|k| k.presence >= 0.5);
+            let mut row = frame.index.to_string();
+            for name in TRACKED_KEYPOINTS {
+                match kp.as_ref().and_then(|k| k.get(name)) {
+                    Some(p) => {
+                        row += &format!(",{:.2},{:.2},{:.3}", p.u, p.v, p.score.min(p.presence))
+                    }
+                    None => row += ",,,",
+                }
+            }
+            writeln!(out, "{row}")
+                .and_then(|()| out.flush())
+                .with_context(|| csv_what.clone())?;
+            rows += 1;
+            found += usize::from(kp.is_some());
+            previous = kp;
+            if last_print.elapsed().as_secs_f64() >= 1.0 {
+                last_print = Instant::now();
+                eprintln!(
+                    "frame {}: {rows} frames, person in {found}, {:.1} frames/s",
+                    frame.index,
+                    rows as f64 / started.elapsed().as_secs_f64()
+                );
+            }
+        }
+        Ok(())
+    })();
+    if result.is_err() && rows == 0 {
+        let _ = std::fs::remove_file(&partial);
+        return result.map(|()| 0);
+    }
+    out.flush()
+        .and_then(|()| std::fs::rename(&partial, &args.out_csv))
+        .with_context(|| csv_what.clone())?;
+    result?;
+    eprintln!(
+        "{rows} frames ({found} with a person) in {:.1} s with {}; wrote {}",
+        started.elapsed().as_secs_f64(),
+        detector.model_name(),
+        args.out_csv.display()
+    );
+    Ok(rows)
+}
