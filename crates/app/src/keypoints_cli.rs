@@ -144,8 +144,9 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
                 Some(r) => Some(r.with_context(|| format!("{what} frame {}", frame.index))?),
                 None => None,
             };
-            // A detection that finds nobody is dropped (and not tracked on).
-            let kp = kp.filter(|k| k.presence >= 0.5);
+            // Every detection is written with its scores (the person flag of
+            // BlazePose is weak on small figures); one that hardly sees a
+            // person is not followed into the next frame.
             let mut row = frame.index.to_string();
             for name in TRACKED_KEYPOINTS {
                 match kp.as_ref().and_then(|k| k.get(name)) {
@@ -160,7 +161,7 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
                 .with_context(|| csv_what.clone())?;
             rows += 1;
             found += usize::from(kp.is_some());
-            previous = kp;
+            previous = kp.filter(|k| k.presence >= 0.2);
             if last_print.elapsed().as_secs_f64() >= 1.0 {
                 last_print = Instant::now();
                 eprintln!(
