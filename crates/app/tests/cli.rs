@@ -210,3 +210,38 @@ fn keypoints_of_a_clip_as_csv() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--frames"), "{}", stderr(&o));
 }
+
+/// `render` into a folder that is not empty is refused (old frames would be
+/// read with the new ones); `--force` empties it first.
+#[test]
+fn render_refuses_a_folder_with_files_unless_forced() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-render-force");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("frame_0099.png"), b"an old frame").unwrap();
+    let args = |force: bool| {
+        let mut a = vec![
+            "render",
+            "assets/motions/cmu_131_01_walk.bvh",
+            "--camera",
+            "crates/vision/assets/camera_front.toml",
+            "--out",
+            dir.to_str().unwrap(),
+            "--frames",
+            "600..604",
+        ];
+        if force {
+            a.push("--force");
+        }
+        run(&a)
+    };
+    let o = args(false);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("--out") && e.contains("--force"), "{e}");
+    assert!(dir.join("frame_0099.png").exists());
+    let o = args(true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!dir.join("frame_0099.png").exists());
+    assert!(dir.join("frame_0000.png").exists() && dir.join("frame_0001.png").exists());
+}

@@ -155,6 +155,47 @@ pub struct RenderArgs {
     /// Noise seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Render into a folder that is not empty: its files are removed first
+    /// (without it such a folder is refused, so that old frames are not
+    /// read with the new ones).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Refuses a non-empty output folder, or (with `force`) empties it.
+///
+/// # Errors
+/// [`VisionError::Parameter`] naming `--out` and what is in it; an I/O
+/// error removing its files.
+fn prepare_out_dir(out: &std::path::Path, force: bool) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Ok(());
+    };
+    let entries: Vec<_> = entries.filter_map(std::result::Result::ok).collect();
+    if entries.is_empty() {
+        return Ok(());
+    }
+    if !force {
+        return Err(VisionError::parameter(
+            "--out",
+            out.display(),
+            format!(
+                "the folder holds {} entries already (e.g. {}): give an empty or new folder, or --force to empty it",
+                entries.len(),
+                entries[0].file_name().to_string_lossy()
+            ),
+        ));
+    }
+    for e in entries {
+        let path = e.path();
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        removed.map_err(|err| VisionError::io(&path, err))?;
+    }
+    Ok(())
 }
 
 /// Runs `posecloud render`: prints one line per 50 frames and a summary.
@@ -187,6 +228,7 @@ pub fn run_render(args: &RenderArgs) -> Result<RenderSummary> {
         args.step,
         args.out.display()
     );
+    prepare_out_dir(&args.out, args.force)?;
     let summary = write_render(&source, &args.out)?;
     println!(
         "wrote {} frames of {} × {} ({:.1} ms per frame to render) and ground_truth.csv",
