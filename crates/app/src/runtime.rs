@@ -160,8 +160,23 @@ impl<S: Solver> Worker<S> {
         if single || (run && !self.paused) {
             let budget = self.solver.budget();
             loop {
-                if let Err(e) = self.solver.step(self.clock) {
-                    self.error = Some(format!("solver: {e:#}"));
+                // A panic in the solver is an error the window shows (the
+                // scene pauses; Reset restarts it), not a silent stop of
+                // the solver thread behind the last snapshot.
+                let clock = self.clock;
+                let solver = &mut self.solver;
+                let stepped =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.step(clock)));
+                let failed = match stepped {
+                    Ok(Ok(())) => None,
+                    Ok(Err(e)) => Some(format!("solver: {e:#}")),
+                    Err(payload) => Some(format!(
+                        "the solver panicked: {} (paused; Reset restarts the scene)",
+                        panic_message(payload.as_ref())
+                    )),
+                };
+                if let Some(e) = failed {
+                    self.error = Some(e);
                     self.paused = true;
                     break;
                 }
@@ -442,9 +457,70 @@ fn solver_thread<S: Solver>(mut worker: Worker<S>, rx: Receiver<Message<S::Edit>
     }
 }
 
+/// The text of a panic's payload (`panic!` with a message or a format).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Panics on its third step.
+    struct Panicky(u32);
+
+    impl Solver for Panicky {
+        type Snapshot = u32;
+        type Edit = ();
+        fn apply(&mut self, (): ()) -> Result<()> {
+            Ok(())
+        }
+        fn reset(&mut self) -> Result<()> {
+            self.0 = 0;
+            Ok(())
+        }
+        fn step(&mut self, _time: f64) -> Result<()> {
+            self.0 += 1;
+            assert!(self.0 != 3, "step {} went wrong", self.0);
+            Ok(())
+        }
+        fn steps_per_frame(&self) -> usize {
+            1
+        }
+        fn budget(&self) -> Duration {
+            Duration::from_millis(1)
+        }
+        fn snapshot_into(&self, out: &mut u32) {
+            *out = self.0;
+        }
+    }
+
+    #[test]
+    fn a_panicking_solver_is_an_error_the_window_shows_and_reset_recovers() {
+        for pacing in [Pacing::Inline, Pacing::Budget] {
+            let mut r = SolverRuntime::start(Panicky(0), pacing);
+            let mut p = r.sync(0.0);
+            for k in 1..10 {
+                p = r.sync(f64::from(k));
+                if p.error.is_some() {
+                    break;
+                }
+            }
+            let e = p.error.clone().expect("the panic is reported");
+            assert!(
+                e.contains("panicked") && e.contains("step 3 went wrong"),
+                "{e}"
+            );
+            r.reset();
+            let p = r.sync(20.0);
+            assert!(p.error.is_none(), "{:?}", p.error);
+            assert!(p.data <= 2, "{}", p.data);
+        }
+    }
 
     /// Counts steps; an edit adds to the counter, a negative edit fails.
     struct Counter {

@@ -374,7 +374,10 @@ impl Settings {
 
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = toml::to_string_pretty(self).context("serialising the settings")?;
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+        // A temporary file renamed over the target: an interrupted save
+        // leaves the old settings, never half a file.
+        track::record::write_atomically(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))
     }
 }
 
