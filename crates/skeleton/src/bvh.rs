@@ -170,11 +170,37 @@ impl Bvh {
     /// Writes the clip to `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        std::fs::write(path, self.to_bvh_string()?).map_err(|cause| SkeletonError::Io {
-            path: path.to_path_buf(),
-            cause,
+        write_atomically(path, self.to_bvh_string()?.as_bytes()).map_err(|cause| {
+            SkeletonError::Io {
+                path: path.to_path_buf(),
+                cause,
+            }
         })
     }
+}
+
+/// Writes `bytes` to a temporary file beside `path` (`.NAME.partial`),
+/// syncs it and renames it over `path`: an interrupted save leaves the old
+/// file or the whole new one, never part of it.
+///
+/// # Errors
+/// The I/O error (the temporary file is removed).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let name = path
+        .file_name()
+        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.partial"));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// Largest magnitude accepted for an `OFFSET` or a frame value. Real clips
@@ -951,5 +977,25 @@ fn write_joint(
         for &c in skeleton.children(j).iter().rev() {
             stack.push(Step::Open(c, depth + 1));
         }
+    }
+}
+
+#[cfg(test)]
+mod atomic_tests {
+    use super::*;
+
+    #[test]
+    fn a_save_replaces_the_file_whole_and_leaves_no_temporary() {
+        let dir = std::env::temp_dir().join(format!("skeleton_atomic_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("clip.bvh");
+        std::fs::write(&path, "the old clip").unwrap();
+        write_atomically(&path, b"the new clip").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "the new clip");
+        assert!(!dir.join(".clip.bvh.partial").exists());
+        // A folder that does not exist: an error, nothing left behind.
+        let bad = dir.join("missing").join("clip.bvh");
+        assert!(write_atomically(&bad, b"x").is_err());
+        assert!(!bad.exists());
     }
 }

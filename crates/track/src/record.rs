@@ -19,17 +19,7 @@ use crate::session::{Result, flag_path, input};
 /// # Errors
 /// The I/O error (the temporary file is removed).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = temporary_name(path);
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    skeleton::bvh::write_atomically(path, bytes)
 }
 
 /// `dir/.name.partial`: where a file is written before it is renamed.

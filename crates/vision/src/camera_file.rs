@@ -283,7 +283,8 @@ impl CameraFile {
     /// [`VisionError::Io`] when the file cannot be written.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        std::fs::write(path, self.to_toml_string()).map_err(|e| VisionError::io(path, e))
+        skeleton::bvh::write_atomically(path, self.to_toml_string().as_bytes())
+            .map_err(|e| VisionError::io(path, e))
     }
 }
 
