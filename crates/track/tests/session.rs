@@ -103,10 +103,17 @@ impl Scene {
     }
 }
 
+/// A session on `frames` with the regions alone (the stages do not depend
+/// on the likelihood terms; one test runs the default, both).
 fn session(frames: Frames) -> Session {
+    session_with(frames, track::ObservationMode::Regions)
+}
+
+fn session_with(frames: Frames, observation: track::ObservationMode) -> Session {
     let settings = FilterSettings {
         particles: 60,
         backend: BackendChoice::Cpu,
+        observation,
         ..FilterSettings::default()
     };
     let spec = SessionSpec {
@@ -228,7 +235,10 @@ fn a_person_who_enters_and_holds_still_is_placed_and_tracked() {
     let mut shots = repeat(Shot::Empty, 35);
     shots.extend((0..6).map(|k| Shot::Standing(1.4 - 0.25 * k as f64, -2.8)));
     shots.extend(repeat(Shot::Standing(0.15, -2.8), 30));
-    let (s, steps) = run(session(scene.render(&shots)));
+    let (s, steps) = run(session_with(
+        scene.render(&shots),
+        track::ObservationMode::Both,
+    ));
     assert_eq!(first(&steps, Stage::WaitingForPerson), Some(30));
     let still_from = 41;
     let placed = first(&steps, Stage::Placing).expect("placed");
