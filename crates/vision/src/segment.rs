@@ -577,22 +577,8 @@ impl Segmenter {
         acc: &mut BackgroundAccumulator,
         frame: &Frame,
     ) -> Result<f32> {
-        self.check_frame(frame)?;
-        self.features(frame);
+        let change = self.frame_change(acc, frame)?;
         let n = self.params.width as usize * self.params.height as usize;
-        let change = if acc.previous_y.len() == n {
-            let moved = self
-                .feat
-                .y
-                .iter()
-                .zip(&acc.previous_y)
-                .filter(|(a, b)| (*a - *b).abs() > STILL_LUMA_CHANGE)
-                .count();
-            moved as f32 / n as f32
-        } else {
-            0.0
-        };
-        acc.previous_y.clone_from(&self.feat.y);
         if acc.y.len() != n {
             *acc = BackgroundAccumulator {
                 previous_y: acc.previous_y.clone(),
