@@ -104,6 +104,10 @@ pub struct Scene {
     pub root_sigma: f64,
     /// The solver the scene starts with.
     pub solver: SolverKind,
+    /// What the importer adjusted to load the file (URDF: unlimited
+    /// limits, clamped inertias, ignored `<mimic>`, …), one line each,
+    /// shown in the panel; empty for the presets.
+    pub warnings: Vec<String>,
 }
 
 impl Scene {
@@ -180,6 +184,7 @@ fn human() -> Result<Scene> {
         particles: 200,
         root_sigma: 0.003,
         solver: SolverKind::SmcIkMoves,
+        warnings: Vec::new(),
         skeleton,
     })
 }
@@ -244,6 +249,7 @@ fn chain_scene(source: SceneSource, skeleton: Skeleton, extras: bool) -> Scene {
         } else {
             SolverKind::SmcIkMoves
         },
+        warnings: Vec::new(),
         skeleton,
     }
 }
@@ -286,12 +292,18 @@ fn hand() -> Result<Scene> {
         particles: 100,
         root_sigma: 0.0,
         solver: SolverKind::SmcIkMoves,
+        warnings: Vec::new(),
         skeleton,
     })
 }
 
 fn urdf(path: &Path) -> Result<Scene> {
-    let skeleton = skeleton::load_urdf(path)?;
+    let import = skeleton::import_urdf(path)?;
+    let warnings: Vec<String> = import.warnings.iter().map(ToString::to_string).collect();
+    for w in &warnings {
+        eprintln!("posecloud: warning: {w}");
+    }
+    let skeleton = import.skeleton;
     if skeleton.dof() == 0 {
         bail!("{}: the robot has no movable joint", path.display());
     }
@@ -320,6 +332,7 @@ fn urdf(path: &Path) -> Result<Scene> {
         particles: 100,
         root_sigma: 0.0,
         solver: SolverKind::SmcIkMoves,
+        warnings,
         skeleton,
     })
 }
@@ -357,6 +370,7 @@ fn bvh(path: &Path, frame: usize) -> Result<Scene> {
         particles: 200,
         root_sigma: 0.003,
         solver: SolverKind::SmcIkMoves,
+        warnings: Vec::new(),
         skeleton,
     })
 }
@@ -407,5 +421,32 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("out of range"), "{e}");
+    }
+
+    #[test]
+    fn a_urdf_scene_lists_what_the_importer_adjusted() {
+        let dir = std::env::temp_dir().join(format!("posecloud-scene-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("mimic.urdf");
+        std::fs::write(
+            &path,
+            r#"<robot name="r">
+  <link name="base"/>
+  <link name="a"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="b"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+    <limit lower="-1e16" upper="1e16" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="revolute"><parent link="a"/><child link="b"/><origin xyz="0 0 0.5"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/><mimic joint="j1" multiplier="2"/></joint>
+</robot>"#,
+        )
+        .unwrap();
+        let scene = Scene::build(&SceneSource::Urdf(path.clone())).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(scene.warnings.len(), 2, "{:#?}", scene.warnings);
+        assert!(scene.warnings.iter().any(|w| w.contains("mimic")), "{:#?}", scene.warnings);
+        assert!(scene.warnings.iter().all(|w| w.contains("mimic.urdf:")), "{:#?}", scene.warnings);
+        // The presets need no adjustment.
+        assert!(Scene::build(&SceneSource::Arm).unwrap().warnings.is_empty());
     }
 }

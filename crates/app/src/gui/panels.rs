@@ -105,6 +105,26 @@ fn scene_section(
                 p.skeleton().len(),
                 p.skeleton().dof()
             ));
+            if !p.scene.warnings.is_empty() {
+                // What the URDF importer adjusted to load the file.
+                egui::CollapsingHeader::new(
+                    egui::RichText::new(format!(
+                        "⚠ {} import adjustment(s)",
+                        p.scene.warnings.len()
+                    ))
+                    .color(egui::Color32::from_rgb(230, 170, 60)),
+                )
+                .default_open(true)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical()
+                        .max_height(120.0)
+                        .show(ui, |ui| {
+                            for w in &p.scene.warnings {
+                                ui.small(w);
+                            }
+                        });
+                });
+            }
             ui.horizontal(|ui| {
                 for name in SCENE_NAMES {
                     if ui.button(name).clicked()
