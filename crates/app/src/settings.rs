@@ -372,6 +372,16 @@ impl Settings {
         Ok(s)
     }
 
+    /// Saves unless `path` exists and `overwrite` is false: then nothing is
+    /// written and the caller asks the user first (the app's Save button).
+    pub fn save_asking(&self, path: &Path, overwrite: bool) -> Result<Saved> {
+        if !overwrite && path.exists() {
+            return Ok(Saved::WouldOverwrite);
+        }
+        self.save(path)?;
+        Ok(Saved::Written)
+    }
+
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = toml::to_string_pretty(self).context("serialising the settings")?;
         // A temporary file renamed over the target: an interrupted save
@@ -379,6 +389,14 @@ impl Settings {
         track::record::write_atomically(path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))
     }
+}
+
+/// What [`Settings::save_asking`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Saved {
+    Written,
+    /// The file exists and was left alone: ask before overwriting.
+    WouldOverwrite,
 }
 
 fn in_range(field: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
@@ -392,6 +410,20 @@ fn in_range(field: &str, v: f64, lo: f64, hi: f64) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn save_asks_before_overwriting_a_file() {
+        let path = std::env::temp_dir().join(format!("posecloud-ask-{}.toml", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut s = Settings::default();
+        assert_eq!(s.save_asking(&path, false).unwrap(), Saved::Written);
+        s.filter.particles = 77;
+        assert_eq!(s.save_asking(&path, false).unwrap(), Saved::WouldOverwrite);
+        assert_ne!(Settings::load(&path).unwrap().filter.particles, 77, "left alone");
+        assert_eq!(s.save_asking(&path, true).unwrap(), Saved::Written);
+        assert_eq!(Settings::load(&path).unwrap().filter.particles, 77);
+        std::fs::remove_file(&path).unwrap();
+    }
 
     #[test]
     fn save_then_load_round_trips() {

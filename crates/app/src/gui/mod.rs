@@ -97,6 +97,8 @@ pub struct UiState {
     pub bvh_path: String,
     pub bvh_frame: usize,
     pub settings_path: String,
+    /// A Save whose file exists, waiting for "overwrite" or "cancel".
+    pub confirm_overwrite: Option<std::path::PathBuf>,
     /// Draw at most this many particles (heaviest first).
     pub cloud_limit: usize,
     pub show_cloud: bool,
@@ -130,6 +132,7 @@ impl UiState {
             bvh_path: "assets/motions/cmu_131_01_walk.bvh".into(),
             bvh_frame: 0,
             settings_path: "posecloud-settings.toml".into(),
+            confirm_overwrite: None,
             cloud_limit: 10_000,
             show_cloud: true,
             fps: 0.0,

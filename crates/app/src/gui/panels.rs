@@ -482,12 +482,9 @@ fn file_section(ui: &mut egui::Ui, state: &mut UiState, p: &IkSession, s: &mut S
             ui.horizontal(|ui| {
                 let path = PathBuf::from(&state.settings_path);
                 if ui.button("save").clicked() {
-                    // Save what is on screen (including this frame's edits).
-                    if let Err(e) = s.save(&path) {
-                        state.fail("saving settings", &e);
-                    } else {
-                        state.error = None;
-                    }
+                    // Save what is on screen (including this frame's edits);
+                    // an existing file is overwritten only when confirmed.
+                    save_settings(state, s, &path, false);
                 }
                 if ui.button("load").clicked() {
                     match Settings::load(&path) {
@@ -499,7 +496,34 @@ fn file_section(ui: &mut egui::Ui, state: &mut UiState, p: &IkSession, s: &mut S
                     *s = super::initial_settings(&p.scene, None, None);
                 }
             });
+            if let Some(existing) = state.confirm_overwrite.clone() {
+                ui.colored_label(
+                    egui::Color32::from_rgb(230, 170, 60),
+                    format!("{} exists: overwrite it?", existing.display()),
+                );
+                ui.horizontal(|ui| {
+                    if ui.button("overwrite").clicked() {
+                        save_settings(state, s, &existing, true);
+                    }
+                    if ui.button("cancel").clicked() {
+                        state.confirm_overwrite = None;
+                    }
+                });
+            }
         });
+}
+
+/// Saves the settings, or asks first (`confirm_overwrite`) when the file
+/// exists and `overwrite` is false.
+fn save_settings(state: &mut UiState, s: &Settings, path: &std::path::Path, overwrite: bool) {
+    state.confirm_overwrite = None;
+    match s.save_asking(path, overwrite) {
+        Ok(crate::settings::Saved::Written) => state.error = None,
+        Ok(crate::settings::Saved::WouldOverwrite) => {
+            state.confirm_overwrite = Some(path.to_path_buf())
+        }
+        Err(e) => state.fail("saving settings", &e),
+    }
 }
 
 fn plots(ui: &mut egui::Ui, p: &IkSession) {
