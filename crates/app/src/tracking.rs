@@ -300,6 +300,10 @@ pub enum TrackEdit {
     /// Start recording into this folder (files named by the time), or
     /// stop (`None`): the CSV and BVH are complete when this returns.
     Record(Option<PathBuf>),
+    /// The GPU is gone (the window's device was lost, or a GPU batch
+    /// failed): weigh with the CPU likelihood from now on; the reason is
+    /// shown.
+    LeaveGpu(String),
 }
 
 /// One plotted frame.
@@ -744,6 +748,31 @@ pub fn stroke_label_pixels(
     })
 }
 
+impl TrackingScene {
+    /// [`TrackEdit::LeaveGpu`]: the CPU likelihood weighs the same cloud.
+    fn leave_gpu(&mut self, reason: &str) -> Result<()> {
+        let mut s = self.settings.clone();
+        s.backend = BackendChoice::Cpu;
+        self.session
+            .set_settings(s.filter_settings())
+            .context("switching to the CPU likelihood")?;
+        self.settings = s;
+        let line = format!("{reason}: likelihood now {}", self.describe_backend());
+        eprintln!("posecloud: {line}");
+        self.message = Some(line);
+        Ok(())
+    }
+}
+
+/// Whether `e` is the GPU likelihood failing (a lost device, a failed
+/// readback), as opposed to bad input.
+fn is_gpu_failure(e: &track::SessionError) -> bool {
+    matches!(
+        e,
+        track::SessionError::Track(track::TrackError::Likelihood { backend, .. }) if backend == "gpu"
+    )
+}
+
 impl Solver for TrackingScene {
     type Snapshot = TrackSnapshot;
     type Edit = TrackEdit;
@@ -795,6 +824,7 @@ impl Solver for TrackingScene {
             }
             TrackEdit::Restart => self.reset()?,
             TrackEdit::Record(dir) => self.record(dir)?,
+            TrackEdit::LeaveGpu(reason) => self.leave_gpu(&reason)?,
         }
         Ok(())
     }
@@ -815,7 +845,16 @@ impl Solver for TrackingScene {
             std::thread::sleep(std::time::Duration::from_millis(1));
             return Ok(());
         }
-        let Some(step) = self.session.step()? else {
+        let step = match self.session.step() {
+            Ok(step) => step,
+            // A failed GPU batch (a lost device) is not the end of the run:
+            // the frame is dropped and the CPU likelihood takes over.
+            Err(e) if self.settings.backend != BackendChoice::Cpu && is_gpu_failure(&e) => {
+                return self.leave_gpu(&format!("the GPU likelihood failed ({e})"));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let Some(step) = step else {
             self.ended = true;
             if let Some((mut rec, csv)) = self.recorder.take() {
                 rec.finish()?;
@@ -1494,6 +1533,71 @@ mod tests {
         gpu::HeadlessGpu::new().unwrap_or_else(|e| {
             panic!("no GPU adapter: {e} (run without --include-ignored to skip the GPU tests)")
         })
+    }
+
+    #[test]
+    #[ignore = "needs a GPU adapter (lavapipe in CI)"]
+    fn a_lost_device_hands_the_tracking_to_the_cpu_likelihood() {
+        let g = app_device();
+        let shared = SharedDevice {
+            device: g.device.clone(),
+            queue: g.queue.clone(),
+        };
+        let settings = TrackSettings {
+            particles: 40,
+            realtime: false,
+            backend: BackendChoice::Gpu,
+            ..TrackSettings::default()
+        };
+        let mut scene = TrackingScene::with_device(short_walk(), settings, Some(shared)).unwrap();
+        scene.step(0.0).unwrap();
+        scene.step(0.0).unwrap();
+        assert!(scene.describe_backend().starts_with("GPU likelihood"));
+        // What a driver reset does to the device; the next GPU batch fails.
+        g.device.destroy();
+        for _ in 0..3 {
+            scene.step(0.0).unwrap();
+        }
+        assert!(
+            scene.describe_backend().starts_with("CPU likelihood"),
+            "{}",
+            scene.describe_backend()
+        );
+        let mut snap = TrackSnapshot::default();
+        scene.snapshot_into(&mut snap);
+        assert_eq!(snap.settings.backend, BackendChoice::Cpu);
+        let message = scene.message.clone().unwrap_or_default();
+        assert!(
+            message.contains("GPU likelihood failed") && message.contains("CPU likelihood"),
+            "{message}"
+        );
+        // Tracking goes on.
+        let before = scene.history.len();
+        scene.step(0.0).unwrap();
+        assert_eq!(scene.history.len(), before + 1);
+        // The window's own report of a lost device does the same.
+        let mut scene = TrackingScene::new(
+            short_walk(),
+            TrackSettings {
+                particles: 40,
+                realtime: false,
+                ..TrackSettings::default()
+            },
+        )
+        .unwrap();
+        scene
+            .apply(TrackEdit::LeaveGpu(
+                "the window's GPU device was lost".into(),
+            ))
+            .unwrap();
+        assert!(scene.describe_backend().starts_with("CPU likelihood"));
+        assert!(
+            scene
+                .message
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("the window's GPU device was lost")
+        );
     }
 
     #[test]

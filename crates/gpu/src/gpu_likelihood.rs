@@ -1058,8 +1058,9 @@ impl GpuLikelihood {
                 "diagnostic",
                 "reading a pass back",
             )?;
-            consume(&res.atlas, range, &readback.slice(..).get_mapped_range());
-            readback.unmap();
+            read_mapped(&readback, .., "reading a pass back", |data| {
+                consume(&res.atlas, range, data)
+            })?;
         }
         Ok(())
     }
@@ -1199,6 +1200,36 @@ fn wait_mapped(
             ),
         }),
     }
+}
+
+/// Reads the mapped `range` of `buffer` with `read`, then unmaps it.
+///
+/// wgpu treats reading a buffer whose device was destroyed or lost after
+/// the map succeeded as a fatal error and panics; here that panic becomes
+/// [`GpuError::DeviceLost`], so that the caller can fall back to the CPU.
+fn read_mapped<T>(
+    buffer: &wgpu::Buffer,
+    range: impl std::ops::RangeBounds<wgpu::BufferAddress>,
+    operation: &'static str,
+    read: impl FnOnce(&[u8]) -> T,
+) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let out = read(&buffer.slice(range).get_mapped_range());
+        buffer.unmap();
+        out
+    }))
+    .map_err(|panic| GpuError::DeviceLost {
+        operation,
+        message: panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("reading the mapped buffer failed")
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    })
 }
 
 /// The immutable inputs of the batch stages.
@@ -1357,12 +1388,13 @@ impl View<'_> {
             return Err(e);
         }
         let ev = &mut state.results;
-        {
-            let data = staging.slice(..bytes).get_mapped_range();
+        if let Err(e) = read_mapped(staging, ..bytes, "collecting a batch", |data| {
             ev.counts.clear();
-            ev.counts.extend_from_slice(bytemuck::cast_slice(&data));
+            ev.counts.extend_from_slice(bytemuck::cast_slice(data));
+        }) {
+            slot.staging = None;
+            return Err(e);
         }
-        staging.unmap();
         let n = flight.particles;
         ev.non_overlap.resize(n, 0.0);
         ev.log_likelihood.resize(n, 0.0);

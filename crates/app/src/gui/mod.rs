@@ -22,6 +22,7 @@ pub mod automation;
 pub mod cloud;
 pub mod input;
 pub mod panels;
+pub mod render_errors;
 pub mod scene_common;
 pub mod sparse_view;
 pub mod track_view;
@@ -234,6 +235,7 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
         }))
         .add_plugins(MeshPickingPlugin)
         .add_plugins(EguiPlugin::default())
+        .add_plugins(render_errors::RenderErrorsPlugin)
         .add_plugins(bevy::diagnostic::FrameTimeDiagnosticsPlugin::default())
         .add_message::<SceneCommand>()
         .insert_resource(PlaygroundRes(session))

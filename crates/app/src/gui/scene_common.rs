@@ -186,6 +186,7 @@ pub fn base_app(title: String, width: u32, height: u32, no_vsync: bool) -> App {
             ..default()
         }))
         .add_plugins(bevy_egui::EguiPlugin::default())
+        .add_plugins(super::render_errors::RenderErrorsPlugin)
         .add_plugins(FrameTimeDiagnosticsPlugin::default());
     app
 }

@@ -503,6 +503,7 @@ impl Plugin for TrackingScenePlugin {
                 (
                     advance_clock,
                     tick_scene::<TrackingScene>,
+                    leave_a_lost_device,
                     follow_scrub,
                     orbit,
                     draw,
@@ -546,6 +547,27 @@ fn setup_world(
         .as_ref()
         .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
     spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
+}
+
+/// When the window's device is lost (the renderer starts again on a new
+/// one, [`super::render_errors`]), the tracker's GPU likelihood — on the
+/// old device — gives way to the CPU likelihood, and scenes opened later
+/// do not get the lost device.
+fn leave_a_lost_device(
+    faults: Res<super::render_errors::RenderFaults>,
+    mut seen: Local<u32>,
+    mut track: ResMut<TrackRes>,
+    mut ui: ResMut<TrackUi>,
+) {
+    if faults.device_lost == *seen {
+        return;
+    }
+    *seen = faults.device_lost;
+    ui.device = None;
+    ui.settings.backend = track::BackendChoice::Cpu;
+    track.edit(TrackEdit::LeaveGpu(
+        "the window's GPU device was lost".into(),
+    ));
 }
 
 /// The frame slider follows the frames while playing.
