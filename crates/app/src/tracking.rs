@@ -748,6 +748,51 @@ pub fn stroke_label_pixels(
     })
 }
 
+/// Something built on a thread of its own — opening a scene runs ffprobe,
+/// starts a webcam or reads background frames, which must not stall the
+/// window: the panel shows "opening …" and polls each frame.
+pub struct Opening<T> {
+    /// What is being opened, in words (the panel shows it).
+    pub what: String,
+    pub started: std::time::Instant,
+    handle: Option<std::thread::JoinHandle<Result<T>>>,
+}
+
+impl<T: Send + 'static> Opening<T> {
+    /// Starts `build` on a new thread.
+    ///
+    /// # Errors
+    /// The thread could not be started.
+    pub fn start(what: String, build: impl FnOnce() -> Result<T> + Send + 'static) -> Result<Self> {
+        let handle = std::thread::Builder::new()
+            .name("posecloud-open".into())
+            .spawn(build)
+            .context("starting the thread that opens the scene")?;
+        Ok(Self {
+            what,
+            started: std::time::Instant::now(),
+            handle: Some(handle),
+        })
+    }
+
+    /// The result once `build` returned (once; `None` before and after).
+    /// A panic in `build` is an error naming what was opened.
+    pub fn poll(&mut self) -> Option<Result<T>> {
+        if !self.handle.as_ref()?.is_finished() {
+            return None;
+        }
+        let handle = self.handle.take()?;
+        Some(handle.join().unwrap_or_else(|panic| {
+            let why = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic");
+            Err(anyhow::anyhow!("opening {}: {why}", self.what))
+        }))
+    }
+}
+
 impl TrackingScene {
     /// [`TrackEdit::LeaveGpu`]: the CPU likelihood weighs the same cloud.
     fn leave_gpu(&mut self, reason: &str) -> Result<()> {
@@ -1533,6 +1578,51 @@ mod tests {
         gpu::HeadlessGpu::new().unwrap_or_else(|e| {
             panic!("no GPU adapter: {e} (run without --include-ignored to skip the GPU tests)")
         })
+    }
+
+    #[test]
+    fn opening_runs_off_the_callers_thread_and_reports_once() {
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let caller = std::thread::current().id();
+        let mut opening = Opening::start("a slow source".into(), move || {
+            wait.recv().unwrap();
+            anyhow::ensure!(
+                std::thread::current().id() != caller,
+                "on the caller's thread"
+            );
+            TrackingScene::new(
+                short_walk(),
+                TrackSettings {
+                    particles: 40,
+                    realtime: false,
+                    ..TrackSettings::default()
+                },
+            )
+        })
+        .unwrap();
+        // Still opening: the caller (the window) goes on.
+        assert!(opening.poll().is_none());
+        go.send(()).unwrap();
+        let t0 = std::time::Instant::now();
+        let result = loop {
+            if let Some(r) = opening.poll() {
+                break r;
+            }
+            assert!(t0.elapsed().as_secs() < 120, "never finished");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert!(result.is_ok(), "{:#}", result.err().unwrap());
+        assert!(opening.poll().is_none(), "reported once");
+        // A bad source is an error; a panic is an error naming what.
+        let mut bad =
+            Opening::start("nothing".into(), || -> Result<()> { panic!("boom") }).unwrap();
+        let e = loop {
+            if let Some(r) = bad.poll() {
+                break r.unwrap_err();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(e.to_string(), "opening nothing: boom");
     }
 
     #[test]

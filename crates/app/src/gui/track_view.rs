@@ -47,8 +47,8 @@ use super::view::OrbitCamera;
 use crate::colormap::{viridis, weight_alpha, weight_position};
 use crate::runtime::{Pacing, Published};
 use crate::tracking::{
-    BACKENDS, MAX_TRACK_PARTICLES, OVERLAY_PARTICLES, TrackEdit, TrackSettings, TrackSnapshot,
-    TrackSpec, TrackingScene, backend_name, class_colour, click_patch, repo_path,
+    BACKENDS, MAX_TRACK_PARTICLES, OVERLAY_PARTICLES, Opening, TrackEdit, TrackSettings,
+    TrackSnapshot, TrackSpec, TrackingScene, backend_name, class_colour, click_patch, repo_path,
     stroke_label_pixels,
 };
 
@@ -144,6 +144,8 @@ struct TrackUi {
     label_tex: Option<PanelImage>,
     tex_version: u64,
     sampling: ColourSampling,
+    /// A scene being opened on its own thread (Open), with its spec.
+    opening: Option<(Opening<TrackingScene>, TrackSpec)>,
 }
 
 /// The frame panel's colour sampling: strokes (frame pixels) waiting for
@@ -473,6 +475,7 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         label_tex: None,
         tex_version: 0,
         sampling: ColourSampling::default(),
+        opening: None,
     };
     let clock = SceneClock::new(
         launched,
@@ -1063,7 +1066,10 @@ fn panels(
                             }
                         });
                         ui.horizontal(|ui| {
-                            if ui.button("Open").clicked() {
+                            if ui
+                                .add_enabled(ui_s.opening.is_none(), egui::Button::new("Open"))
+                                .clicked()
+                            {
                                 match ui_s.height_text.trim().parse::<f64>() {
                                     Ok(h) if (0.5..=2.5).contains(&h) => {
                                         open = Some(spec_for(
@@ -1167,6 +1173,16 @@ fn panels(
                         }
                         if s.ended {
                             ui.colored_label(egui::Color32::YELLOW, "end of the source");
+                        }
+                        if let Some((o, _)) = &ui_s.opening {
+                            ui.horizontal(|ui| {
+                                ui.spinner();
+                                ui.label(format!(
+                                    "opening {} … {:.0} s",
+                                    o.what,
+                                    o.started.elapsed().as_secs_f64()
+                                ));
+                            });
                         }
                         if let Some(e) = &track.error {
                             ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
@@ -1346,11 +1362,27 @@ fn panels(
         }
     }
     if let Some(spec) = open {
-        let pacing = ui_state.pacing;
-        let device = ui_state.device.clone();
-        match start_scene(&spec, &ui_state.settings, pacing, device) {
-            Ok(new) => {
-                *track = new;
+        // Opening runs ffprobe, starts a webcam or reads background frames:
+        // on a thread of its own, while the old scene keeps playing.
+        let (settings, device) = (ui_state.settings.clone(), ui_state.device.clone());
+        let what = spec.frames.clone().unwrap_or_else(|| "synthetic".into());
+        let build = {
+            let spec = spec.clone();
+            move || TrackingScene::with_device(spec, settings, device)
+        };
+        match Opening::start(what, build) {
+            Ok(o) => {
+                ui_state.error = None;
+                ui_state.opening = Some((o, spec));
+            }
+            Err(e) => ui_state.fail("open", &e),
+        }
+    }
+    if let Some(done) = ui_state.opening.as_mut().and_then(|(o, _)| o.poll()) {
+        let (_, spec) = ui_state.opening.take().expect("polled above");
+        match done {
+            Ok(scene) => {
+                *track = TrackRes::start(scene, ui_state.pacing, "tracker");
                 ui_state.spec = spec;
                 ui_state.error = None;
                 ui_state.sampling.clear();
