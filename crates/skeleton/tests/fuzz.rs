@@ -1,12 +1,14 @@
 //! Fuzz harness (issue 14): property tests that mutate the real asset files
 //! — truncation, line deletion and duplication, token swaps, non-finite and
 //! huge numbers, hostile `Frames:` counts, deep nesting, byte-order marks,
-//! CRLF, invalid UTF-8, random bytes — and check every parse:
+//! CRLF, invalid UTF-8, random bytes (the generic ones from `fuzzkit`, the
+//! `Frames:` counts and the nesting here) — and check every parse:
 //!
 //! * no panic (`catch_unwind` around the parser and everything after it);
 //! * bounded memory: the peak heap growth of the parsing thread stays below
-//!   `MEMORY_PER_INPUT_BYTE × input bytes + 1 MiB` (a counting global
-//!   allocator), so a declared size never allocates beyond the data present;
+//!   `MEMORY_PER_INPUT_BYTE × input bytes + 1 MiB` (`fuzzkit`'s counting
+//!   global allocator), so a declared size never allocates beyond the data
+//!   present;
 //! * either `Ok` with finite results (forward kinematics of every frame /
 //!   of the rest pose, total mass), a BVH export that parses again with the
 //!   same joints (URDF: where BVH can express the robot) — or an
@@ -18,80 +20,17 @@
 //! the fixed seed. For example
 //! `FUZZ_CASES=50000 cargo test --release -p skeleton --test fuzz`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use fuzzkit::{HOSTILE_COUNTS, TextMutation, line_count, lines_of, measured, panic_message};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
+use proptest::test_runner::{TestCaseError, TestRunner};
 use skeleton::{Bvh, SkeletonError};
 
-// ---- a counting allocator: per-thread live bytes and their peak ----------
-
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-    /// Largest peak heap growth seen on this thread, as a fraction of the
-    /// bound.
-    static WORST_RATIO: Cell<f64> = const { Cell::new(0.0) };
-}
-
-fn account(delta: isize) {
-    let _ = LIVE.try_with(|live| {
-        let v = live.get() + delta;
-        live.set(v);
-        let _ = PEAK.try_with(|p| {
-            if v > p.get() {
-                p.set(v)
-            }
-        });
-    });
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; the bookkeeping
-// only touches const-initialised thread-locals (no allocation, no unwinding).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            account(layout.size() as isize);
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            account(layout.size() as isize);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        account(-(layout.size() as isize));
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            account(new_size as isize - layout.size() as isize);
-        }
-        p
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Runs `f` and returns its result with the peak heap growth of this thread.
-fn measured<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(base));
-    let out = f();
-    let peak = PEAK.with(Cell::get);
-    (out, (peak - base).max(0) as usize)
-}
+static ALLOCATOR: fuzzkit::Counting = fuzzkit::Counting;
 
 /// Heap bytes a parse may use per input byte (measured at most ~40 on the
 /// assets: tokens, lines, the urdf-rs element tree), plus 1 MiB.
@@ -130,72 +69,24 @@ fn short_clip(path: &str, frames: usize) -> String {
     out
 }
 
+/// Cases per input file (`FUZZ_CASES` overrides).
 fn cases() -> u32 {
-    std::env::var("FUZZ_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1000)
+    fuzzkit::cases(1000)
 }
 
+/// The fixed seed (`FUZZ_SEED` overrides).
 fn seed() -> u64 {
-    std::env::var("FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(14)
+    fuzzkit::seed(14)
 }
 
 // ---- mutations ---------------------------------------------------------------
 
-const HOSTILE_NUMBERS: &[&str] = &[
-    "nan",
-    "NaN",
-    "inf",
-    "-inf",
-    "infinity",
-    "1e308",
-    "-1e308",
-    "1e309",
-    "1e999",
-    "-1e999",
-    "1e9",
-    "1000000001",
-    "-0",
-    "4.9e-324",
-    "1e-320",
-    "99999999999999999999",
-    "18446744073709551615",
-    "4294967296",
-    "-1",
-    "0",
-    "",
-    "1e",
-    "--1",
-    "0x10",
-    "1_0",
-    ".5",
-    "5.",
-];
-
-const HOSTILE_COUNTS: &[&str] = &[
-    "1000000000",
-    "18446744073709551615",
-    "99999999999999999999",
-    "0",
-    "1",
-    "2",
-    "4",
-    "-3",
-    "1e3",
-    "",
-];
-
 #[derive(Clone, Debug)]
 enum Mutation {
-    Truncate(Index),
-    DeleteLine(Index),
-    DuplicateLine(Index),
-    SwapTokens(Index, Index),
-    Number(Index, usize),
+    /// Truncation, line deletion and duplication, token swaps, hostile
+    /// numbers, random and invalid-UTF-8 bytes, byte-order marks, CRLF.
+    Text(TextMutation),
+    /// A hostile `Frames:` count.
     Count(usize),
     /// Nesting `depth` levels deep, opened at one line and closed at another
     /// (for BVH, optionally around an End Site so that the file stays valid).
@@ -205,103 +96,27 @@ enum Mutation {
         depth: usize,
         around_end_site: bool,
     },
-    Bom(Index),
-    Crlf,
-    InvalidUtf8(Index, u8),
-    Byte(Index, u8),
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
-        2 => any::<Index>().prop_map(Mutation::Truncate),
-        2 => any::<Index>().prop_map(Mutation::DeleteLine),
-        2 => any::<Index>().prop_map(Mutation::DuplicateLine),
-        2 => (any::<Index>(), any::<Index>()).prop_map(|(a, b)| Mutation::SwapTokens(a, b)),
-        4 => (any::<Index>(), 0..HOSTILE_NUMBERS.len()).prop_map(|(a, k)| Mutation::Number(a, k)),
+        17 => fuzzkit::text_mutation().prop_map(Mutation::Text),
         1 => (0..HOSTILE_COUNTS.len()).prop_map(Mutation::Count),
         1 => (any::<Index>(), any::<Index>(), prop_oneof![1usize..20, 100usize..3000, 9000usize..21000], any::<bool>())
             .prop_map(|(open, close, depth, around_end_site)| Mutation::Nest { open, close, depth, around_end_site }),
-        1 => any::<Index>().prop_map(Mutation::Bom),
-        1 => Just(Mutation::Crlf),
-        1 => (any::<Index>(), prop_oneof![Just(0xffu8), Just(0xc3), Just(0x80), Just(0xed)])
-            .prop_map(|(a, b)| Mutation::InvalidUtf8(a, b)),
-        2 => (any::<Index>(), any::<u8>()).prop_map(|(a, b)| Mutation::Byte(a, b)),
     ]
-}
-
-fn lines_of(b: &[u8]) -> Vec<Vec<u8>> {
-    b.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect()
-}
-
-/// Byte ranges of maximal runs matching `f`.
-fn runs(b: &[u8], f: impl Fn(u8) -> bool) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = None;
-    for (i, &c) in b.iter().chain(std::iter::once(&b' ')).enumerate() {
-        match (f(c) && i < b.len(), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                out.push((s, i));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-fn replace(b: &mut Vec<u8>, (s, e): (usize, usize), with: &[u8]) {
-    b.splice(s..e, with.iter().copied());
 }
 
 fn apply(mut b: Vec<u8>, m: &Mutation, bvh: bool) -> Vec<u8> {
     match m {
-        Mutation::Truncate(i) => b.truncate(i.index(b.len() + 1)),
-        Mutation::DeleteLine(i) => {
-            let mut l = lines_of(&b);
-            l.remove(i.index(l.len()));
-            b = l.join(&b'\n');
-        }
-        Mutation::DuplicateLine(i) => {
-            let mut l = lines_of(&b);
-            let k = i.index(l.len());
-            l.insert(k, l[k].clone());
-            b = l.join(&b'\n');
-        }
-        Mutation::SwapTokens(x, y) => {
-            let t = runs(&b, |c| !c.is_ascii_whitespace());
-            if t.len() >= 2 {
-                let (mut p, mut q) = (t[x.index(t.len())], t[y.index(t.len())]);
-                if p.0 > q.0 {
-                    std::mem::swap(&mut p, &mut q);
-                }
-                if p != q {
-                    let (tp, tq) = (b[p.0..p.1].to_vec(), b[q.0..q.1].to_vec());
-                    replace(&mut b, q, &tp);
-                    replace(&mut b, p, &tq);
-                }
-            }
-        }
-        Mutation::Number(i, k) => {
-            let nums: Vec<_> = runs(&b, |c| c.is_ascii_digit() || b".eE+-".contains(&c))
-                .into_iter()
-                .filter(|&(s, e)| b[s..e].iter().any(u8::is_ascii_digit))
-                .collect();
-            if !nums.is_empty() {
-                replace(
-                    &mut b,
-                    nums[i.index(nums.len())],
-                    HOSTILE_NUMBERS[*k].as_bytes(),
-                );
-            }
-        }
+        Mutation::Text(m) => b = fuzzkit::apply(b, m),
         Mutation::Count(k) => {
             if let Some(at) = b.windows(7).position(|w| w == b"Frames:") {
                 let end = b[at..]
                     .iter()
                     .position(|&c| c == b'\n')
                     .map_or(b.len(), |e| at + e);
-                replace(
+                fuzzkit::replace(
                     &mut b,
                     (at + 7, end),
                     format!(" {}", HOSTILE_COUNTS[*k]).as_bytes(),
@@ -340,62 +155,14 @@ fn apply(mut b: Vec<u8>, m: &Mutation, bvh: bool) -> Vec<u8> {
             l.insert(a, opener);
             b = l.join(&b'\n');
         }
-        Mutation::Bom(i) => {
-            // Mostly at the start, where it is legal; sometimes anywhere.
-            let at = if i.index(4) == 0 {
-                i.index(b.len() + 1)
-            } else {
-                0
-            };
-            b.splice(at..at, "\u{feff}".bytes());
-        }
-        Mutation::Crlf => {
-            let mut out = Vec::with_capacity(b.len() * 2);
-            for &c in &b {
-                if c == b'\n' {
-                    out.push(b'\r');
-                }
-                out.push(c);
-            }
-            b = out;
-        }
-        Mutation::InvalidUtf8(i, byte) => {
-            let at = i.index(b.len() + 1);
-            b.insert(at, *byte);
-        }
-        Mutation::Byte(i, byte) => {
-            if !b.is_empty() {
-                let at = i.index(b.len());
-                b[at] = *byte;
-            }
-        }
     }
     b
 }
 
 // ---- checks --------------------------------------------------------------------
 
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "<non-string panic>".into())
-}
-
-fn line_count(b: &[u8]) -> usize {
-    b.iter().filter(|&&c| c == b'\n').count() + 1
-}
-
 fn check_memory(bytes: &[u8], peak: usize) -> Result<(), TestCaseError> {
-    let bound = MEMORY_PER_INPUT_BYTE * bytes.len() + (1 << 20);
-    let ratio = peak as f64 / bound as f64;
-    WORST_RATIO.with(|w| w.set(w.get().max(ratio)));
-    prop_assert!(
-        peak <= bound,
-        "parsing {} bytes allocated {peak} bytes at peak (bound {bound})",
-        bytes.len()
-    );
-    Ok(())
+    fuzzkit::check_heap(MEMORY_PER_INPUT_BYTE, bytes.len(), peak)
 }
 
 fn finite(w: &[skeleton::nalgebra::Isometry3<f64>]) -> bool {
@@ -511,13 +278,8 @@ fn fuzz(base: &str, bvh: bool) {
     } else {
         skeleton::urdf::parse_urdf_bytes(&base, "base.urdf").unwrap();
     }
-    let config = Config {
-        cases: cases(),
-        failure_persistence: None,
-        rng_seed: RngSeed::Fixed(seed()),
-        ..Config::default()
-    };
-    let mut runner = TestRunner::new(config);
+    fuzzkit::reset_worst_heap_ratio();
+    let mut runner = TestRunner::new(fuzzkit::config(cases(), seed()));
     let accepted = Cell::new(0usize);
     let result = runner.run(&proptest::collection::vec(mutation(), 1..4), |mutations| {
         let mut b = base.clone();
@@ -538,7 +300,7 @@ fn fuzz(base: &str, bvh: bool) {
         "{} mutated inputs, {} accepted, peak heap <= {:.0} % of the bound (seed {})",
         cases(),
         accepted.get(),
-        100.0 * WORST_RATIO.with(Cell::get),
+        100.0 * fuzzkit::worst_heap_ratio(),
         seed()
     );
     if let Err(e) = result {
