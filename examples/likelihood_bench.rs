@@ -1,10 +1,10 @@
 //! Batched non-overlap likelihood timing (RTPF Table I, §VI): ms per batch
 //! of N particles — forward kinematics, label raster, class histograms and
-//! RTPF Eq. 1–2 — for the CPU reference of `crates/gpu` on one thread and on
-//! all threads, and for the wgpu back end (`GpuLikelihood`): one batch at a
-//! time (pose upload, render + compute passes, readback, all included) and
-//! pipelined (batch k+1 submitted before batch k is collected; ms per batch
-//! of throughput).
+//! RTPF Eq. 1–2 — for the CPU reference of `crates/labels` on one thread
+//! and on all threads, and for the wgpu back end (`GpuLikelihood` of
+//! `crates/gpu`): one batch at a time (pose upload, render + compute
+//! passes, readback, all included) and pipelined (batch k+1 submitted
+//! before batch k is collected; ms per batch of throughput).
 //!
 //! The human preset is seen by the default camera; the observation is the
 //! reference pose rendered with 2% flipped pixels; the particles are the
@@ -33,10 +33,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use gpu::{
-    Camera, CpuLikelihood, GpuLikelihood, HeadlessGpu, Noise, NonOverlap, Observation,
-    render_observation,
-};
+use gpu::{GpuLikelihood, HeadlessGpu};
+use labels::{Camera, CpuLikelihood, Noise, NonOverlap, Observation, render_observation};
 use posecloud_examples::{Csv, median};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;

@@ -28,7 +28,7 @@ impl HeadlessGpu {
     /// [`GpuError::NoAdapter`] when wgpu finds no adapter (no GPU and no
     /// software Vulkan driver), [`GpuError::RequestDevice`] when the adapter
     /// refuses the device. Either way the caller can fall back to
-    /// [`crate::CpuLikelihood`].
+    /// [`labels::CpuLikelihood`].
     pub fn new() -> Result<Self> {
         pollster::block_on(Self::request())
     }

@@ -1,5 +1,5 @@
 //! The wgpu back end of the non-overlap likelihood (RTPF §VI), the GPU twin
-//! of [`crate::CpuLikelihood`].
+//! of [`labels::CpuLikelihood`].
 //!
 //! For every particle `q` the measurement step needs, per class `c`, the
 //! model area `|B_c(q)|` and the overlap `|A_c ∩ B_c(q)|` with the observed
@@ -31,12 +31,12 @@
 //! 2. **Compute pass: capsules and rectangles.** One invocation per
 //!    particle (`shaders/capsule_setup.wgsl`) takes its K capsules to camera
 //!    space and computes each one's bounding rectangle exactly as
-//!    [`crate::raster::capsule_rect`] does on the CPU, and their union: the
+//!    [`labels::raster::capsule_rect`] does on the CPU, and their union: the
 //!    rectangle the histogram pass visits.
 //! 3. **Render pass: label atlas.** Each particle owns a `W × H` tile of an
 //!    R8Uint atlas (with a Depth32Float depth buffer). Each capsule is a
 //!    screen-space impostor: a quad over its rectangle whose fragments run
-//!    the f32 ray–capsule test of [`crate::raster`] ported step for step to
+//!    the f32 ray–capsule test of [`labels::raster`] ported step for step to
 //!    WGSL (`shaders/label_raster.wgsl`), discard on a miss, and write the
 //!    hit's ray parameter `t` (its camera depth) as `@builtin(frag_depth)`
 //!    scaled by 2⁻²⁰ — exact in f32, so the depth test compares the CPU's
@@ -109,7 +109,7 @@
 //! when N grows) run inside wgpu error scopes, so validation, out-of-memory
 //! and internal errors come back as [`GpuError::Wgpu`]; a destroyed or lost
 //! device surfaces as [`GpuError::DeviceLost`] when its batch is collected.
-//! The caller can then fall back to [`crate::CpuLikelihood`].
+//! The caller can then fall back to [`labels::CpuLikelihood`].
 
 use std::borrow::Cow;
 use std::num::NonZeroU64;
@@ -121,13 +121,15 @@ use rayon::prelude::*;
 use skeleton::{BatchForwardKinematics, Skeleton};
 use smc::{BoxError, Likelihood, Term};
 
-use crate::camera::{Camera, RasterCamera};
-use crate::error::{GpuError, Result};
-use crate::likelihood::{
+use labels::LabelError;
+use labels::camera::{Camera, RasterCamera};
+use labels::likelihood::{
     CLASSES, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation, Poses, add_results,
     check_label_map, check_states,
 };
-use crate::raster::{CapsuleInstance, CapsuleLayout, CapsuleRef, PixelRect};
+use labels::raster::{CapsuleInstance, CapsuleLayout, CapsuleRef, PixelRect};
+
+use crate::error::{GpuError, Result};
 
 /// `frag_depth = t · 2⁻²⁰`: a power of two, so the scaling is exact and
 /// keeps every order and tie of the f32 ray parameters (for `t < 2²⁰`).
@@ -483,7 +485,7 @@ fn buffer_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_>
 fn shader_source(file: &str) -> String {
     format!(
         "const CLASSES: u32 = {CLASSES}u;\nconst WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n{}\n{file}",
-        include_str!("../../../shaders/raster_common.wgsl")
+        include_str!("../shaders/raster_common.wgsl")
     )
 }
 
@@ -540,15 +542,15 @@ impl Pipelines {
         };
         let setup_module = module(
             "capsule_setup.wgsl",
-            include_str!("../../../shaders/capsule_setup.wgsl"),
+            include_str!("../shaders/capsule_setup.wgsl"),
         );
         let raster_module = module(
             "label_raster.wgsl",
-            include_str!("../../../shaders/label_raster.wgsl"),
+            include_str!("../shaders/label_raster.wgsl"),
         );
         let histogram_module = module(
             "class_histogram.wgsl",
-            include_str!("../../../shaders/class_histogram.wgsl"),
+            include_str!("../shaders/class_histogram.wgsl"),
         );
         let pipeline_layout = |label: &'static str, bind: &wgpu::BindGroupLayout| {
             device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -653,7 +655,7 @@ impl GpuLikelihood {
     /// As [`Self::new`] with explicit settings. Compiles the two pipelines.
     ///
     /// # Errors
-    /// [`GpuError::InvalidSetting`] for `in_flight = 0` or a skeleton
+    /// [`LabelError::InvalidSetting`] for `in_flight = 0` or a skeleton
     /// without capsules; [`GpuError::CapsuleLabel`] for a body-part label
     /// outside `1..=C`; [`GpuError::DeviceLimit`] when an atlas of at most
     /// `max_atlas_side` (and the device's `max_texture_dimension_2d`) cannot
@@ -668,19 +670,21 @@ impl GpuLikelihood {
         settings: GpuSettings,
     ) -> Result<Self> {
         if settings.in_flight == 0 {
-            return Err(GpuError::InvalidSetting {
+            return Err(LabelError::InvalidSetting {
                 field: "in_flight",
                 value: 0.0,
                 reason: "at least one batch must be able to be in flight",
-            });
+            }
+            .into());
         }
         let layout = CapsuleLayout::new(&skeleton);
         if layout.capsules().is_empty() {
-            return Err(GpuError::InvalidSetting {
+            return Err(LabelError::InvalidSetting {
                 field: "skeleton",
                 value: 0.0,
                 reason: "no joint carries a capsule: there is nothing to render",
-            });
+            }
+            .into());
         }
         for (capsule, c) in layout.capsules().iter().enumerate() {
             if c.label == 0 || c.label as usize > CLASSES {
@@ -776,10 +780,10 @@ impl GpuLikelihood {
         &self.label_map
     }
     /// Sets the [`LabelMap`] applied to rendered labels before the
-    /// histograms (identity by default), as [`crate::CpuLikelihood`] does.
+    /// histograms (identity by default), as [`labels::CpuLikelihood`] does.
     ///
     /// # Errors
-    /// [`GpuError::LabelMap`] for an entry outside `0..=C`.
+    /// [`LabelError::LabelMap`] for an entry outside `0..=C`.
     pub fn set_label_map(&mut self, map: LabelMap) -> Result<()> {
         check_label_map(&map)?;
         if map != self.label_map {
@@ -858,9 +862,9 @@ impl GpuLikelihood {
     /// result with [`Self::collect`].
     ///
     /// # Errors
-    /// [`GpuError::ImageSizeMismatch`] when `obs` is not the camera's size;
-    /// [`GpuError::EmptyBatch`], [`GpuError::StateShape`],
-    /// [`GpuError::NonFinitePose`] for a bad batch;
+    /// [`LabelError::ImageSizeMismatch`] when `obs` is not the camera's size;
+    /// [`LabelError::EmptyBatch`], [`LabelError::StateShape`],
+    /// [`LabelError::NonFinitePose`] for a bad batch;
     /// [`GpuError::TooManyInFlight`] when every staging buffer holds an
     /// uncollected batch; [`GpuError::DeviceLimit`] when N needs buffers
     /// beyond the device's limits; [`GpuError::Wgpu`] for an error wgpu
@@ -921,7 +925,7 @@ impl GpuLikelihood {
 
     /// The label tiles of a batch as the GPU renders them, `N × H × W` (tile
     /// `i` at `i · W · H`), the layout of
-    /// [`crate::CpuLikelihood::render_tiles`]. A diagnostic: it reads the
+    /// [`labels::CpuLikelihood::render_tiles`]. A diagnostic: it reads the
     /// whole atlas back through a buffer allocated for the call.
     ///
     /// # Errors
@@ -981,7 +985,7 @@ impl GpuLikelihood {
 
     /// The bounding rectangles the GPU's setup pass derives for a batch
     /// (`shaders/capsule_setup.wgsl`): per particle, its K capsules'
-    /// rectangles (`N × K`, as [`crate::raster::capsule_rect`] gives them on
+    /// rectangles (`N × K`, as [`labels::raster::capsule_rect`] gives them on
     /// the CPU) and their union (`N`). A diagnostic that reads both back.
     ///
     /// # Errors
@@ -1261,13 +1265,14 @@ impl View<'_> {
         let (device, queue, view) = (self.device, self.queue, self);
         let (w, h) = (view.camera.width, view.camera.height);
         if (obs.width(), obs.height()) != (w, h) {
-            return Err(GpuError::ImageSizeMismatch {
+            return Err(LabelError::ImageSizeMismatch {
                 what: "observation vs camera",
                 expected_width: w,
                 expected_height: h,
                 found_width: obs.width(),
                 found_height: obs.height(),
-            });
+            }
+            .into());
         }
         let n = check_states(view.skeleton, states, dim)?;
         poses.check(view.skeleton, n)?;
@@ -1627,7 +1632,7 @@ impl View<'_> {
             state
                 .fk
                 .compute_states(self.skeleton, states)
-                .map_err(|e| GpuError::Pose(e.to_string()))?;
+                .map_err(|e| LabelError::Pose(e.to_string()))?;
         }
         state.points.resize(n * p, [0.0; 3]);
         let (fk, layout) = (&state.fk, self.layout);
@@ -1726,7 +1731,7 @@ impl Likelihood<Observation> for GpuLikelihood {
         view.collect(state, ticket)?;
         let ll = &state.results.log_likelihood;
         if out.len() != ll.len() {
-            return Err(GpuError::OutputLength {
+            return Err(LabelError::OutputLength {
                 particles: ll.len(),
                 found: out.len(),
             }

@@ -1,51 +1,39 @@
-//! RTPF's measurement step (RTPF §IV-D, §VI): for a batch of candidate poses,
-//! render each pose's body-part labels from the camera, compare with the
-//! observed label image class by class, and weigh by the non-overlapping
-//! ratio `F(q)` (RTPF Eq. 1) through `exp(−F² / (2 σ_F²))` (RTPF Eq. 2).
+//! RTPF's measurement step (RTPF §IV-D, §VI) on the GPU: the wgpu back end
+//! that mirrors the CPU reference of the `labels` crate count for count.
 //!
-//! This crate holds the **CPU reference** of that pipeline, which is both the
-//! correctness oracle and the fallback of the wgpu path:
-//!
-//! - [`camera`]: the pinhole [`Camera`] (looks along +z, image y down) and
-//!   its f32 form [`RasterCamera`];
-//! - [`raster`]: per-pose [`CapsuleInstance`]s (the GPU's 32-byte storage
-//!   layout) and the impostor-style ray–capsule label raster with its depth
-//!   and tie rules;
-//! - [`likelihood`]: [`Observation`], the histograms, [`NonOverlap`]
-//!   (Eq. 1–2) and [`CpuLikelihood`], an [`smc::Likelihood`];
-//! - [`synth`]: synthetic observations with segmentation-like noise.
-//!
-//! and the **wgpu path** that mirrors it count for count:
-//!
-//! - [`gpu_likelihood`]: [`GpuLikelihood`], the same measurement step as a
-//!   label-atlas render pass (the ray–capsule test ported to WGSL, depth
-//!   compare `Less` for the tie rule) and a compute pass of workgroup-shared
-//!   atomic histograms (RTPF §VI), with chunking for large N and overlapped
-//!   `submit`/`collect`; also an [`smc::Likelihood`];
+//! - [`gpu_likelihood`]: [`GpuLikelihood`], the measurement step as a
+//!   label-atlas render pass (the ray–capsule test of [`labels::raster`]
+//!   ported to WGSL, depth compare `Less` for the tie rule) and a compute
+//!   pass of workgroup-shared atomic histograms (RTPF §VI), with chunking
+//!   for large N and overlapped `submit`/`collect`; an [`smc::Likelihood`]
+//!   like [`labels::CpuLikelihood`];
 //! - [`context`]: [`HeadlessGpu`], a device and queue for tools and tests
-//!   (the app passes its own Bevy device instead).
+//!   (the app passes its own Bevy device instead);
+//! - [`error`]: [`GpuError`], the device's failures plus the
+//!   [`labels::LabelError`]s shared with the CPU.
+//!
+//! The shaders are `crates/gpu/shaders/*.wgsl`, compiled into the crate.
+//!
+//! The camera, label raster, observation and CPU likelihood live in
+//! `labels`; they are re-exported here so that code holding both back ends
+//! can name them through one crate.
 
-pub mod camera;
 pub mod context;
 pub mod error;
 pub mod gpu_likelihood;
-pub mod likelihood;
-pub mod raster;
-pub mod synth;
 
-pub use camera::{Camera, DEFAULT_HEIGHT, DEFAULT_WIDTH, RasterCamera};
 pub use context::{HeadlessGpu, describe_adapter};
 pub use error::{GpuError, Result};
 pub use gpu_likelihood::{GpuLikelihood, GpuSettings, Ticket};
-pub use likelihood::{
-    CLASSES, CpuLikelihood, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation,
-    check_label_map, count_classes,
+
+/// The CPU reference this back end mirrors (see the `labels` crate).
+pub use labels::{
+    CLASSES, Camera, CapsuleInstance, CpuLikelihood, DEFAULT_HEIGHT, DEFAULT_WIDTH, Evaluation,
+    IDENTITY_LABEL_MAP, LabelError, LabelMap, LabelRaster, Noise, NonOverlap, Observation,
+    PixelRect, RasterCamera, camera, capsule_instances, capsule_rect, capsules_of_pose,
+    capsules_per_pose, check_label_map, count_classes, likelihood, raster, render_label_image,
+    render_labels, render_observation, synth,
 };
-pub use raster::{
-    CapsuleInstance, LabelRaster, PixelRect, capsule_instances, capsule_rect, capsules_of_pose,
-    capsules_per_pose, render_labels,
-};
-pub use synth::{Noise, render_label_image, render_observation};
 
 /// The wgpu this crate is built with, so callers share devices of the same version.
 pub use wgpu;

@@ -17,9 +17,10 @@
 
 use std::sync::OnceLock;
 
-use gpu::{
-    CLASSES, Camera, CpuLikelihood, Evaluation, GpuError, GpuLikelihood, GpuSettings, HeadlessGpu,
-    Noise, NonOverlap, Observation, render_label_image, render_observation,
+use gpu::{GpuError, GpuLikelihood, GpuSettings, HeadlessGpu};
+use labels::{
+    CLASSES, Camera, CpuLikelihood, Evaluation, LabelError, Noise, NonOverlap, Observation,
+    render_label_image, render_observation,
 };
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -609,36 +610,39 @@ fn bad_input_is_a_clear_error() {
     let mut gpu = gpu_likelihood(&g, &skel, &camera, GpuSettings::default());
     let obs = Observation::new(W as u32, H as u32, vec![0; W * H]).unwrap();
 
-    assert_eq!(gpu.evaluate(&obs, &[]).unwrap_err(), GpuError::EmptyBatch);
+    assert_eq!(
+        gpu.evaluate(&obs, &[]).unwrap_err(),
+        GpuError::Label(LabelError::EmptyBatch)
+    );
     let small = Observation::new(80, 60, vec![0; 80 * 60]).unwrap();
     assert!(matches!(
         gpu.evaluate(&small, &skel.rest_pose()).unwrap_err(),
-        GpuError::ImageSizeMismatch {
+        GpuError::Label(LabelError::ImageSizeMismatch {
             expected_width: 160,
             found_width: 80,
             ..
-        }
+        })
     ));
     // A label outside 0..=C never reaches the GPU: observations validate.
     let mut labels = vec![0u8; W * H];
     labels[W * 7 + 9] = CLASSES as u8 + 1;
     assert!(matches!(
         Observation::new(W as u32, H as u32, labels).unwrap_err(),
-        GpuError::LabelOutOfRange { x: 9, y: 7, .. }
+        LabelError::LabelOutOfRange { x: 9, y: 7, .. }
     ));
     assert!(matches!(
         gpu.evaluate(&obs, &vec![0.0; d + 1]).unwrap_err(),
-        GpuError::StateShape { .. }
+        GpuError::Label(LabelError::StateShape { .. })
     ));
     let mut bad = vec![0.0; 2 * d];
     bad[d + 4] = f64::INFINITY;
     assert!(matches!(
         gpu.evaluate(&obs, &bad).unwrap_err(),
-        GpuError::NonFinitePose {
+        GpuError::Label(LabelError::NonFinitePose {
             particle: 1,
             parameter: 4,
             ..
-        }
+        })
     ));
     let mut out = vec![0.0; 3];
     assert!(
@@ -665,10 +669,10 @@ fn bad_input_is_a_clear_error() {
     .unwrap_err();
     assert!(matches!(
         e,
-        GpuError::InvalidSetting {
+        GpuError::Label(LabelError::InvalidSetting {
             field: "in_flight",
             ..
-        }
+        })
     ));
     let mut b = SkeletonBuilder::new();
     b.joint("root", None, [0.0; 3], JointKind::free());
@@ -683,10 +687,10 @@ fn bad_input_is_a_clear_error() {
     .unwrap_err();
     assert!(matches!(
         e,
-        GpuError::InvalidSetting {
+        GpuError::Label(LabelError::InvalidSetting {
             field: "skeleton",
             ..
-        }
+        })
     ));
     // The back end still works after all that.
     assert_eq!(
@@ -803,13 +807,13 @@ fn label_maps_give_the_same_counts_as_the_cpu() {
     let got = assert_agrees(&g, &mut cpu, &mut gpu, &obs, &states, "label map");
     assert_ne!(got, identity, "the map reached the shader");
     // Back to the identity: the uniforms follow.
-    gpu.set_label_map(gpu::IDENTITY_LABEL_MAP).unwrap();
+    gpu.set_label_map(labels::IDENTITY_LABEL_MAP).unwrap();
     assert_eq!(gpu.evaluate(&obs, &states).unwrap(), &identity);
     let mut bad = map;
     bad[0] = 200;
     assert!(matches!(
         gpu.set_label_map(bad),
-        Err(GpuError::LabelMap { label: 1, .. })
+        Err(GpuError::Label(LabelError::LabelMap { label: 1, .. }))
     ));
 }
 
@@ -824,7 +828,7 @@ fn label_maps_give_the_same_counts_as_the_cpu() {
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn setup_pass_rectangles_equal_the_cpus() {
     use gpu::gpu_likelihood::GpuRect;
-    use gpu::{capsule_instances, capsule_rect};
+    use labels::{capsule_instances, capsule_rect};
     let g = gpu();
     let camera = Camera::default();
     let rc = camera.raster();

@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use gpu::Camera;
+use labels::Camera;
 use skeleton::nalgebra::{Point3, Vector3};
 use track::synthetic::{render_observation, upper_body_parts};
 use track::{BackendChoice, FilterKind, TrackedBody, Tracker, TrackerConfig};

@@ -12,7 +12,7 @@
 //!     [--observation regions,keypoints,both] [--keypoint-sigma 0.1] [--min-score 0.5]
 //! ```
 //!
-//! Observations (`--renderer raster`, the default) are `gpu::synth`-style
+//! Observations (`--renderer raster`, the default) are `labels::synth`-style
 //! renders of the clip's BVH skeleton (the likelihood's own raster,
 //! segmentation classes through a label map, pixel noise), 160 × 120,
 //! camera 4 m in front of the subject; `--renderer vision` renders shaded
@@ -167,7 +167,7 @@ fn render_and_segment(
     body: &TrackedBody,
     clip: &Bvh,
     spec: &ClipSpec,
-) -> Res<(SyntheticClip, gpu::LabelMap, Rendered)> {
+) -> Res<(SyntheticClip, labels::LabelMap, Rendered)> {
     let scale = 4;
     let big = ClipSpec {
         width: spec.width * scale,
@@ -221,7 +221,7 @@ fn render_and_segment(
 /// The RGB frames of `render_and_segment` and their camera.
 struct Rendered {
     frames: Vec<vision::Frame>,
-    camera: gpu::Camera,
+    camera: labels::Camera,
 }
 
 /// BlazePose on every rendered frame (module docs): the observations in

@@ -1,12 +1,10 @@
 //! The likelihood back end: RTPF Eq. 1–2 on the GPU ([`gpu::GpuLikelihood`],
 //! RTPF §VI) when an adapter exists, else on the CPU
-//! ([`gpu::CpuLikelihood`]); both give the same counts (bit for bit on
+//! ([`labels::CpuLikelihood`]); both give the same counts (bit for bit on
 //! lavapipe), so the choice changes speed, not results.
 
-use gpu::{
-    Camera, CpuLikelihood, Evaluation, GpuLikelihood, HeadlessGpu, LabelMap, NonOverlap,
-    Observation,
-};
+use gpu::{GpuLikelihood, HeadlessGpu};
+use labels::{Camera, CpuLikelihood, Evaluation, LabelMap, NonOverlap, Observation};
 use skeleton::{BatchForwardKinematics, Skeleton};
 
 use crate::error::{Result, TrackError};
@@ -16,7 +14,7 @@ use crate::error::{Result, TrackError};
 pub enum BackendChoice {
     /// The GPU when wgpu finds a hardware adapter; else (no adapter, or
     /// a software one such as lavapipe, which runs the same work on the
-    /// CPU about 5× slower than [`gpu::CpuLikelihood`], see the README)
+    /// CPU about 5× slower than [`labels::CpuLikelihood`], see the README)
     /// the CPU.
     #[default]
     Auto,
@@ -81,7 +79,8 @@ impl Backend {
         };
         let cpu = |note: Option<String>| -> Result<Self> {
             let mut l = CpuLikelihood::new(skeleton.clone(), camera.clone(), model);
-            l.set_label_map(label_map).map_err(err("cpu"))?;
+            l.set_label_map(label_map)
+                .map_err(|e| err("cpu")(e.into()))?;
             Ok(Self::Cpu {
                 likelihood: Box::new(l),
                 note,
@@ -154,7 +153,7 @@ impl Backend {
     pub fn evaluate(&mut self, obs: &Observation, poses: &[f64]) -> Result<&Evaluation> {
         let name = if self.is_gpu() { "gpu" } else { "cpu" };
         let r = match self {
-            Self::Cpu { likelihood, .. } => likelihood.evaluate(obs, poses),
+            Self::Cpu { likelihood, .. } => likelihood.evaluate(obs, poses).map_err(Into::into),
             Self::Gpu { likelihood, .. } => likelihood.evaluate(obs, poses),
         };
         r.map_err(|source| TrackError::Likelihood {
@@ -177,7 +176,9 @@ impl Backend {
     ) -> Result<&Evaluation> {
         let name = if self.is_gpu() { "gpu" } else { "cpu" };
         let r = match self {
-            Self::Cpu { likelihood, .. } => likelihood.evaluate_posed(obs, poses, fk),
+            Self::Cpu { likelihood, .. } => likelihood
+                .evaluate_posed(obs, poses, fk)
+                .map_err(Into::into),
             Self::Gpu { likelihood, .. } => likelihood.evaluate_posed(obs, poses, fk),
         };
         r.map_err(|source| TrackError::Likelihood {
@@ -200,7 +201,7 @@ impl Backend {
     /// An entry outside `0..=C`.
     pub fn set_label_map(&mut self, map: LabelMap) -> Result<()> {
         let r = match self {
-            Self::Cpu { likelihood, .. } => likelihood.set_label_map(map),
+            Self::Cpu { likelihood, .. } => likelihood.set_label_map(map).map_err(Into::into),
             Self::Gpu { likelihood, .. } => likelihood.set_label_map(map),
         };
         r.map_err(|source| TrackError::Likelihood {

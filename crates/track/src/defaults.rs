@@ -12,7 +12,7 @@
 //!   in the first frame of the walk clip, scaled uniformly so that its
 //!   [`stature`] is the subject's height.
 
-use gpu::Camera;
+use labels::Camera;
 use nalgebra::{Point3, Vector3};
 use skeleton::{Bvh, PoseBatch, Skeleton};
 
@@ -65,7 +65,7 @@ pub fn default_camera(width: u32, height: u32, fov_deg: f64) -> Result<Camera> {
     )
     .map_err(|source| TrackError::Likelihood {
         backend: "default camera".into(),
-        source,
+        source: source.into(),
     })
 }
 

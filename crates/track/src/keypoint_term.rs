@@ -12,7 +12,7 @@
 //! σ = keypoint_sigma · s
 //! ```
 //!
-//! where `π` is the camera's projection ([`gpu::Camera::project`]) and `s`
+//! where `π` is the camera's projection ([`labels::Camera::project`]) and `s`
 //! the person's size in pixels, measured on the observation: the distance
 //! from the shoulders' midpoint to the hips' midpoint (the torso), or,
 //! without both hips and both shoulders, half the larger side of the
@@ -67,8 +67,8 @@
 //! keypoint (with RTPF's upper body, the knees and ankles, whose hips and
 //! knees stay at the calibration pose; the hips stay, moved by the root).
 
-use gpu::Camera;
 use keypoints::{Keypoints, landmark_index};
+use labels::Camera;
 use nalgebra::{Isometry3, Point3, Vector3};
 use skeleton::{BatchForwardKinematics, BodyPart, Skeleton};
 

@@ -53,7 +53,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use gpu::{Camera, Observation};
+use labels::{Camera, Observation};
 use nalgebra::Vector3;
 use skeleton::{Bvh, Skeleton};
 use vision::{
@@ -326,8 +326,8 @@ impl Default for SessionSpec {
             background_frames: None,
             sleeves: Sleeves::Short,
             track: "auto".into(),
-            label_width: gpu::DEFAULT_WIDTH,
-            label_height: gpu::DEFAULT_HEIGHT,
+            label_width: labels::DEFAULT_WIDTH,
+            label_height: labels::DEFAULT_HEIGHT,
             guide: GuideParams::default(),
         }
     }

@@ -7,7 +7,7 @@
 //! lengths the body file gives). The colour models are then learned from
 //! that frame in that pose.
 
-use gpu::{Camera, LabelMap, Observation};
+use labels::{Camera, LabelMap, Observation};
 use nalgebra::{Point3, Vector3};
 use skeleton::Skeleton;
 
@@ -57,7 +57,7 @@ pub const SEARCH_STEPS: usize = 9;
 
 /// Every part of the body → class 1: the silhouette the foreground mask
 /// shows.
-pub const SILHOUETTE_LABEL_MAP: LabelMap = [1; gpu::CLASSES];
+pub const SILHOUETTE_LABEL_MAP: LabelMap = [1; labels::CLASSES];
 
 /// `skeleton` standing upright in `kind`, facing the camera, its root at
 /// `root` (world): every angle starts at the rest pose, then the root's
@@ -253,7 +253,7 @@ pub fn place_in_view(
     let mask = Observation::new(camera.width(), camera.height(), mask).map_err(|source| {
         TrackError::Likelihood {
             backend: "foreground mask".into(),
-            source,
+            source: source.into(),
         }
     })?;
     place_by_silhouette(body, camera, &mask, start, SEARCH_EXTENT, SEARCH_STEPS)

@@ -1,11 +1,11 @@
 //! Synthetic sequences with ground truth: a BVH clip rendered to label
-//! images by the likelihood's own raster ([`gpu::render_label_image`]),
+//! images by the likelihood's own raster ([`labels::render_label_image`]),
 //! mapped to segmentation classes, with optional segmentation-like noise
-//! ([`gpu::Noise`]). This is what the tests and `track_eval` track (RTPF
+//! ([`labels::Noise`]). This is what the tests and `track_eval` track (RTPF
 //! §VII evaluates on motion-capture sequences whose joint angles are the
 //! ground truth).
 
-use gpu::{Camera, LabelMap, Observation};
+use labels::{Camera, LabelMap, Observation};
 use nalgebra::{Point3, Vector3};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -40,7 +40,7 @@ pub fn upper_body_parts() -> LabelMap {
 }
 
 fn map_parts(f: impl Fn(BodyPart) -> u8) -> LabelMap {
-    let mut m = [0u8; gpu::CLASSES];
+    let mut m = [0u8; labels::CLASSES];
     for p in BodyPart::ALL {
         m[usize::from(p.label()) - 1] = f(p);
     }
@@ -82,7 +82,7 @@ pub fn camera_in_front(
     Camera::looking_at(eye, target, up, spec.fov, spec.width, spec.height).map_err(|source| {
         TrackError::Likelihood {
             backend: "camera".into(),
-            source,
+            source: source.into(),
         }
     })
 }
@@ -254,12 +254,12 @@ pub fn render_observation(
             reason: "must be a probability in [0, 1]",
         });
     }
-    let wrap = |source| TrackError::Likelihood {
+    let wrap = |source: labels::LabelError| TrackError::Likelihood {
         backend: "synthetic render".into(),
-        source,
+        source: source.into(),
     };
-    gpu::check_label_map(map).map_err(wrap)?;
-    let mut labels = gpu::render_label_image(body.skeleton(), camera, pose).map_err(wrap)?;
+    labels::check_label_map(map).map_err(wrap)?;
+    let mut labels = labels::render_label_image(body.skeleton(), camera, pose).map_err(wrap)?;
     for l in &mut labels {
         if *l != 0 {
             *l = map[usize::from(*l) - 1];

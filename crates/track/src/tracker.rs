@@ -39,7 +39,7 @@
 
 use std::time::{Duration, Instant};
 
-use gpu::{Camera, LabelMap, NonOverlap, Observation};
+use labels::{Camera, LabelMap, NonOverlap, Observation};
 use nalgebra::Point3;
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
@@ -196,7 +196,7 @@ impl Default for TrackerConfig {
             prior_weight: 1.0,
             seed: 1,
             backend: BackendChoice::Auto,
-            label_map: gpu::IDENTITY_LABEL_MAP,
+            label_map: labels::IDENTITY_LABEL_MAP,
             partitioned: false,
             observation: ObservationMode::Regions,
             keypoint_sigma: DEFAULT_KEYPOINT_SIGMA,
@@ -237,9 +237,9 @@ impl TrackerConfig {
                 "must be finite and > 0",
             );
         }
-        gpu::check_label_map(&self.label_map).map_err(|source| TrackError::Likelihood {
+        labels::check_label_map(&self.label_map).map_err(|source| TrackError::Likelihood {
             backend: "label map".into(),
-            source,
+            source: source.into(),
         })
     }
 }

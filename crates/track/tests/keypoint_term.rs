@@ -3,7 +3,7 @@
 //! keypoints, and a tracker that follows the right elbow of the CMU walk
 //! with keypoints where the regions alone lose it.
 
-use gpu::Camera;
+use labels::Camera;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 use rand_pcg::Pcg64Mcg;

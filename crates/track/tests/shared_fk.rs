@@ -6,9 +6,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gpu::{Camera, CpuLikelihood, Noise, NonOverlap, Observation, render_observation};
 use ik::ConstraintLikelihood;
 use ik::scenarios::HumanProblem;
+use labels::{Camera, CpuLikelihood, Noise, NonOverlap, Observation, render_observation};
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::{BatchForwardKinematics, Posing, Skeleton, presets};
 use smc::{BoxError, Likelihood, PerParticle, Prepare, Prepared};

@@ -2,7 +2,7 @@
 //! the projected joint centres, the simplex lowers F, PFRTH follows a
 //! short clip. Small images and few particles keep these fast in debug.
 
-use gpu::{Camera, IDENTITY_LABEL_MAP};
+use labels::{Camera, IDENTITY_LABEL_MAP};
 use skeleton::nalgebra::{Point3, Vector3};
 use track::flip::{FlipArm, flip_hypotheses};
 use track::simplex::lockstep_simplex;

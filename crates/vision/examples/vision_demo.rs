@@ -20,7 +20,7 @@ fn main() -> anyhow::Result<()> {
     let world = bvh.skeleton.forward_kinematics(bvh.frames.pose(620))?;
     let hips = Point3::from(world[0].translation.vector);
     let eye = hips + Vector3::new(0.9, 0.25, 2.4);
-    let camera = gpu::Camera::looking_at(eye, hips, Vector3::y(), 50f64.to_radians(), 640, 480)?;
+    let camera = labels::Camera::looking_at(eye, hips, Vector3::y(), 50f64.to_radians(), 640, 480)?;
     let renderer = SyntheticRenderer::new(&bvh.skeleton, camera.clone(), RenderOptions::default())?;
     let mut seg = Segmenter::new(Default::default(), 640, 480)?;
     seg.learn_background(&[&renderer.render_empty(0, 0, 0.0)])?;
@@ -37,7 +37,8 @@ fn main() -> anyhow::Result<()> {
     let s = seg.segment(&frame.frame)?;
     let ms = 1e3 * t0.elapsed().as_secs_f64();
     let small = vision::resize_camera(&camera, s.width, s.height)?;
-    let mut truth = gpu::render_label_image(renderer.skeleton(), &small, bvh.frames.pose(shown))?;
+    let mut truth =
+        labels::render_label_image(renderer.skeleton(), &small, bvh.frames.pose(shown))?;
     renderer.class_map().remap(&mut truth);
     // Three 640 × 480 panels: frame | segmentation | truth (labels ×4, nearest).
     let (w, h) = (640usize, 480usize);

@@ -12,8 +12,8 @@
 //! up = [0.0, 1.0, 0.0]         # world direction that is up in the image
 //! ```
 //!
-//! The pose is turned into [`gpu::Camera`]'s world-from-camera isometry the
-//! way [`gpu::Camera::looking_at`] does: camera `z` = normalised
+//! The pose is turned into [`labels::Camera`]'s world-from-camera isometry the
+//! way [`labels::Camera::looking_at`] does: camera `z` = normalised
 //! `look_at − position`, image right `x = z × up` (normalised), image down
 //! `y = z × x`.
 
@@ -221,13 +221,13 @@ impl CameraFile {
             })
     }
 
-    /// The [`gpu::Camera`] this file describes.
+    /// The [`labels::Camera`] this file describes.
     ///
     /// # Errors
-    /// [`VisionError::CameraFile`] / [`VisionError::Gpu`] for invalid values.
-    pub fn camera(&self) -> Result<gpu::Camera> {
+    /// [`VisionError::CameraFile`] / [`VisionError::Labels`] for invalid values.
+    pub fn camera(&self) -> Result<labels::Camera> {
         self.validate(Path::new("<memory>"))?;
-        Ok(gpu::Camera::new(
+        Ok(labels::Camera::new(
             self.fx,
             self.fy,
             self.cx,
@@ -240,7 +240,7 @@ impl CameraFile {
 
     /// A file describing `camera`; `look_at` is one metre along the optical
     /// axis and `up` is the camera's image-up direction (−y).
-    pub fn from_camera(camera: &gpu::Camera) -> Self {
+    pub fn from_camera(camera: &labels::Camera) -> Self {
         let pose = camera.world_from_camera();
         let eye = pose.translation.vector;
         let z = pose.rotation * Vector3::z();
@@ -288,11 +288,11 @@ impl CameraFile {
     }
 }
 
-/// Reads a camera file straight into a [`gpu::Camera`].
+/// Reads a camera file straight into a [`labels::Camera`].
 ///
 /// # Errors
 /// As [`CameraFile::load`].
-pub fn load_camera(path: impl AsRef<Path>) -> Result<gpu::Camera> {
+pub fn load_camera(path: impl AsRef<Path>) -> Result<labels::Camera> {
     CameraFile::load(path)?.camera()
 }
 
@@ -303,7 +303,7 @@ pub fn load_camera(path: impl AsRef<Path>) -> Result<gpu::Camera> {
 ///
 /// # Errors
 /// [`VisionError::Parameter`] for a zero size.
-pub fn resize_camera(camera: &gpu::Camera, width: u32, height: u32) -> Result<gpu::Camera> {
+pub fn resize_camera(camera: &labels::Camera, width: u32, height: u32) -> Result<labels::Camera> {
     if width == 0 || height == 0 {
         return Err(VisionError::parameter(
             "camera size",
@@ -313,7 +313,7 @@ pub fn resize_camera(camera: &gpu::Camera, width: u32, height: u32) -> Result<gp
     }
     let sx = f64::from(width) / f64::from(camera.width());
     let sy = f64::from(height) / f64::from(camera.height());
-    Ok(gpu::Camera::new(
+    Ok(labels::Camera::new(
         camera.fx() * sx,
         camera.fy() * sy,
         camera.cx() * sx,
@@ -326,7 +326,7 @@ pub fn resize_camera(camera: &gpu::Camera, width: u32, height: u32) -> Result<gp
 
 /// Projects a world point with `camera`; re-exported for callers that only
 /// hold a camera file.
-pub fn project(camera: &gpu::Camera, p: [f64; 3]) -> Option<(f64, f64, f64)> {
+pub fn project(camera: &labels::Camera, p: [f64; 3]) -> Option<(f64, f64, f64)> {
     camera.project(&Point3::from(p))
 }
 

@@ -6,7 +6,7 @@
 //! The tracker renders [`skeleton::BodyPart`] labels (`1..=12`) and remaps
 //! them through [`ClassMap::label_table`] before comparing them with the
 //! label image the segmenter writes (ids `0..=4`, so every label image is a
-//! valid [`gpu::Observation`]).
+//! valid [`labels::Observation`]).
 //!
 //! | id | class      | body parts                                              |
 //! |----|------------|---------------------------------------------------------|
@@ -16,7 +16,7 @@
 //! | 3  | shirt      | torso; upper arms and forearms with long sleeves; links |
 //! | 4  | trousers   | pelvis, thighs, shanks, feet (shoes count as trousers)  |
 
-use gpu::likelihood::LabelMap;
+use labels::likelihood::LabelMap;
 use skeleton::BodyPart;
 
 /// A segmentation class; the discriminant is the label-image id.
@@ -33,8 +33,8 @@ pub enum SegClass {
 /// Number of foreground classes (ids `1..=SEG_CLASSES`).
 pub const SEG_CLASSES: usize = 4;
 
-// Every label image must be a valid `gpu::Observation` (ids ≤ C).
-const _: () = assert!(SEG_CLASSES <= gpu::CLASSES);
+// Every label image must be a valid `labels::Observation` (ids ≤ C).
+const _: () = assert!(SEG_CLASSES <= labels::CLASSES);
 
 impl SegClass {
     /// Every class, background first, in id order.
@@ -91,7 +91,7 @@ pub enum Sleeves {
 /// The segmentation class of every [`BodyPart`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClassMap {
-    table: [SegClass; gpu::CLASSES],
+    table: [SegClass; labels::CLASSES],
 }
 
 impl Default for ClassMap {
@@ -137,7 +137,7 @@ impl ClassMap {
     }
 
     /// `table[l − 1]` = the class id of body-part label `l` (`1..=12`), the
-    /// [`gpu::likelihood::LabelMap`] the tracker remaps rendered labels with.
+    /// [`labels::likelihood::LabelMap`] the tracker remaps rendered labels with.
     pub fn label_table(&self) -> LabelMap {
         self.table.map(SegClass::id)
     }
@@ -181,7 +181,7 @@ mod tests {
         let t = long.label_table();
         assert_eq!(t[usize::from(BodyPart::Torso.label()) - 1], 3);
         assert!(t.iter().all(|&c| (1..=SEG_CLASSES as u8).contains(&c)));
-        gpu::likelihood::check_label_map(&t).unwrap();
+        labels::likelihood::check_label_map(&t).unwrap();
     }
 
     #[test]
@@ -193,6 +193,6 @@ mod tests {
         assert_eq!(labels[0], 0);
         assert_eq!(labels[usize::from(BodyPart::Head.label())], 1);
         assert_eq!(labels[13], 0);
-        gpu::Observation::new(14, 1, labels).unwrap();
+        labels::Observation::new(14, 1, labels).unwrap();
     }
 }

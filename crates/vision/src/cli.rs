@@ -261,10 +261,10 @@ pub struct SegmentArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// Label image width.
-    #[arg(long, default_value_t = gpu::DEFAULT_WIDTH)]
+    #[arg(long, default_value_t = labels::DEFAULT_WIDTH)]
     pub width: u32,
     /// Label image height.
-    #[arg(long, default_value_t = gpu::DEFAULT_HEIGHT)]
+    #[arg(long, default_value_t = labels::DEFAULT_HEIGHT)]
     pub height: u32,
     /// Frame rate assumed for image sequences.
     #[arg(long, default_value_t = crate::sources::DEFAULT_SEQUENCE_FPS)]

@@ -96,9 +96,9 @@ pub enum VisionError {
     /// A skeleton or BVH error.
     #[error(transparent)]
     Skeleton(#[from] skeleton::SkeletonError),
-    /// A camera or label-image error from the `gpu` crate.
+    /// A camera or label-image error from the `labels` crate.
     #[error(transparent)]
-    Gpu(#[from] gpu::GpuError),
+    Labels(#[from] labels::LabelError),
 }
 
 /// Result with [`VisionError`].

@@ -84,7 +84,7 @@ pub fn evaluate(bvh: &Bvh, s: &Scenario) -> Result<Scores> {
     let hips = Point3::from(world[0].translation.vector);
     let a = s.azimuth_deg.to_radians();
     let eye = hips + Vector3::new(a.sin(), 0.0, a.cos()) * s.distance + Vector3::y() * s.height;
-    let camera = gpu::Camera::looking_at(
+    let camera = labels::Camera::looking_at(
         eye,
         hips,
         Vector3::y(),
@@ -114,7 +114,7 @@ pub fn evaluate(bvh: &Bvh, s: &Scenario) -> Result<Scores> {
                 *v = (f64::from(*v) * s.gain).round().clamp(0.0, 255.0) as u8;
             }
         }
-        let mut truth = gpu::render_label_image(renderer.skeleton(), &small, pose)?;
+        let mut truth = labels::render_label_image(renderer.skeleton(), &small, pose)?;
         map.remap(&mut truth);
         let t0 = std::time::Instant::now();
         let out = seg.segment(&r.frame)?;

@@ -2851,7 +2851,7 @@ struct RayCam {
 }
 
 impl RayCam {
-    fn new(camera: &gpu::Camera) -> Self {
+    fn new(camera: &labels::Camera) -> Self {
         let pose = camera.world_from_camera();
         Self {
             origin: v3(&pose.translation.vector),
@@ -2919,7 +2919,7 @@ pub struct Footage {
     pub masks: Vec<Vec<u8>>,
     pub truth: Vec<TruthRow>,
     pub phases: Vec<PhaseSpan>,
-    pub camera: gpu::Camera,
+    pub camera: labels::Camera,
     /// The motion on the subject's skeleton, one frame per video frame.
     pub bvh: Bvh,
 }
@@ -2929,7 +2929,7 @@ pub struct Session {
     options: FootageOptions,
     subject: Subject,
     clip_channels: Vec<Vec<skeleton::Channel>>,
-    camera: gpu::Camera,
+    camera: labels::Camera,
     raycam: RayCam,
     scene: Scene,
     plan: Plan,
@@ -3046,7 +3046,7 @@ impl Session {
             .map_or(Phase::Empty, |p| p.phase)
     }
 
-    pub fn camera(&self) -> &gpu::Camera {
+    pub fn camera(&self) -> &labels::Camera {
         &self.camera
     }
 
@@ -3659,14 +3659,14 @@ fn blur(img: &[V3], w: usize, h: usize) -> Vec<V3> {
     out
 }
 
-fn make_camera(options: &FootageOptions) -> Result<gpu::Camera> {
+fn make_camera(options: &FootageOptions) -> Result<labels::Camera> {
     let c = &options.setup.camera;
     let (w, h) = (options.width, options.height);
     let hfov = c.hfov_deg.to_radians();
     let fov_y = 2.0 * ((0.5 * hfov).tan() * f64::from(h) / f64::from(w)).atan();
     let eye = Point3::new(c.x, c.height, 0.0);
     let target = Point3::new(c.x, c.height - 3.0 * c.tilt_deg.to_radians().tan(), -3.0);
-    Ok(gpu::Camera::looking_at(
+    Ok(labels::Camera::looking_at(
         eye,
         target,
         Vector3::y(),

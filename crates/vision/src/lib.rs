@@ -1,7 +1,7 @@
 //! Everything between a camera and the body-part label image the tracker
 //! compares its particles with (RTPF §IV-D):
 //!
-//! - [`camera_file`]: the TOML camera file → [`gpu::Camera`];
+//! - [`camera_file`]: the TOML camera file → [`labels::Camera`];
 //! - [`classes`]: [`SegClass`] (the label-image ids) and [`ClassMap`], the
 //!   one table from [`skeleton::BodyPart`] to segmentation class that the
 //!   tracker also uses;

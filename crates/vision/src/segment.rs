@@ -98,8 +98,8 @@ pub struct SegmentParams {
 impl Default for SegmentParams {
     fn default() -> Self {
         Self {
-            width: gpu::DEFAULT_WIDTH,
-            height: gpu::DEFAULT_HEIGHT,
+            width: labels::DEFAULT_WIDTH,
+            height: labels::DEFAULT_HEIGHT,
             noise_sigma: 3.0,
             noise_multiple: 4.0,
             chroma_min: 0.03,
@@ -292,8 +292,8 @@ impl Segmentation {
     /// # Errors
     /// Never for a segmenter's output (ids ≤ 4 ≤ C); kept fallible for
     /// hand-made values.
-    pub fn observation(&self) -> Result<gpu::Observation> {
-        Ok(gpu::Observation::new(
+    pub fn observation(&self) -> Result<labels::Observation> {
+        Ok(labels::Observation::new(
             self.width,
             self.height,
             self.labels.clone(),
@@ -1135,20 +1135,20 @@ impl Segmenter {
     /// [`crate::SyntheticRenderer::skeleton`] / [`crate::dress_skeleton`]).
     ///
     /// # Errors
-    /// As [`Self::segment`] for the frame; [`VisionError::Gpu`] for a bad
+    /// As [`Self::segment`] for the frame; [`VisionError::Labels`] for a bad
     /// pose; [`VisionError::Segmentation`] when no class got enough pixels.
     pub fn learn_colours_from_pose(
         &mut self,
         frame: &Frame,
         skeleton: &Skeleton,
-        camera: &gpu::Camera,
+        camera: &labels::Camera,
         pose: &[f64],
         class_map: &ClassMap,
     ) -> Result<LearnReport> {
         self.check_frame(frame)?;
         let (w, h) = (self.params.width as usize, self.params.height as usize);
         let cam = crate::camera_file::resize_camera(camera, w as u32, h as u32)?;
-        let mut labels = gpu::render_label_image(skeleton, &cam, pose)?;
+        let mut labels = labels::render_label_image(skeleton, &cam, pose)?;
         class_map.remap(&mut labels);
         self.features(frame);
         let fg: Option<Vec<u8>> = if self.background.is_some() {

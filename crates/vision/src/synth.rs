@@ -2,7 +2,7 @@
 //! without a camera.
 //!
 //! Each pixel of a frame is shaded from the capsule the label raster puts
-//! there ([`gpu::raster`], so the RGB image and the true label image agree
+//! there ([`labels::raster`], so the RGB image and the true label image agree
 //! pixel for pixel): the pixel-centre ray is intersected (f64) with the
 //! capsules of that pixel's body part, the nearest hit gives the surface
 //! normal `n`, and the colour is `albedo · (ambient + diffuse · max(0, n·l))`
@@ -33,7 +33,7 @@ use crate::frame::{Frame, FrameSource, load_rgb, save_rgb_png};
 /// Capsule radius per body part, metres.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BodyShape {
-    pub radius: [f64; gpu::CLASSES],
+    pub radius: [f64; labels::CLASSES],
 }
 
 impl Default for BodyShape {
@@ -238,7 +238,7 @@ pub struct RenderedFrame {
 #[derive(Clone, Debug)]
 pub struct SyntheticRenderer {
     skeleton: Skeleton,
-    camera: gpu::Camera,
+    camera: labels::Camera,
     options: RenderOptions,
     class_map: ClassMap,
     background: Vec<u8>,
@@ -300,7 +300,11 @@ impl SyntheticRenderer {
     /// # Errors
     /// [`VisionError::Parameter`] for negative/non-finite noise or lighting;
     /// [`VisionError::Skeleton`] for a bad shape.
-    pub fn new(skeleton: &Skeleton, camera: gpu::Camera, options: RenderOptions) -> Result<Self> {
+    pub fn new(
+        skeleton: &Skeleton,
+        camera: labels::Camera,
+        options: RenderOptions,
+    ) -> Result<Self> {
         if !(options.noise_sigma.is_finite() && options.noise_sigma >= 0.0) {
             return Err(VisionError::parameter(
                 "noise_sigma",
@@ -342,7 +346,7 @@ impl SyntheticRenderer {
     pub fn skeleton(&self) -> &Skeleton {
         &self.skeleton
     }
-    pub fn camera(&self) -> &gpu::Camera {
+    pub fn camera(&self) -> &labels::Camera {
         &self.camera
     }
     pub fn options(&self) -> &RenderOptions {
@@ -408,8 +412,8 @@ impl SyntheticRenderer {
     ) -> Result<RenderedFrame> {
         let world = self.skeleton.forward_kinematics(pose)?;
         let mut capsules = Vec::new();
-        gpu::raster::capsules_of_pose(&self.skeleton, &world, &mut capsules);
-        let labels = gpu::raster::render_labels(&self.camera.raster(), &capsules);
+        labels::raster::capsules_of_pose(&self.skeleton, &world, &mut capsules);
+        let labels = labels::raster::render_labels(&self.camera.raster(), &capsules);
         let (w, h) = (self.camera.width() as usize, self.camera.height() as usize);
         let light = Vector3::from(self.options.lighting.towards_light).normalize();
         let (ambient, diffuse) = (self.options.lighting.ambient, self.options.lighting.diffuse);
@@ -431,7 +435,7 @@ impl SyntheticRenderer {
             });
             (Point3::from(centre), up, wt.rotation * Vector3::z())
         });
-        let by_label: Vec<Vec<WorldCapsule>> = (1..=gpu::CLASSES as u32)
+        let by_label: Vec<Vec<WorldCapsule>> = (1..=labels::CLASSES as u32)
             .map(|l| {
                 capsules
                     .iter()

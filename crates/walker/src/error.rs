@@ -51,7 +51,7 @@ pub enum WalkerError {
     Smc(#[from] smc::SmcError),
     /// From the camera.
     #[error(transparent)]
-    Camera(#[from] gpu::GpuError),
+    Camera(#[from] labels::LabelError),
 }
 
 /// `Result` with [`WalkerError`].

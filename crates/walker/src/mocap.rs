@@ -76,14 +76,14 @@ impl TruthClip {
     ///
     /// # Errors
     /// [`WalkerError`] for a degenerate clip (no horizontal motion).
-    pub fn side_camera(&self, angle: f64, distance: f64) -> Result<gpu::Camera> {
+    pub fn side_camera(&self, angle: f64, distance: f64) -> Result<labels::Camera> {
         use nalgebra::Vector3;
         let (mid, d) = self.walk_frame();
         let side = Vector3::new(d.z, 0.0, -d.x);
         let (s, c) = angle.sin_cos();
         let dir = side * c - d * s;
         let eye = mid + dir * distance + Vector3::new(0.0, 0.1, 0.0);
-        gpu::Camera::looking_at(eye, mid, Vector3::y(), 0.75, 640, 480)
+        labels::Camera::looking_at(eye, mid, Vector3::y(), 0.75, 640, 480)
             .map_err(|e| WalkerError::Mocap(format!("camera for the walk: {e}")))
     }
 

@@ -23,7 +23,7 @@
 //! the heel strike of the *previous* frame (the current one is only known
 //! after integrating with the force it needs).
 
-use gpu::Camera;
+use labels::Camera;
 use nalgebra::{Point3, Vector3};
 use smc::{
     Filter, FilterConfig, History, Likelihood, ParticleRng, ParticleSet, Propagate, ResamplePolicy,

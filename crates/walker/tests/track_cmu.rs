@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use gpu::Camera;
+use labels::Camera;
 use nalgebra::{Point3, Vector3};
 use walker::mocap::{POINTS, TruthClip};
 use walker::tracker::observe;

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use gpu::Camera;
+use labels::Camera;
 use nalgebra::{Point3, Vector3};
 use plotters::prelude::*;
 use walker::mocap::{POINTS, TruthClip};

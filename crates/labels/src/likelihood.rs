@@ -47,7 +47,7 @@ use skeleton::{BatchForwardKinematics, BodyPart, Skeleton};
 use smc::{BoxError, Likelihood, Term};
 
 use crate::camera::{Camera, RasterCamera};
-use crate::error::{GpuError, Result};
+use crate::error::{LabelError, Result};
 use crate::raster::{CapsuleInstance, LabelRaster, PixelRect, capsules_of_pose};
 
 /// Number of label classes `C` (labels `1..=C`; 0 is background).
@@ -71,11 +71,11 @@ pub const IDENTITY_LABEL_MAP: LabelMap = {
 /// Checks that every entry of `map` is a class `0..=C`.
 ///
 /// # Errors
-/// [`GpuError::LabelMap`] naming the first entry out of range.
+/// [`LabelError::LabelMap`] naming the first entry out of range.
 pub fn check_label_map(map: &LabelMap) -> Result<()> {
     match map.iter().position(|&c| usize::from(c) > CLASSES) {
         None => Ok(()),
-        Some(i) => Err(GpuError::LabelMap {
+        Some(i) => Err(LabelError::LabelMap {
             label: i as u32 + 1,
             class: map[i],
             classes: CLASSES,
@@ -100,13 +100,13 @@ impl Observation {
     /// Validates the image and counts `|A_c|`.
     ///
     /// # Errors
-    /// [`GpuError::PixelCount`] when `labels.len() != width · height`;
-    /// [`GpuError::LabelOutOfRange`] naming the first pixel whose label
+    /// [`LabelError::PixelCount`] when `labels.len() != width · height`;
+    /// [`LabelError::LabelOutOfRange`] naming the first pixel whose label
     /// exceeds `C`.
     pub fn new(width: u32, height: u32, labels: Vec<u8>) -> Result<Self> {
         let expected = width as usize * height as usize;
         if labels.len() != expected || expected == 0 {
-            return Err(GpuError::PixelCount {
+            return Err(LabelError::PixelCount {
                 width,
                 height,
                 expected,
@@ -119,7 +119,7 @@ impl Observation {
                 0 => {}
                 l if usize::from(l) <= CLASSES => areas[usize::from(l) - 1] += 1,
                 label => {
-                    return Err(GpuError::LabelOutOfRange {
+                    return Err(LabelError::LabelOutOfRange {
                         x: (i % width as usize) as u32,
                         y: (i / width as usize) as u32,
                         label,
@@ -168,10 +168,10 @@ impl Default for NonOverlap {
 
 impl NonOverlap {
     /// # Errors
-    /// [`GpuError::InvalidSetting`] unless `sigma_f` is finite and positive.
+    /// [`LabelError::InvalidSetting`] unless `sigma_f` is finite and positive.
     pub fn new(sigma_f: f64) -> Result<Self> {
         if !(sigma_f.is_finite() && sigma_f > 0.0) {
-            return Err(GpuError::InvalidSetting {
+            return Err(LabelError::InvalidSetting {
                 field: "sigma_f",
                 value: sigma_f,
                 reason: "must be finite and > 0",
@@ -260,26 +260,26 @@ pub fn count_classes(
 }
 
 /// Validates a batch of `states.len() / dim` poses for `skeleton` (shared
-/// by the CPU and GPU back ends) and returns N.
+/// by the CPU and GPU back ends: public for the `gpu` crate) and returns N.
 ///
 /// # Errors
-/// [`GpuError::StateShape`] unless `dim` is the skeleton's parameter count
-/// and divides the buffer; [`GpuError::EmptyBatch`] for N = 0;
-/// [`GpuError::NonFinitePose`] naming the first non-finite value.
-pub(crate) fn check_states(skeleton: &Skeleton, states: &[f64], dim: usize) -> Result<usize> {
+/// [`LabelError::StateShape`] unless `dim` is the skeleton's parameter count
+/// and divides the buffer; [`LabelError::EmptyBatch`] for N = 0;
+/// [`LabelError::NonFinitePose`] naming the first non-finite value.
+pub fn check_states(skeleton: &Skeleton, states: &[f64], dim: usize) -> Result<usize> {
     let dof = skeleton.dof();
     if dim != dof || dim == 0 || !states.len().is_multiple_of(dim) {
-        return Err(GpuError::StateShape {
+        return Err(LabelError::StateShape {
             len: states.len(),
             dim,
             dof,
         });
     }
     if states.is_empty() {
-        return Err(GpuError::EmptyBatch);
+        return Err(LabelError::EmptyBatch);
     }
     if let Some(k) = states.iter().position(|x| !x.is_finite()) {
-        return Err(GpuError::NonFinitePose {
+        return Err(LabelError::NonFinitePose {
             particle: k / dim,
             parameter: k % dim,
             value: states[k],
@@ -288,9 +288,10 @@ pub(crate) fn check_states(skeleton: &Skeleton, states: &[f64], dim: usize) -> R
     Ok(states.len() / dim)
 }
 
-/// Where a batch's joint transforms come from.
+/// Where a batch's joint transforms come from (shared by the CPU and GPU
+/// back ends).
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Poses<'a> {
+pub enum Poses<'a> {
     /// Forward kinematics of each pose inside the likelihood.
     States,
     /// Prepared once for the whole batch by the engine
@@ -300,7 +301,10 @@ pub(crate) enum Poses<'a> {
 
 impl Poses<'_> {
     /// Checks that prepared transforms belong to `n` poses of `skeleton`.
-    pub(crate) fn check(&self, skeleton: &Skeleton, n: usize) -> Result<()> {
+    ///
+    /// # Errors
+    /// [`LabelError::Pose`] when they hold another number of poses or joints.
+    pub fn check(&self, skeleton: &Skeleton, n: usize) -> Result<()> {
         match self {
             Poses::States => Ok(()),
             Poses::Posed(fk)
@@ -308,7 +312,7 @@ impl Poses<'_> {
             {
                 Ok(())
             }
-            Poses::Posed(fk) => Err(GpuError::Pose(format!(
+            Poses::Posed(fk) => Err(LabelError::Pose(format!(
                 "the prepared forward kinematics hold {} poses of {} joints, the batch {n} poses of {}",
                 fk.len(),
                 fk.as_slice().len().checked_div(fk.len()).unwrap_or(0),
@@ -403,7 +407,7 @@ impl CpuLikelihood {
     /// (identity by default).
     ///
     /// # Errors
-    /// [`GpuError::LabelMap`] for an entry outside `0..=C`.
+    /// [`LabelError::LabelMap`] for an entry outside `0..=C`.
     pub fn set_label_map(&mut self, map: LabelMap) -> Result<()> {
         check_label_map(&map)?;
         self.label_map = map;
@@ -501,7 +505,7 @@ impl CpuLikelihood {
     ) -> Result<()> {
         let (w, h) = (self.camera.width(), self.camera.height());
         if (obs.width(), obs.height()) != (w, h) {
-            return Err(GpuError::ImageSizeMismatch {
+            return Err(LabelError::ImageSizeMismatch {
                 what: "observation vs camera",
                 expected_width: w,
                 expected_height: h,
@@ -571,7 +575,7 @@ impl Likelihood<Observation> for CpuLikelihood {
         let mut results = self.results.lock().unwrap_or_else(|e| e.into_inner());
         self.run(obs, states, dim, Poses::States, &mut results)?;
         if out.len() != results.log_likelihood.len() {
-            return Err(GpuError::OutputLength {
+            return Err(LabelError::OutputLength {
                 particles: results.log_likelihood.len(),
                 found: out.len(),
             }
@@ -601,10 +605,14 @@ impl Term<Observation, BatchForwardKinematics> for CpuLikelihood {
     }
 }
 
-/// `out[i] += ll[i]`, or an error when the lengths differ.
-pub(crate) fn add_results(ll: &[f64], out: &mut [f64]) -> std::result::Result<(), BoxError> {
+/// `out[i] += ll[i]`, or an error when the lengths differ (shared by the
+/// CPU and GPU back ends' [`smc::Likelihood`] implementations).
+///
+/// # Errors
+/// [`LabelError::OutputLength`] (boxed) when `out` and `ll` differ in length.
+pub fn add_results(ll: &[f64], out: &mut [f64]) -> std::result::Result<(), BoxError> {
     if out.len() != ll.len() {
-        return Err(GpuError::OutputLength {
+        return Err(LabelError::OutputLength {
             particles: ll.len(),
             found: out.len(),
         }

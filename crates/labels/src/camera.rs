@@ -16,7 +16,7 @@ use nalgebra::{
     Isometry3, Matrix3, Point3, Rotation3, Translation3, Unit, UnitQuaternion, Vector3,
 };
 
-use crate::error::{GpuError, Result};
+use crate::error::{LabelError, Result};
 
 /// Default image width (RTPF §VII drops frames to 160 × 120).
 pub const DEFAULT_WIDTH: u32 = 160;
@@ -37,14 +37,14 @@ pub struct Camera {
 
 fn check(field: &'static str, value: f64, positive: bool) -> Result<()> {
     if !value.is_finite() {
-        return Err(GpuError::InvalidCamera {
+        return Err(LabelError::InvalidCamera {
             field,
             value,
             reason: "not finite",
         });
     }
     if positive && value <= 0.0 {
-        return Err(GpuError::InvalidCamera {
+        return Err(LabelError::InvalidCamera {
             field,
             value,
             reason: "must be > 0",
@@ -57,7 +57,7 @@ impl Camera {
     /// A camera from intrinsics (pixels), image size and its world pose.
     ///
     /// # Errors
-    /// [`GpuError::InvalidCamera`] naming the field when a value is not
+    /// [`LabelError::InvalidCamera`] naming the field when a value is not
     /// finite, `fx`/`fy` are not positive, or the image is empty.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -81,7 +81,7 @@ impl Camera {
             check(field, v, false)?;
         }
         if !q.iter().all(|c| c.is_finite()) {
-            return Err(GpuError::InvalidCamera {
+            return Err(LabelError::InvalidCamera {
                 field: "rotation",
                 value: f64::NAN,
                 reason: "not finite",
@@ -103,7 +103,7 @@ impl Camera {
     /// principal point at the image centre.
     ///
     /// # Errors
-    /// [`GpuError::InvalidCamera`] for a non-finite input, `fov_y` outside
+    /// [`LabelError::InvalidCamera`] for a non-finite input, `fov_y` outside
     /// `(0, π)`, `eye == target`, or `up` parallel to the viewing direction.
     pub fn looking_at(
         eye: Point3<f64>,
@@ -115,7 +115,7 @@ impl Camera {
     ) -> Result<Self> {
         check("fov_y", fov_y, true)?;
         if fov_y >= std::f64::consts::PI {
-            return Err(GpuError::InvalidCamera {
+            return Err(LabelError::InvalidCamera {
                 field: "fov_y",
                 value: fov_y,
                 reason: "must be < π",
@@ -124,13 +124,13 @@ impl Camera {
         check("width", f64::from(width), true)?;
         check("height", f64::from(height), true)?;
         let forward = target - eye;
-        let z = Unit::try_new(forward, 1e-12).ok_or(GpuError::InvalidCamera {
+        let z = Unit::try_new(forward, 1e-12).ok_or(LabelError::InvalidCamera {
             field: "target",
             value: forward.norm(),
             reason: "target coincides with eye (or is not finite)",
         })?;
         // Image x (right) = forward × up; image y (down) = z × x.
-        let x = Unit::try_new(z.cross(&up), 1e-12).ok_or(GpuError::InvalidCamera {
+        let x = Unit::try_new(z.cross(&up), 1e-12).ok_or(LabelError::InvalidCamera {
             field: "up",
             value: up.norm(),
             reason: "parallel to the viewing direction (or zero)",
@@ -311,25 +311,31 @@ mod tests {
     fn bad_cameras_name_the_field() {
         let id = Isometry3::identity();
         let e = Camera::new(0.0, 1.0, 0.0, 0.0, 4, 4, id).unwrap_err();
-        assert!(matches!(e, GpuError::InvalidCamera { field: "fx", .. }));
+        assert!(matches!(e, LabelError::InvalidCamera { field: "fx", .. }));
         let e = Camera::new(1.0, 1.0, f64::NAN, 0.0, 4, 4, id).unwrap_err();
-        assert!(matches!(e, GpuError::InvalidCamera { field: "cx", .. }));
+        assert!(matches!(e, LabelError::InvalidCamera { field: "cx", .. }));
         let e = Camera::new(1.0, 1.0, 0.0, 0.0, 0, 4, id).unwrap_err();
-        assert!(matches!(e, GpuError::InvalidCamera { field: "width", .. }));
+        assert!(matches!(
+            e,
+            LabelError::InvalidCamera { field: "width", .. }
+        ));
         let p = Point3::origin();
         let e = Camera::looking_at(p, p, Vector3::y(), 1.0, 4, 4).unwrap_err();
         assert!(matches!(
             e,
-            GpuError::InvalidCamera {
+            LabelError::InvalidCamera {
                 field: "target",
                 ..
             }
         ));
         let e =
             Camera::looking_at(p, Point3::new(0.0, 1.0, 0.0), Vector3::y(), 1.0, 4, 4).unwrap_err();
-        assert!(matches!(e, GpuError::InvalidCamera { field: "up", .. }));
+        assert!(matches!(e, LabelError::InvalidCamera { field: "up", .. }));
         let e =
             Camera::looking_at(p, Point3::new(0.0, 0.0, 1.0), Vector3::y(), 4.0, 4, 4).unwrap_err();
-        assert!(matches!(e, GpuError::InvalidCamera { field: "fov_y", .. }));
+        assert!(matches!(
+            e,
+            LabelError::InvalidCamera { field: "fov_y", .. }
+        ));
     }
 }

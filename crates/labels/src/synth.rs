@@ -14,7 +14,7 @@ use rand_pcg::Pcg64Mcg;
 use skeleton::{BodyPart, Skeleton};
 
 use crate::camera::Camera;
-use crate::error::{GpuError, Result};
+use crate::error::{LabelError, Result};
 use crate::likelihood::{CLASSES, Observation};
 use crate::raster::{capsules_of_pose, render_labels};
 
@@ -35,7 +35,7 @@ impl Noise {
     fn validate(&self) -> Result<()> {
         let p = self.flip_probability;
         if !(0.0..=1.0).contains(&p) {
-            return Err(GpuError::InvalidSetting {
+            return Err(LabelError::InvalidSetting {
                 field: "flip_probability",
                 value: p,
                 reason: "must be in [0, 1]",
@@ -43,7 +43,7 @@ impl Noise {
         }
         let (lo, hi) = self.blob_radius;
         if self.blobs > 0 && !(lo.is_finite() && hi.is_finite() && 0.0 <= lo && lo <= hi) {
-            return Err(GpuError::InvalidSetting {
+            return Err(LabelError::InvalidSetting {
                 field: "blob_radius",
                 value: if lo.is_finite() { hi } else { lo },
                 reason: "need finite 0 ≤ min ≤ max",
@@ -55,13 +55,13 @@ impl Noise {
     /// Applies the noise to a label image in place, reproducibly for a seed.
     ///
     /// # Errors
-    /// [`GpuError::InvalidSetting`] for a probability outside `[0, 1]` or a
-    /// bad radius range; [`GpuError::PixelCount`] for a wrong-sized image.
+    /// [`LabelError::InvalidSetting`] for a probability outside `[0, 1]` or a
+    /// bad radius range; [`LabelError::PixelCount`] for a wrong-sized image.
     pub fn apply(&self, labels: &mut [u8], width: u32, height: u32, seed: u64) -> Result<()> {
         self.validate()?;
         let (w, h) = (width as usize, height as usize);
         if labels.len() != w * h {
-            return Err(GpuError::PixelCount {
+            return Err(LabelError::PixelCount {
                 width,
                 height,
                 expected: w * h,
@@ -110,11 +110,11 @@ impl Noise {
 /// The noiseless label image of `pose` seen by `camera` (row-major, y down).
 ///
 /// # Errors
-/// [`GpuError::Pose`] for a pose of the wrong length or with non-finite values.
+/// [`LabelError::Pose`] for a pose of the wrong length or with non-finite values.
 pub fn render_label_image(skeleton: &Skeleton, camera: &Camera, pose: &[f64]) -> Result<Vec<u8>> {
     let world = skeleton
         .forward_kinematics(pose)
-        .map_err(|e| GpuError::Pose(e.to_string()))?;
+        .map_err(|e| LabelError::Pose(e.to_string()))?;
     let mut capsules = Vec::new();
     capsules_of_pose(skeleton, &world, &mut capsules);
     Ok(render_labels(&camera.raster(), &capsules))

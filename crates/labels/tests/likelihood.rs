@@ -1,8 +1,8 @@
 //! The CPU reference end to end: exact counts on hand-built scenes, RTPF
 //! Eq. 1 at and around the observed pose, the smc trait, noise, errors.
 
-use gpu::{
-    CLASSES, Camera, CpuLikelihood, GpuError, Noise, NonOverlap, Observation, render_label_image,
+use labels::{
+    CLASSES, Camera, CpuLikelihood, LabelError, Noise, NonOverlap, Observation, render_label_image,
     render_observation,
 };
 use skeleton::nalgebra::{Point3, Vector3};
@@ -26,7 +26,7 @@ fn wall(with_head: bool) -> Skeleton {
     b.build().unwrap()
 }
 
-fn counts_of(ev: &gpu::Evaluation, i: usize, part: BodyPart) -> (u32, u32) {
+fn counts_of(ev: &labels::Evaluation, i: usize, part: BodyPart) -> (u32, u32) {
     let k = (i * CLASSES + usize::from(part.label()) - 1) * 2;
     (ev.counts[k], ev.counts[k + 1])
 }
@@ -259,7 +259,7 @@ fn bad_input_is_a_clear_error() {
     let e = Observation::new(4, 4, vec![0; 15]).unwrap_err();
     assert!(matches!(
         e,
-        GpuError::PixelCount {
+        LabelError::PixelCount {
             expected: 16,
             found: 15,
             ..
@@ -270,7 +270,7 @@ fn bad_input_is_a_clear_error() {
     let e = Observation::new(4, 4, labels).unwrap_err();
     assert_eq!(
         e,
-        GpuError::LabelOutOfRange {
+        LabelError::LabelOutOfRange {
             x: 3,
             y: 2,
             label: 13,
@@ -284,22 +284,22 @@ fn bad_input_is_a_clear_error() {
     let e = lik.evaluate(&small, &skel.rest_pose()).unwrap_err();
     assert!(matches!(
         e,
-        GpuError::ImageSizeMismatch {
+        LabelError::ImageSizeMismatch {
             expected_width: 160,
             found_width: 80,
             ..
         }
     ));
     let obs = Observation::new(160, 120, vec![0; W * H]).unwrap();
-    assert_eq!(lik.evaluate(&obs, &[]).unwrap_err(), GpuError::EmptyBatch);
+    assert_eq!(lik.evaluate(&obs, &[]).unwrap_err(), LabelError::EmptyBatch);
     let e = lik.evaluate(&obs, &vec![0.0; d + 1]).unwrap_err();
-    assert!(matches!(e, GpuError::StateShape { .. }));
+    assert!(matches!(e, LabelError::StateShape { .. }));
     let mut bad = vec![0.0; 2 * d];
     bad[d + 5] = f64::NAN;
     let e = lik.evaluate(&obs, &bad).unwrap_err();
     assert!(matches!(
         e,
-        GpuError::NonFinitePose {
+        LabelError::NonFinitePose {
             particle: 1,
             parameter: 5,
             ..
@@ -320,7 +320,7 @@ fn bad_input_is_a_clear_error() {
     let mut img = vec![0u8; 16];
     assert!(matches!(
         bad_noise.apply(&mut img, 4, 4, 0),
-        Err(GpuError::InvalidSetting {
+        Err(LabelError::InvalidSetting {
             field: "flip_probability",
             ..
         })
@@ -340,7 +340,7 @@ fn bad_input_is_a_clear_error() {
 
 /// A segmentation-like map: head and neck → class 1, arms and hands → 2,
 /// torso and pelvis → 3, legs → 4, fingers and feet not segmented (0).
-fn coarse_map() -> gpu::LabelMap {
+fn coarse_map() -> labels::LabelMap {
     let mut map = [0u8; CLASSES];
     for part in BodyPart::ALL {
         let class = match part {
@@ -369,7 +369,7 @@ fn label_map_merges_rendered_parts_into_observed_classes() {
         .collect();
     let obs = Observation::new(W as u32, H as u32, segmented).unwrap();
     let mut lik = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
-    assert_eq!(lik.label_map(), &gpu::IDENTITY_LABEL_MAP);
+    assert_eq!(lik.label_map(), &labels::IDENTITY_LABEL_MAP);
     let states: Vec<f64> = [0.4, 0.7]
         .iter()
         .flat_map(|&a| arm_pose(&skel, a))
@@ -407,7 +407,7 @@ fn label_map_merges_rendered_parts_into_observed_classes() {
     bad[4] = CLASSES as u8 + 1;
     assert_eq!(
         lik.set_label_map(bad).unwrap_err(),
-        GpuError::LabelMap {
+        LabelError::LabelMap {
             label: 5,
             class: CLASSES as u8 + 1,
             classes: CLASSES
