@@ -27,8 +27,8 @@
 //! constrained to stay on the floor") and a position constraint at its rest
 //! position (no sliding), both with σ `--foot-sigma`.
 //!
-//! **Solver configuration** (the defaults; tuned on these targets, see the
-//! README): the adaptive filter (one-fifth rule, grow 1.5, shrink 0.85
+//! **Solver configuration** (the defaults; tuned on these targets, see
+//! docs/ik.md): the adaptive filter (one-fifth rule, grow 1.5, shrink 0.85
 //! instead of the library's 0.75, tempered likelihood), 100 particles,
 //! systematic resampling below ESS 0.5·N, α = 0.1. The random walk is
 //! preconditioned by lever arm (`ik::lever_arm_noise`): joint

@@ -35,7 +35,7 @@ numpy pillow`):
 
 `--skip-convert` only rewrites the image and the reference JSON.
 `--time N` also prints the reference runtime's median time per crop over N
-runs at 1 and 2 threads (the figures in `crates/keypoints/README.md`).
+runs at 1 and 2 threads (the figures in `docs/keypoints.md`).
 """
 
 import argparse

@@ -138,7 +138,7 @@ def write_readme(rows, pin_version):
         "Written by `tools/robot_corpus_fixtures.py`, which also writes the Pinocchio",
         f"{pin_version} reference dynamics `crates/dynamics/tests/fixtures/robot_corpus.json`",
         "that `cargo test -p dynamics --test robot_corpus` compares with ours; the",
-        "numbers are in `crates/dynamics/README.md`.",
+        "numbers are in `docs/dynamics.md`.",
         "",
         "Left out of the package's robots:",
         "",

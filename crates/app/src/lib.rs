@@ -2,9 +2,9 @@
 //! plugins in [`gui`]) over a Bevy-free model ([`playground`], [`scenes`],
 //! [`settings`], [`script`]) that the tests drive directly.
 
+pub mod cli;
 pub mod colormap;
 pub mod gui;
-pub mod keypoints_cli;
 pub mod playground;
 pub mod runtime;
 pub mod scenes;

@@ -9,9 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand};
-use skeleton::{Bvh, Skeleton, presets};
+use anyhow::{Result, bail};
+use clap::Parser;
 
 #[derive(Parser)]
 #[command(
@@ -21,20 +20,97 @@ use skeleton::{Bvh, Skeleton, presets};
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Option<posecloud::cli::Command>,
     #[command(flatten)]
     gui: GuiArgs,
+}
+
+/// The windowed scenes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum SceneArg {
+    /// IK playground: a human body with hand and foot targets.
+    Human,
+    /// IK playground: a four-joint arm.
+    Arm,
+    /// IK playground: a 30-joint chain with smoothness and obstacles.
+    Chain,
+    /// IK playground: a hand with fingertip targets.
+    Hand,
+    /// RTPF tracking from --frames (a video, folder or webcam), or a
+    /// synthetic render of --bvh without it.
+    #[value(alias = "tracking")]
+    Track,
+    /// PHYSPRIOR on the walk of --bvh (default the CMU walk).
+    Walker,
+    /// SPARSE on sensors synthesised from --bvh (default the CMU walk).
+    Sparse,
+}
+
+/// Flags every window takes.
+const WINDOW_FLAGS: &[&str] = &[
+    "scene",
+    "screenshot",
+    "after_secs",
+    "quit_after",
+    "width",
+    "height",
+    "fixed_dt",
+    "no_vsync",
+];
+
+impl SceneArg {
+    /// The scene's own flags (clap ids); any other flag given with it is
+    /// refused ([`check_scene_flags`]).
+    fn flags(self) -> &'static [&'static str] {
+        match self {
+            Self::Human | Self::Arm | Self::Chain | Self::Hand => &[
+                "urdf",
+                "bvh",
+                "frame",
+                "particles",
+                "settings",
+                "script",
+                "report",
+                "cloud_limit",
+            ],
+            Self::Track => &[
+                "frames",
+                "camera",
+                "fov",
+                "subject_height",
+                "observation",
+                "sleeves",
+                "backend",
+                "sampling",
+                "start_pose",
+                "bvh",
+                "frame",
+                "particles",
+            ],
+            Self::Walker => &["bvh", "particles"],
+            Self::Sparse => &["bvh"],
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Human => "human",
+            Self::Arm => "arm",
+            Self::Chain => "chain",
+            Self::Hand => "hand",
+            Self::Track => "track",
+            Self::Walker => "walker",
+            Self::Sparse => "sparse",
+        }
+    }
 }
 
 /// Options of the playground window (used when no subcommand is given).
 #[derive(clap::Args, Debug)]
 struct GuiArgs {
-    /// Scene to open: human, arm, chain, hand (IK), track (RTPF tracking
-    /// from --frames, or a synthetic render of --bvh without it), walker
-    /// (PHYSPRIOR on the walk of --bvh, default the CMU walk) or sparse
-    /// (SPARSE on sensors synthesised from --bvh, default the CMU walk).
-    #[arg(long, default_value = "human")]
-    scene: String,
+    /// Scene to open.
+    #[arg(long, value_enum, default_value = "human")]
+    scene: SceneArg,
     /// Tracking scene: the frames (folder, glob, video, Y4M,
     /// webcam[:N[@WxH]]); without it a synthetic render of --bvh.
     #[arg(long)]
@@ -54,24 +130,24 @@ struct GuiArgs {
     subject_height: Option<f64>,
     /// Tracking scene: the likelihood terms, regions, keypoints or both
     /// (default both).
-    #[arg(long)]
-    observation: Option<track::ObservationMode>,
+    #[arg(long, value_enum)]
+    observation: Option<posecloud::cli::track::ObservationArg>,
     /// Tracking scene: the person's sleeves, short (arms are skin) or long.
     #[arg(long, value_enum)]
-    sleeves: Option<vision::cli::SleevesArg>,
+    sleeves: Option<posecloud::cli::vision_cmds::SleevesArg>,
     /// Tracking scene: the likelihood back end, auto (GPU on a hardware
     /// adapter, else CPU), cpu or gpu (on the window's own device).
-    #[arg(long)]
-    backend: Option<track::BackendChoice>,
+    #[arg(long, value_enum)]
+    backend: Option<posecloud::cli::track::BackendArg>,
     /// Tracking scene: how diffused particles move, partitioned (trunk,
     /// then each limb chain; default) or joint (all at once, RTPF).
     #[arg(long, value_enum)]
-    sampling: Option<track::cli::SamplingArg>,
+    sampling: Option<posecloud::cli::track::SamplingArg>,
     /// Tracking scene: the pose the person takes for the guided start,
     /// facing the camera: arms-down (the default with --frames) or t-pose.
     /// On the synthetic render: instead of the --bvh file's --frame.
-    #[arg(long)]
-    start_pose: Option<track::StartPose>,
+    #[arg(long, value_enum)]
+    start_pose: Option<posecloud::cli::track::StartPoseArg>,
     /// Open a robot arm from a URDF file instead of a scene.
     #[arg(long, conflicts_with = "bvh")]
     urdf: Option<PathBuf>,
@@ -93,7 +169,7 @@ struct GuiArgs {
     /// Seconds before the screenshot.
     #[arg(long, default_value_t = 5.0)]
     after_secs: f64,
-    /// Replay timed input from this file (see the README).
+    /// Replay timed input from this file (the format: docs/app.md).
     #[arg(long)]
     script: Option<PathBuf>,
     /// Write one CSV row per frame (fps, solver time, ESS, violations,
@@ -123,64 +199,14 @@ struct GuiArgs {
     cloud_limit: Option<usize>,
 }
 
-#[derive(Subcommand)]
-enum Command {
-    /// Print the world position of every joint of one BVH frame as CSV
-    /// (`name,x,y,z`, metres in the file's axes, header first).
-    Fk {
-        /// A BVH file.
-        file: PathBuf,
-        /// Frame index, 0-based.
-        #[arg(long, default_value_t = 0)]
-        frame: usize,
-        /// Also print the end sites (named `<parent>_end`).
-        #[arg(long)]
-        end_sites: bool,
-    },
-    /// Describe a skeleton: joints, kinds, DOF, limits, masses.
-    Info {
-        /// A `.bvh` or `.urdf` file, or a preset name (see `posecloud presets`).
-        source: String,
-    },
-    /// List the built-in presets.
-    Presets,
-    /// Render a BVH clip through a camera into RGB frames, label images and
-    /// ground truth (`ground_truth.csv`): the synthetic test bench.
-    Render(vision::cli::RenderArgs),
-    /// Segment frames (folder, video, webcam) into body-part label images
-    /// (RTPF §IV-D); prints ms per frame.
-    Segment(vision::cli::SegmentArgs),
-    /// Track a person in frames (folder, video, webcam) with RTPF's
-    /// particle filter; writes the estimated joint positions as CSV.
-    Track(Box<track::cli::TrackArgs>),
-    /// Detect 2D person keypoints (BlazePose) in every frame of a source;
-    /// writes `frame` then `<name>_u,<name>_v,<name>_score` per keypoint
-    /// (input-frame pixels) as CSV.
-    Keypoints(posecloud::keypoints_cli::KeypointsArgs),
-}
-
 fn main() {
+    use clap::{CommandFactory as _, FromArgMatches as _};
     let launched = std::time::Instant::now();
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
-        Some(Command::Fk {
-            file,
-            frame,
-            end_sites,
-        }) => fk(&file, frame, end_sites),
-        Some(Command::Info { source }) => info(&source),
-        Some(Command::Presets) => {
-            for name in presets::PRESET_NAMES {
-                let s = presets::by_name(name).expect("listed presets exist");
-                println!("{name:<22} {:>3} joints {:>3} DOF", s.len(), s.dof());
-            }
-            Ok(())
-        }
-        Some(Command::Render(a)) => vision::cli::run_render(&a).map(drop).map_err(Into::into),
-        Some(Command::Segment(a)) => vision::cli::run_segment(&a).map(drop).map_err(Into::into),
-        Some(Command::Track(a)) => track_command(&a),
-        Some(Command::Keypoints(a)) => posecloud::keypoints_cli::run_keypoints(&a).map(drop),
-        None => gui(cli.gui, launched),
+        Some(command) => posecloud::cli::run(command),
+        None => check_scene_flags(cli.gui.scene, &matches).and_then(|()| gui(cli.gui, launched)),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
@@ -188,37 +214,18 @@ fn main() {
     }
 }
 
-/// `posecloud track`: Ctrl-C ends the run like the end of the source (the
-/// CSV and BVH complete); a second Ctrl-C kills the process.
-fn track_command(a: &track::cli::TrackArgs) -> Result<()> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    static STOP: AtomicBool = AtomicBool::new(false);
-    ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        eprintln!("posecloud: stopping (Ctrl-C again to abort)");
-    })
-    .map_err(|e| anyhow::anyhow!("cannot install the Ctrl-C handler: {e}"))?;
-    track::cli::run_track_until(a, &STOP)?;
-    Ok(())
-}
-
 fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     use posecloud::gui::{GuiOptions, run};
     use posecloud::scenes::SceneSource;
     use posecloud::settings::{MAX_PARTICLES, Settings};
-    if matches!(a.scene.as_str(), "track" | "tracking") {
+    if a.scene == SceneArg::Track {
         return track_gui(a, launched);
     }
-    if a.scene == "walker" {
+    if a.scene == SceneArg::Walker {
         return walker_gui(a, launched);
     }
-    if a.scene == "sparse" {
+    if a.scene == SceneArg::Sparse {
         return sparse_gui(a, launched);
-    }
-    if let Some((flag, _)) = tracking_flags(&a).into_iter().find(|(_, given)| *given) {
-        bail!("{flag} belongs to the tracking scene (--scene track)");
     }
     let scene = match (&a.urdf, &a.bvh) {
         (Some(path), _) => SceneSource::Urdf(path.clone()),
@@ -226,7 +233,7 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
             path: path.clone(),
             frame: a.frame,
         },
-        (None, None) => SceneSource::from_name(&a.scene)?,
+        (None, None) => SceneSource::from_name(a.scene.name())?,
     };
     if let Some(n) = a.particles
         && !(1..=MAX_PARTICLES).contains(&n)
@@ -255,84 +262,49 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     )
 }
 
-fn fk(file: &Path, frame: usize, end_sites: bool) -> Result<()> {
-    let bvh = Bvh::load(file)?;
-    let world = bvh
-        .forward_kinematics(frame)
-        .with_context(|| file.display().to_string())?;
-    let mut out = String::from("name,x,y,z\n");
-    for (j, (joint, w)) in bvh.skeleton.joints().iter().zip(&world).enumerate() {
-        if bvh.is_end_site(j) && !end_sites {
+/// The one rule for window flags: a flag given on the command line that the
+/// scene does not use ([`SceneArg::flags`], [`WINDOW_FLAGS`]) is an error
+/// naming the flag and the scenes that take it.
+fn check_scene_flags(scene: SceneArg, matches: &clap::ArgMatches) -> Result<()> {
+    use clap::{CommandFactory as _, ValueEnum as _};
+    let command = Cli::command();
+    for arg in command.get_arguments() {
+        let id = arg.get_id().as_str();
+        if matches.value_source(id) != Some(clap::parser::ValueSource::CommandLine)
+            || WINDOW_FLAGS.contains(&id)
+            || scene.flags().contains(&id)
+        {
             continue;
         }
-        let t = w.translation.vector;
-        out.push_str(&format!(
-            "{},{:.6},{:.6},{:.6}\n",
-            joint.name, t.x, t.y, t.z
-        ));
-    }
-    print!("{out}");
-    Ok(())
-}
-
-/// A preset, BVH or URDF skeleton, with what a URDF import adjusted (issue
-/// 23).
-fn load_skeleton_with_warnings(source: &str) -> Result<(Skeleton, Vec<skeleton::UrdfWarning>)> {
-    if let Some(s) = presets::by_name(source) {
-        return Ok((s, Vec::new()));
-    }
-    let path = Path::new(source);
-    match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        Some("bvh") => Ok((Bvh::load(path)?.skeleton, Vec::new())),
-        Some("urdf") => {
-            let import = skeleton::import_urdf(path)?;
-            Ok((import.skeleton, import.warnings))
-        }
-        _ => bail!(
-            "'{source}' is neither a .bvh/.urdf file nor a preset ({})",
-            presets::PRESET_NAMES.join(", ")
-        ),
-    }
-}
-
-fn info(source: &str) -> Result<()> {
-    let (s, warnings) =
-        load_skeleton_with_warnings(source).with_context(|| format!("loading {source}"))?;
-    println!(
-        "{} joints, {} DOF, total mass {:.2} kg",
-        s.len(),
-        s.dof(),
-        s.total_mass()
-    );
-    println!(
-        "{:<4} {:<18} {:<18} {:>3} {:<10} {:>7}",
-        "#", "joint", "parent", "dof", "part", "mass"
-    );
-    for (i, j) in s.joints().iter().enumerate() {
-        let parent = j.parent.map_or("-", |p| s.joint(p).name.as_str());
-        let kind = format!("{:?}", j.kind);
-        let kind = kind.split([' ', '(', '{']).next().unwrap_or("");
-        let (part, mass) = j
-            .body
-            .as_ref()
-            .map_or(("-", 0.0), |b| (b.part.name(), b.mass));
-        println!(
-            "{i:<4} {:<18} {:<18} {:>3} {:<10} {mass:>7.3}  {kind}",
-            j.name,
-            parent,
-            j.kind.dof(),
-            part
+        let flag = arg
+            .get_long()
+            .map_or_else(|| id.to_string(), |l| format!("--{l}"));
+        let takers: Vec<&str> = SceneArg::value_variants()
+            .iter()
+            .filter(|s| s.flags().contains(&id))
+            .map(|s| s.name())
+            .collect();
+        bail!(
+            "{flag} is not used by the {} scene (it is for --scene {})",
+            scene.name(),
+            takers.join(" | ")
         );
     }
-    for w in &warnings {
-        println!("warning: {w}");
-    }
     Ok(())
+}
+
+/// The window flags every scene takes.
+fn window_options(a: &GuiArgs, title: &str) -> posecloud::gui::scene_common::WindowOptions {
+    posecloud::gui::scene_common::WindowOptions {
+        title: title.into(),
+        width: a.width,
+        height: a.height,
+        no_vsync: a.no_vsync,
+        fixed_dt: a.fixed_dt,
+        screenshot: a.screenshot.clone(),
+        after_secs: a.after_secs,
+        quit_after: a.quit_after,
+    }
 }
 
 /// Checks the window flags every scene shares.
@@ -377,36 +349,11 @@ fn check_window_flags(a: &GuiArgs) -> Result<()> {
     Ok(())
 }
 
-/// The flags only the tracking scene takes, and whether each was given.
-fn tracking_flags(a: &GuiArgs) -> [(&'static str, bool); 9] {
-    [
-        ("--observation", a.observation.is_some()),
-        ("--frames", a.frames.is_some()),
-        ("--camera", a.camera.is_some()),
-        ("--fov", a.fov.is_some()),
-        ("--subject-height", a.subject_height.is_some()),
-        ("--sleeves", a.sleeves.is_some()),
-        ("--backend", a.backend.is_some()),
-        ("--sampling", a.sampling.is_some()),
-        ("--start-pose", a.start_pose.is_some()),
-    ]
-}
-
 /// `posecloud --scene track`: the tracking window.
 fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     use posecloud::gui::track_view::{TrackGuiOptions, run};
     use posecloud::tracking::{MAX_TRACK_PARTICLES, TrackSettings, TrackSpec};
     check_window_flags(&a)?;
-    for (flag, given) in [
-        ("--urdf", a.urdf.is_some()),
-        ("--settings", a.settings.is_some()),
-        ("--script", a.script.is_some()),
-        ("--report", a.report.is_some()),
-    ] {
-        if given {
-            bail!("{flag} is not available in the tracking scene");
-        }
-    }
     // With --frames: no set-up file needed (default camera and body, the
     // guided start); without: the synthetic walk and its camera file.
     let mut spec = match &a.frames {
@@ -421,7 +368,7 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         spec.init_frame = a.frame;
     }
     if let Some(p) = a.start_pose {
-        spec.start_pose = Some(p);
+        spec.start_pose = Some(p.into());
     }
     if let Some(h) = a.subject_height {
         if !(0.5..=2.5).contains(&h) {
@@ -443,25 +390,20 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         settings.particles = n;
     }
     if let Some(b) = a.backend {
-        settings.backend = b;
+        settings.backend = b.into();
     }
     if let Some(s) = a.sampling {
-        settings.partitioned = s == track::cli::SamplingArg::Partitioned;
+        settings.partitioned = s == posecloud::cli::track::SamplingArg::Partitioned;
     }
     if let Some(o) = a.observation {
-        settings.observation = o;
+        settings.observation = o.into();
     }
     run(
         TrackGuiOptions {
             spec,
             settings,
-            screenshot: a.screenshot,
-            after_secs: a.after_secs,
-            quit_after: a.quit_after,
-            width: a.width,
-            height: a.height,
-            fixed_dt: a.fixed_dt,
-            no_vsync: a.no_vsync,
+            // The title names the source (set by the view).
+            window: window_options(&a, "posecloud — tracking"),
         },
         launched,
     )
@@ -472,19 +414,6 @@ fn walker_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     use posecloud::gui::walker_view::{WalkerGuiOptions, run};
     use posecloud::walker_scene::{MAX_WALKER_PARTICLES, WalkerSettings};
     check_window_flags(&a)?;
-    for (flag, given) in [
-        ("--urdf", a.urdf.is_some()),
-        ("--settings", a.settings.is_some()),
-        ("--script", a.script.is_some()),
-        ("--report", a.report.is_some()),
-    ]
-    .into_iter()
-    .chain(tracking_flags(&a))
-    {
-        if given {
-            bail!("{flag} is not available in the walker scene");
-        }
-    }
     let mut settings = WalkerSettings::default();
     if let Some(n) = a.particles {
         if !(1..=MAX_WALKER_PARTICLES).contains(&n) {
@@ -497,13 +426,7 @@ fn walker_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         WalkerGuiOptions {
             bvh: a.bvh.clone(),
             settings,
-            screenshot: a.screenshot,
-            after_secs: a.after_secs,
-            quit_after: a.quit_after,
-            width: a.width,
-            height: a.height,
-            fixed_dt: a.fixed_dt,
-            no_vsync: a.no_vsync,
+            window: window_options(&a, "posecloud — walker (PHYSPRIOR)"),
         },
         launched,
     )
@@ -513,30 +436,10 @@ fn walker_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
 fn sparse_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     use posecloud::gui::sparse_view::{SparseGuiOptions, run};
     check_window_flags(&a)?;
-    for (flag, given) in [
-        ("--urdf", a.urdf.is_some()),
-        ("--settings", a.settings.is_some()),
-        ("--script", a.script.is_some()),
-        ("--report", a.report.is_some()),
-        ("--particles", a.particles.is_some()),
-    ]
-    .into_iter()
-    .chain(tracking_flags(&a))
-    {
-        if given {
-            bail!("{flag} is not available in the sparse-sensor scene");
-        }
-    }
     run(
         SparseGuiOptions {
             clip: a.bvh.clone(),
-            screenshot: a.screenshot,
-            after_secs: a.after_secs,
-            quit_after: a.quit_after,
-            width: a.width,
-            height: a.height,
-            fixed_dt: a.fixed_dt,
-            no_vsync: a.no_vsync,
+            window: window_options(&a, "posecloud — sparse sensors (SPARSE)"),
         },
         launched,
     )

@@ -444,8 +444,16 @@ mod tests {
         let scene = Scene::build(&SceneSource::Urdf(path.clone())).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(scene.warnings.len(), 2, "{:#?}", scene.warnings);
-        assert!(scene.warnings.iter().any(|w| w.contains("mimic")), "{:#?}", scene.warnings);
-        assert!(scene.warnings.iter().all(|w| w.contains("mimic.urdf:")), "{:#?}", scene.warnings);
+        assert!(
+            scene.warnings.iter().any(|w| w.contains("mimic")),
+            "{:#?}",
+            scene.warnings
+        );
+        assert!(
+            scene.warnings.iter().all(|w| w.contains("mimic.urdf:")),
+            "{:#?}",
+            scene.warnings
+        );
         // The presets need no adjustment.
         assert!(Scene::build(&SceneSource::Arm).unwrap().warnings.is_empty());
     }

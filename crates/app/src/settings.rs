@@ -419,7 +419,11 @@ mod tests {
         assert_eq!(s.save_asking(&path, false).unwrap(), Saved::Written);
         s.filter.particles = 77;
         assert_eq!(s.save_asking(&path, false).unwrap(), Saved::WouldOverwrite);
-        assert_ne!(Settings::load(&path).unwrap().filter.particles, 77, "left alone");
+        assert_ne!(
+            Settings::load(&path).unwrap().filter.particles,
+            77,
+            "left alone"
+        );
         assert_eq!(s.save_asking(&path, true).unwrap(), Saved::Written);
         assert_eq!(Settings::load(&path).unwrap().filter.particles, 77);
         std::fs::remove_file(&path).unwrap();

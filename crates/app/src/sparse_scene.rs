@@ -443,7 +443,7 @@ mod tests {
         assert_eq!(snap.body.len(), snap.truth.len());
         assert_eq!(snap.imus.len(), 6);
         assert_eq!(snap.markers.len(), 5);
-        // The README's Table 1 (NGT, walk): a few cm; half a second in,
+        // docs/sparse.md's Table 1 (NGT, walk): a few cm; half a second in,
         // the mean body error stays under 6 cm.
         let last = snap.history.back().unwrap();
         assert!(last.position_cm < 6.0, "{last:?}");

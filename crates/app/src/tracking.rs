@@ -88,7 +88,7 @@ pub struct TrackSpec {
 }
 
 impl Default for TrackSpec {
-    /// The synthetic walk of the README (`posecloud track` example).
+    /// The synthetic walk of docs/track.md (the `posecloud track` example).
     fn default() -> Self {
         Self {
             frames: None,
@@ -205,7 +205,7 @@ impl Default for TrackSettings {
             filter: FilterKind::Pfrth,
             sigma_f: 0.1,
             // The walk moves ~4.4 cm per rendered frame towards the camera
-            // (README, `posecloud track` table: 0.05 keeps up).
+            // (docs/track.md, the `posecloud track` table: 0.05 keeps up).
             sigma_translation: 0.05,
             sigma_limb: 0.08,
             sigma_trunk: 0.02,

@@ -146,7 +146,7 @@ pub struct WalkerSnapshot {
 /// The walker scene (module docs).
 pub struct WalkerScene {
     clip: TruthClip,
-    camera: gpu::Camera,
+    camera: labels::Camera,
     settings: WalkerSettings,
     tracker: WalkerTracker,
     rng: smc::ParticleRng,
@@ -198,7 +198,7 @@ impl WalkerScene {
 
     fn build(
         clip: &TruthClip,
-        camera: &gpu::Camera,
+        camera: &labels::Camera,
         s: &WalkerSettings,
         frame: usize,
     ) -> Result<WalkerTracker> {
@@ -209,7 +209,7 @@ impl WalkerScene {
         cfg.seed = s.seed;
         cfg.frame_time = clip.frame_time;
         cfg.substeps = (clip.frame_time * 60.0).round().max(1.0) as usize;
-        // As the experiments (README): heading noise 0.02 rad/s.
+        // As the experiments (docs/walker.md): heading noise 0.02 rad/s.
         cfg.joints.torso.noise = 0.02;
         match s.dynamics {
             Dynamics::Monopode => cfg.monopode_forces.sample_sigma = s.force_sigma,

@@ -30,12 +30,13 @@ fn render_then_segment_a_synthetic_clip() {
     let seg = dir.join("seg");
     let o = run(&[
         "render",
+        "--bvh",
         "assets/motions/cmu_131_01_walk.bvh",
         "--camera",
         "crates/vision/assets/camera_front.toml",
         "--out",
         dir.to_str().unwrap(),
-        "--frames",
+        "--range",
         "600..612",
         "--step",
         "4",
@@ -59,13 +60,20 @@ fn render_then_segment_a_synthetic_clip() {
 
 #[test]
 fn fk_prints_every_joint_and_rejects_a_bad_frame() {
-    let o = run(&["fk", "assets/motions/cmu_131_01_walk.bvh", "--frame", "3"]);
+    let o = run(&[
+        "fk",
+        "--bvh",
+        "assets/motions/cmu_131_01_walk.bvh",
+        "--frame",
+        "3",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.starts_with("name,x,y,z\n"));
     assert!(!text.contains("_end,"), "end sites only with --end-sites");
     let o = run(&[
         "fk",
+        "--bvh",
         "assets/motions/cmu_131_01_walk.bvh",
         "--frame",
         "3",
@@ -74,6 +82,7 @@ fn fk_prints_every_joint_and_rejects_a_bad_frame() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("_end,"));
     let o = run(&[
         "fk",
+        "--bvh",
         "assets/motions/cmu_131_01_walk.bvh",
         "--frame",
         "999999",
@@ -222,12 +231,13 @@ fn render_refuses_a_folder_with_files_unless_forced() {
     let args = |force: bool| {
         let mut a = vec![
             "render",
+            "--bvh",
             "assets/motions/cmu_131_01_walk.bvh",
             "--camera",
             "crates/vision/assets/camera_front.toml",
             "--out",
             dir.to_str().unwrap(),
-            "--frames",
+            "--range",
             "600..604",
         ];
         if force {
@@ -244,4 +254,89 @@ fn render_refuses_a_folder_with_files_unless_forced() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!dir.join("frame_0099.png").exists());
     assert!(dir.join("frame_0000.png").exists() && dir.join("frame_0001.png").exists());
+}
+
+/// Without DISPLAY the window is refused with a message (X11 only: a
+/// Wayland session needs XWayland), never a panic inside winit.
+#[test]
+fn no_x11_display_is_a_clear_error() {
+    for wayland in [false, true] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_posecloud"));
+        c.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+        if wayland {
+            c.env("WAYLAND_DISPLAY", "wayland-0");
+        }
+        let o = c.output().unwrap();
+        assert!(!o.status.success());
+        let e = stderr(&o);
+        assert!(!e.contains("panicked"), "{e}");
+        if wayland {
+            assert!(e.contains("XWayland") && e.contains("DISPLAY"), "{e}");
+        } else {
+            assert!(e.contains("no display"), "{e}");
+        }
+    }
+}
+
+/// `posecloud info human | head -0`: a reader that is gone before the
+/// output is written is not an error (no "Broken pipe" panic).
+#[test]
+fn a_closed_stdout_pipe_ends_info_quietly() {
+    for args in [
+        &["info", "human"][..],
+        &["presets"],
+        &["fk", "--bvh", "assets/motions/cmu_131_01_walk.bvh"],
+    ] {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .current_dir(root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the read end before the program (tens of milliseconds to
+        // start) writes anything.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let e = stderr(&out);
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+        assert!(out.status.success(), "{args:?}: {e}");
+    }
+}
+
+/// One rule refuses a window flag that the chosen scene does not use,
+/// naming the flag and the scenes that take it (no window opens).
+#[test]
+fn a_flag_the_scene_does_not_use_is_refused_by_one_rule() {
+    for (args, flag, takers) in [
+        (
+            &["--scene", "walker", "--frames", "x"][..],
+            "--frames",
+            "track",
+        ),
+        (
+            &["--scene", "sparse", "--particles", "5"],
+            "--particles",
+            "walker",
+        ),
+        (
+            &["--scene", "track", "--script", "s.txt"],
+            "--script",
+            "hand",
+        ),
+        (&["--fov", "50"], "--fov", "track"),
+        (
+            &["--scene", "walker", "--urdf", "r.urdf"],
+            "--urdf",
+            "human",
+        ),
+    ] {
+        let o = run(args);
+        assert!(!o.status.success(), "{args:?}");
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!("{flag} is not used by the")) && e.contains(takers),
+            "{args:?}: {e}"
+        );
+    }
 }

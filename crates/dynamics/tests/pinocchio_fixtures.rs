@@ -1,6 +1,6 @@
 //! External truth: M, C, G, inverse dynamics and joint Jacobians against
 //! Pinocchio on the same models, from the fixtures that
-//! `tools/dynamics_fixtures.py` writes (see the crate README to regenerate
+//! `tools/dynamics_fixtures.py` writes (see docs/dynamics.md to regenerate
 //! them). Relative error ≤ 1e-9 in the max norm of each quantity.
 
 use dynamics::{MassSource, Model, ModelOptions};

@@ -2,7 +2,7 @@
 //! of the PyPI package `example-robot-data`) loads, with the adjustments
 //! listed below and no others, and its M(q), C(q, v) v and G(q) agree with
 //! Pinocchio's at the seeded states of `tests/fixtures/robot_corpus.json`
-//! (written by `tools/robot_corpus_fixtures.py`; see the crate README).
+//! (written by `tools/robot_corpus_fixtures.py`; see docs/dynamics.md).
 
 use std::collections::BTreeMap;
 
@@ -203,7 +203,7 @@ fn every_corpus_robot_loads_with_the_listed_adjustments_and_matches_pinocchio() 
     }
 }
 
-/// The adjustments, printed for the README (`--nocapture`).
+/// The adjustments, printed for docs/dynamics.md (`--nocapture`).
 #[test]
 fn corpus_warnings_name_file_line_and_element() {
     for file in corpus_files() {

@@ -227,7 +227,9 @@ pub struct JacobianScratch {
     subtree_mass: Vec<f64>,
     subtree_moment: Vec<Vector3<f64>>,
     gram: Vec<f64>,
-    factor: Vec<f64>,
+    /// `JJᵀ + λ²I` (or `JᵀJ + λ²I`), then its Cholesky factor (nalgebra's,
+    /// moved in and out so that a warm step does not allocate).
+    factor: DMatrix<f64>,
     rhs: Vec<f64>,
     step: Vec<f64>,
     jg: Vec<f64>,
@@ -251,60 +253,12 @@ impl Default for JacobianScratch {
             subtree_mass: Vec::new(),
             subtree_moment: Vec::new(),
             gram: Vec::new(),
-            factor: Vec::new(),
+            factor: DMatrix::zeros(0, 0),
             rhs: Vec::new(),
             step: Vec::new(),
             jg: Vec::new(),
             cost: 0.0,
         }
-    }
-}
-
-/// In-place Cholesky `A = LLᵀ` of the `k × k` symmetric matrix in `a`
-/// (row-major; only the lower triangle is read and written). `false` when
-/// `A` is not (numerically) positive definite.
-fn cholesky_in_place(a: &mut [f64], k: usize) -> bool {
-    for j in 0..k {
-        let mut d = a[j * k + j];
-        for p in 0..j {
-            d -= a[j * k + p] * a[j * k + p];
-        }
-        if !(d > 0.0 && d.is_finite()) {
-            return false;
-        }
-        let d = d.sqrt();
-        a[j * k + j] = d;
-        for i in j + 1..k {
-            let mut s = a[i * k + j];
-            for p in 0..j {
-                s -= a[i * k + p] * a[j * k + p];
-            }
-            a[i * k + j] = s / d;
-        }
-    }
-    true
-}
-
-/// `b ← L⁻¹ b` for the row-major lower-triangular `L` of [`cholesky_in_place`].
-fn forward_substitute(l: &[f64], k: usize, b: &mut [f64]) {
-    for i in 0..k {
-        let mut s = b[i];
-        for p in 0..i {
-            s -= l[i * k + p] * b[p];
-        }
-        b[i] = s / l[i * k + i];
-    }
-}
-
-/// `b ← (LLᵀ)⁻¹ b`.
-fn cholesky_solve(l: &[f64], k: usize, b: &mut [f64]) {
-    forward_substitute(l, k, b);
-    for i in (0..k).rev() {
-        let mut s = b[i];
-        for p in i + 1..k {
-            s -= l[p * k + i] * b[p];
-        }
-        b[i] = s / l[i * k + i];
     }
 }
 
@@ -398,7 +352,9 @@ impl JacobianScratch {
         self.residual_minus.resize(m, 0.0);
         self.jg.resize(m.max(n), 0.0);
         self.gram.resize(k * k, 0.0);
-        self.factor.resize(k * k, 0.0);
+        if self.factor.shape() != (k, k) {
+            self.factor = DMatrix::zeros(k, k);
+        }
         self.rhs.resize(k.max(n), 0.0);
         if self.jacobian.shape() != (m, n) {
             self.jacobian = DMatrix::zeros(m, n);
@@ -806,24 +762,27 @@ impl JacobianScratch {
             Method::Dls { .. } => {
                 let lambda2 = damping * damping;
                 let k = m.min(n);
-                let f = &mut self.factor[..k * k];
-                f.copy_from_slice(&self.gram[..k * k]);
+                // nalgebra reads the lower triangle only.
+                let mut f = std::mem::take(&mut self.factor);
                 for i in 0..k {
-                    f[i * k + i] += lambda2;
+                    for j in 0..=i {
+                        f[(i, j)] = self.gram[i * k + j];
+                    }
+                    f[(i, i)] += lambda2;
                 }
-                if !cholesky_in_place(f, k) {
+                let Some(chol) = nalgebra::Cholesky::new(f) else {
                     return Err(IkError::InvalidConfig {
                         field: "damping",
                         message: format!(
                             "JJᵀ + λ²I is singular with λ = {damping}: use a positive damping"
                         ),
                     });
-                }
+                };
                 if m <= n {
                     // y = (JJᵀ + λ²I)⁻¹ e, Δθ = −Jᵀy.
                     let y = &mut self.rhs[..m];
                     y.copy_from_slice(e);
-                    cholesky_solve(f, m, y);
+                    chol.solve_mut(&mut nalgebra::DVectorViewMut::from_slice(y, m));
                     for (c, s) in self.step[..n].iter_mut().enumerate() {
                         *s = -jac[c * m..(c + 1) * m]
                             .iter()
@@ -841,8 +800,9 @@ impl JacobianScratch {
                             .map(|(a, b)| a * b)
                             .sum::<f64>();
                     }
-                    cholesky_solve(f, n, b);
+                    chol.solve_mut(&mut nalgebra::DVectorViewMut::from_slice(b, n));
                 }
+                self.factor = chol.unpack_dirty();
             }
         }
         if self.step.iter().all(|x| x.is_finite()) {
@@ -1171,18 +1131,6 @@ impl JacobianSolver {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cholesky_solves_a_small_system() {
-        // A = [[4, 2], [2, 3]], b = [2, 1] → x = [0.5, 0].
-        let mut a = vec![4.0, 0.0, 2.0, 3.0];
-        assert!(cholesky_in_place(&mut a, 2));
-        let mut b = [2.0, 1.0];
-        cholesky_solve(&a, 2, &mut b);
-        assert!((b[0] - 0.5).abs() < 1e-15 && b[1].abs() < 1e-15);
-        let mut singular = vec![1.0, 0.0, 1.0, 1.0];
-        assert!(!cholesky_in_place(&mut singular, 2));
-    }
 
     #[test]
     fn invalid_settings_are_errors() {

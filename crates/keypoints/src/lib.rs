@@ -28,8 +28,8 @@
 //! ([`PersonBox::from_mask`]) or a previous estimate
 //! ([`PersonBox::from_points`], [`Keypoints::tracking_roi`]).
 //!
-//! The network costs tens of milliseconds on a CPU core (see the crate
-//! README), so a tracker that must keep ≥ 10 frames/s runs it on its own
+//! The network costs tens of milliseconds on a CPU core (see
+//! docs/keypoints.md), so a tracker that must keep ≥ 10 frames/s runs it on its own
 //! thread with [`AsyncDetector`] and uses the latest finished result.
 
 mod async_detector;
@@ -129,7 +129,7 @@ pub struct DetectorOptions {
     pub roi_scale: f32,
     /// Threads for tract's matrix products (1: the calling thread only).
     /// The depthwise convolutions that dominate BlazePose stay on the calling
-    /// thread, so 2 threads gain little (see the crate README).
+    /// thread, so 2 threads gain little (see docs/keypoints.md).
     pub threads: usize,
 }
 

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use track::cli::{TrackArgs, run_track};
+use track::run::{TrackRun, run_until};
 
 fn footage() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/footage")
@@ -109,26 +109,29 @@ fn evaluate(tag: &str, o: &Options) -> Result<Row> {
         .and_then(|v| v.trim().parse().ok())
         .context("meta: subject_height")?;
     let sleeves = if meta.contains("\"sleeves\": \"long\"") {
-        vision::cli::SleevesArg::Long
+        vision::Sleeves::Long
     } else {
-        vision::cli::SleevesArg::Short
+        vision::Sleeves::Short
     };
     let out = std::env::temp_dir().join(format!("session_eval_{}_{tag}", std::process::id()));
     std::fs::create_dir_all(&out)?;
-    let mut args = TrackArgs::new(video.to_str().context("path")?, out.join("est.csv"));
-    args.subject_height = Some(height);
-    args.particles = o.particles;
-    args.filter = o.filter.parse().map_err(anyhow::Error::msg)?;
-    args.seed = o.seed;
-    args.observation = o.observation.parse().map_err(anyhow::Error::msg)?;
-    args.keypoint_sigma = o.keypoint_sigma;
+    let mut args = TrackRun::new(video.to_str().context("path")?, out.join("est.csv"));
+    args.spec.subject_height = Some(height);
+    args.settings.particles = o.particles;
+    args.settings.filter = o.filter.parse().map_err(anyhow::Error::msg)?;
+    args.settings.seed = o.seed;
+    args.settings.observation = o.observation.parse().map_err(anyhow::Error::msg)?;
+    args.settings.keypoint_sigma = o.keypoint_sigma;
     if o.truth_body {
-        args.body = Some(dir.join(format!("truth_{tag}.bvh")));
-        args.subject_height = None;
+        args.spec.body = Some(dir.join(format!("truth_{tag}.bvh")));
+        args.spec.subject_height = None;
     }
-    args.sleeves = sleeves;
-    args.quiet = true;
-    let summary = run_track(&args)?;
+    args.spec.sleeves = sleeves;
+    let summary = run_until(
+        &args,
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )?;
     let est = Csv::load(&out.join("est.csv"))?;
 
     let phase_start = |name: &str| {

@@ -140,13 +140,7 @@ pub fn scale_body(bvh: &Bvh, factor: f64) -> Result<Bvh> {
 /// # Errors
 /// A subject height outside 0.5–2.5 m.
 pub fn default_body(subject_height: f64) -> Result<Bvh> {
-    if !(subject_height.is_finite() && (0.5..=2.5).contains(&subject_height)) {
-        return Err(TrackError::InvalidSetting {
-            field: "subject height",
-            value: format!("{subject_height}"),
-            reason: "must be between 0.5 and 2.5 metres",
-        });
-    }
+    check_subject_height(subject_height)?;
     let clip = Bvh::parse(DEFAULT_BODY_CLIP, "assets/motions/cmu_131_01_walk.bvh")?;
     let first = clip.frames.pose(0).to_vec();
     let standing = Bvh {
@@ -157,13 +151,28 @@ pub fn default_body(subject_height: f64) -> Result<Bvh> {
     scale_body(&standing, (subject_height - CROWN_AND_SOLE) / extent)
 }
 
+/// A person's height: 0.5 – 2.5 m.
+fn check_subject_height(subject_height: f64) -> Result<()> {
+    if subject_height.is_finite() && (0.5..=2.5).contains(&subject_height) {
+        Ok(())
+    } else {
+        Err(TrackError::InvalidSetting {
+            field: "subject height",
+            value: format!("{subject_height}"),
+            reason: "must be between 0.5 and 2.5 metres",
+        })
+    }
+}
+
 /// The body of `bvh` scaled so that its stature in frame `frame` is
-/// `subject_height` (a `--body` file of another person's proportions at the
+/// `subject_height` (a `--bvh` file of another person's proportions at the
 /// subject's height).
 ///
 /// # Errors
-/// As [`scale_body`]; a frame outside the file.
+/// As [`scale_body`]; a frame outside the file; a height outside
+/// 0.5 – 2.5 m.
 pub fn body_at_height(bvh: &Bvh, frame: usize, subject_height: f64) -> Result<Bvh> {
+    check_subject_height(subject_height)?;
     if frame >= bvh.frames.len() {
         return Err(TrackError::InvalidSetting {
             field: "body frame",
@@ -222,5 +231,18 @@ mod tests {
         assert!((ratio - 1.2).abs() < 0.02, "ratio {ratio}");
         assert!(default_body(0.2).is_err());
         assert!(default_body(f64::NAN).is_err());
+        // A body file scaled to an impossible height is refused the same
+        // way (found by the app's flag fuzzing: `--subject-height 1e308`).
+        assert!(body_at_height(&clip, 0, 1e308).is_err());
+        assert!(
+            (stature(
+                &body_at_height(&clip, 0, 1.6).unwrap().skeleton,
+                clip.frames.pose(0)
+            )
+            .unwrap()
+                - 1.6)
+                .abs()
+                < 1e-9
+        );
     }
 }

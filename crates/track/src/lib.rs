@@ -24,13 +24,13 @@
 
 pub mod backend;
 pub mod body;
-pub mod cli;
 pub mod defaults;
 pub mod error;
 pub mod flip;
 pub mod keypoint_term;
 pub mod prior;
 pub mod record;
+pub mod run;
 pub mod session;
 pub mod simplex;
 pub mod start;

@@ -48,7 +48,7 @@
 //!
 //! A background image (`--background`), K background frames taken as they
 //! come (`--background-frames`), or a known initial pose (`--init`,
-//! `--init-frame`) skip the matching steps, as RTPF's evaluations need.
+//! `--frame`) skip the matching steps, as RTPF's evaluations need.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -428,7 +428,7 @@ fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
                 )
             })?,
         Some(path) => {
-            let b = Bvh::load(path).map_err(|e| input(flag_path("--body", path), e))?;
+            let b = Bvh::load(path).map_err(|e| input(flag_path("--bvh", path), e))?;
             match spec.subject_height {
                 Some(h) => body_at_height(&b, 0, h).map_err(|e| {
                     input(format!("--subject-height {h} for {}", path.display()), e)
@@ -452,7 +452,7 @@ fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
                 .as_ref()
                 .map_or("the default body".into(), |p| p.display().to_string()),
             body.clone(),
-            "--body (the initial pose's file)",
+            "--bvh (the initial pose's file)",
         ),
     };
     let names =
@@ -478,7 +478,7 @@ fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
     }
     if init_frame >= init_bvh.frames.len() {
         return Err(input(
-            format!("--init-frame {init_frame}"),
+            format!("--frame {init_frame}"),
             format!(
                 "out of range: {init_path} has {} frames",
                 init_bvh.frames.len()
@@ -780,7 +780,7 @@ impl Session {
             return Err(input(
                 match &spec.init {
                     Some(p) => flag_path("--init", p),
-                    None => format!("--init-frame {}", spec.init_frame.unwrap_or(0)),
+                    None => format!("--frame {}", spec.init_frame.unwrap_or(0)),
                 },
                 "a known initial pose is in a camera file's world frame: give --camera too \
                  (or leave both out for the guided start)",
@@ -789,7 +789,7 @@ impl Session {
         let body_what = spec
             .body
             .as_ref()
-            .map_or("the default body".into(), |p| flag_path("--body", p));
+            .map_or("the default body".into(), |p| flag_path("--bvh", p));
         let dressed = dress_skeleton(&body.skeleton, &BodyShape::default())
             .map_err(|e| input(&body_what, e))?;
         let selection = selection(&spec.track, &dressed)?;

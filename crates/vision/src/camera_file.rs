@@ -19,6 +19,11 @@
 
 use std::path::{Path, PathBuf};
 
+/// Largest |coordinate| of `position` and `look_at`, metres: a camera a
+/// thousand kilometres away films no person, and rotating points near
+/// `f64::MAX` into the camera overflows (found by `tests/fuzz.rs`).
+pub const MAX_COORDINATE: f64 = 1e6;
+
 use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, Translation3, UnitQuaternion, Vector3};
 
 use crate::error::{Result, VisionError};
@@ -123,6 +128,7 @@ impl CameraFile {
         Ok(file)
     }
 
+    /// Checks every field (see [`MAX_COORDINATE`]).
     fn validate(&self, path: &Path) -> Result<()> {
         let err = |field: &str, message: String| VisionError::CameraFile {
             path: path.to_path_buf(),
@@ -151,6 +157,14 @@ impl CameraFile {
         ] {
             if !v.iter().all(|x| x.is_finite()) {
                 return Err(err(field, format!("{v:?}: not finite")));
+            }
+            if field != "up" && v.iter().any(|x| x.abs() > MAX_COORDINATE) {
+                return Err(err(
+                    field,
+                    format!(
+                        "{v:?}: beyond ±{MAX_COORDINATE} m (a point that far cannot be projected)"
+                    ),
+                ));
             }
         }
         self.pose_impl().map_err(|(field, m)| err(field, m))?;

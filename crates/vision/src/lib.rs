@@ -9,9 +9,9 @@
 //!   its image-sequence, `ffmpeg` video, Y4M and V4L2 webcam sources;
 //! - [`synth`]: synthetic frames of a BVH clip with ground truth;
 //! - [`segment`]: RTPF §IV-D background subtraction and body-part classes.
+pub mod batch;
 pub mod camera_file;
 pub mod classes;
-pub mod cli;
 pub mod error;
 pub mod eval;
 pub mod footage;

@@ -530,7 +530,7 @@ impl SyntheticSource {
         let n = bvh.frames.len();
         if range.start >= range.end || range.end > n || step == 0 {
             return Err(VisionError::parameter(
-                "frames",
+                "--range / --step",
                 format!("{}..{} step {step}", range.start, range.end),
                 format!("need a non-empty range within the clip's 0..{n} and step ≥ 1"),
             ));
@@ -635,6 +635,18 @@ pub struct RenderSummary {
 /// [`VisionError::Io`] / [`VisionError::Image`] naming the file that could
 /// not be written; render errors.
 pub fn write_render(source: &SyntheticSource, out: &Path) -> Result<RenderSummary> {
+    write_render_with(source, out, &mut |_| {})
+}
+
+/// [`write_render`], calling `on_frame(k)` after frame `k` was written.
+///
+/// # Errors
+/// As [`write_render`].
+pub fn write_render_with(
+    source: &SyntheticSource,
+    out: &Path,
+    on_frame: &mut dyn FnMut(usize),
+) -> Result<RenderSummary> {
     std::fs::create_dir_all(out).map_err(|e| VisionError::io(out, e))?;
     let renderer = source.renderer();
     crate::camera_file::CameraFile::from_camera(renderer.camera()).save(out.join("camera.toml"))?;
@@ -684,6 +696,7 @@ pub fn write_render(source: &SyntheticSource, out: &Path) -> Result<RenderSummar
                 );
             }
         }
+        on_frame(k);
         k += 1;
     }
     let path = out.join("ground_truth.csv");

@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use vision::cli::{SegmentArgs, SleevesArg, run_segment};
+use vision::batch::{SegmentJob, segment};
 use vision::sources::{VideoFile, VideoOptions, Y4mFile, probe_with};
 use vision::{FrameSource, MAX_FRAME_SIDE, VisionError};
 
@@ -331,22 +331,11 @@ fn a_truncated_frame_of_the_largest_size_costs_only_the_bytes_present() {
 fn segment_refuses_hostile_y4m_in_bounded_memory() {
     if let Ok(path) = std::env::var("VISION_SEGMENT_PROBE") {
         let out = std::env::temp_dir().join(format!("vision-hostile-seg-{}", std::process::id()));
-        let args = SegmentArgs {
-            frames: path,
-            background: None,
-            background_frames: None,
-            out: out.clone(),
-            width: 160,
-            height: 120,
-            fps: 25.0,
+        let job = SegmentJob {
             max_frames: Some(1),
-            bvh: None,
-            camera: None,
-            pose_frame: None,
-            sleeves: SleevesArg::Short,
-            strokes: None,
+            ..SegmentJob::new(path, &out)
         };
-        let e = run_segment(&args).unwrap_err();
+        let e = segment(&job, &mut |_| {}).unwrap_err();
         let _ = std::fs::remove_dir_all(&out);
         println!("PROBE error: {e}");
         println!(

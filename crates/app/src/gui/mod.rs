@@ -185,7 +185,14 @@ pub(crate) fn check_display_and_adapter() -> Result<()> {
     #[cfg(all(unix, not(target_os = "macos")))]
     {
         let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
-        if !set("DISPLAY") && !set("WAYLAND_DISPLAY") {
+        // The window is built for X11 only (Bevy's `x11` feature): a
+        // Wayland session works through XWayland, which sets DISPLAY.
+        if !set("DISPLAY") {
+            if set("WAYLAND_DISPLAY") {
+                anyhow::bail!(
+                    "no X11 display: DISPLAY is not set but WAYLAND_DISPLAY is; posecloud's window uses X11, so run it under XWayland (enabled in most Wayland desktops; it sets DISPLAY)"
+                );
+            }
             anyhow::bail!(
                 "no display: DISPLAY is not set (run under a desktop session, or `xvfb-run -a posecloud …` without one)"
             );

@@ -1,5 +1,9 @@
-//! What the standalone scene windows (tracking, walker) share: the clock
-//! and fps, `--screenshot` / `--quit-after`, and an orbiting camera.
+//! The host of the scene windows (tracking, walker, sparse sensors): a
+//! scene is a Bevy-free model (the runtime's [`crate::runtime::Solver`],
+//! run by [`SceneRuntime`]) plus a view plugin; [`run_scene_window`] gives
+//! every one the same window, clock and fps, `--screenshot` /
+//! `--quit-after` automation, orbiting camera and floor
+//! ([`SceneHostPlugin`]), and its frame order ([`SceneSet`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -309,4 +313,155 @@ pub fn play_buttons(ui: &mut bevy_egui::egui::Ui, paused: bool) -> PlayButtons {
         }
     })
     .inner
+}
+
+/// The window options every scene window takes (`--width`, `--height`,
+/// `--no-vsync`, `--fixed-dt`, `--screenshot`, `--after-secs`,
+/// `--quit-after`).
+#[derive(Clone, Debug)]
+pub struct WindowOptions {
+    pub title: String,
+    pub width: u32,
+    pub height: u32,
+    pub no_vsync: bool,
+    pub fixed_dt: Option<f64>,
+    pub screenshot: Option<PathBuf>,
+    pub after_secs: f64,
+    pub quit_after: Option<f64>,
+}
+
+impl WindowOptions {
+    /// Replays (`--fixed-dt`) step the solver on the frame's thread so that
+    /// they give the same result on any machine; otherwise it runs on its
+    /// own thread within a time budget.
+    pub fn pacing(&self) -> crate::runtime::Pacing {
+        if self.fixed_dt.is_some() {
+            crate::runtime::Pacing::Inline
+        } else {
+            crate::runtime::Pacing::Budget
+        }
+    }
+}
+
+/// A scene that the window host ([`run_scene_window`]) runs: a Bevy-free
+/// model (the runtime's [`crate::runtime::Solver`]) whose view says where
+/// the camera starts.
+pub trait WindowScene: crate::runtime::Solver {
+    /// The orbit camera at start-up, from the first snapshot.
+    fn initial_orbit(snapshot: &Self::Snapshot) -> OrbitCamera;
+}
+
+/// The order of a scene window's frame: the clock and the solver tick,
+/// then the scene's own systems (drawing), then the automation (which may
+/// exit after a screenshot of what was drawn).
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SceneSet {
+    Tick,
+    Draw,
+    Automation,
+}
+
+/// The host's systems for scene `S`: clock, tick, orbit, automation, and
+/// the camera and floor at start-up.
+pub struct SceneHostPlugin<S>(std::marker::PhantomData<fn() -> S>);
+
+impl<S> Default for SceneHostPlugin<S> {
+    fn default() -> Self {
+        Self(std::marker::PhantomData)
+    }
+}
+
+impl<S: WindowScene> Plugin for SceneHostPlugin<S> {
+    fn build(&self, app: &mut App) {
+        app.configure_sets(
+            Update,
+            (SceneSet::Tick, SceneSet::Draw, SceneSet::Automation).chain(),
+        )
+        .add_systems(Startup, spawn_scene_view::<S>)
+        .add_systems(
+            Update,
+            (advance_clock, tick_scene::<S>, orbit)
+                .chain()
+                .in_set(SceneSet::Tick),
+        )
+        .add_systems(Update, automation.in_set(SceneSet::Automation));
+    }
+}
+
+/// The camera (at [`WindowScene::initial_orbit`]) and the floor.
+fn spawn_scene_view<S: WindowScene>(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
+    res: Res<SceneRuntime<S>>,
+) {
+    let software = adapter
+        .as_ref()
+        .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
+    let orbit = S::initial_orbit(&res.latest.data);
+    spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
+}
+
+/// Runs a scene window until it is closed (or the automation exits): the
+/// base plugins, the host ([`SceneHostPlugin`]) for `res`'s scene, and what
+/// `view` adds (the scene's resources, drawing and panels).
+///
+/// # Errors
+/// The app exited with an error code.
+pub fn run_scene_window<S: WindowScene>(
+    res: SceneRuntime<S>,
+    window: WindowOptions,
+    launched: Instant,
+    view: impl FnOnce(&mut App),
+) -> anyhow::Result<()> {
+    let mut app = scene_app::<S>(&window);
+    view(&mut app);
+    run_scene(app, res, &window, launched)
+}
+
+/// The window's app with the host of scene `S`, before the scene exists
+/// (a scene that shares the renderer's device is built after the plugins
+/// are finished).
+pub fn scene_app<S: WindowScene>(window: &WindowOptions) -> App {
+    let mut app = base_app(
+        window.title.clone(),
+        window.width,
+        window.height,
+        window.no_vsync,
+    );
+    app.add_plugins(SceneHostPlugin::<S>::default());
+    app
+}
+
+/// Runs `app` (from [`scene_app`]) with the scene `res` until the window
+/// closes.
+///
+/// # Errors
+/// The app exited with an error code.
+pub fn run_scene<S: WindowScene>(
+    mut app: App,
+    res: SceneRuntime<S>,
+    window: &WindowOptions,
+    launched: Instant,
+) -> anyhow::Result<()> {
+    app.insert_resource(res).insert_resource(SceneClock::new(
+        launched,
+        window.fixed_dt,
+        window.screenshot.clone(),
+        window.after_secs,
+        window.quit_after,
+    ));
+    finish(app.run())
+}
+
+/// The process's result from the app's exit.
+///
+/// # Errors
+/// A non-zero exit code.
+pub fn finish(exit: AppExit) -> anyhow::Result<()> {
+    match exit {
+        AppExit::Success => Ok(()),
+        AppExit::Error(code) => anyhow::bail!("the app exited with code {code}"),
+    }
 }

@@ -19,11 +19,10 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 
 use super::scene_common::{
-    SceneClock, SceneRuntime, advance_clock, automation, base_app, frame_view, orbit, play_buttons,
-    spawn_view, tick_scene,
+    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, frame_view, play_buttons,
+    run_scene_window,
 };
 use super::view::OrbitCamera;
-use crate::runtime::Pacing;
 use crate::sparse_scene::{PriorKind, SparseEdit, SparseScene, SparseSettings, SparseSnapshot};
 
 const LEFT_WIDTH: f32 = 320.0;
@@ -33,13 +32,7 @@ const PLOT_HEIGHT: f32 = 170.0;
 #[derive(Clone, Debug)]
 pub struct SparseGuiOptions {
     pub clip: Option<PathBuf>,
-    pub screenshot: Option<PathBuf>,
-    pub after_secs: f64,
-    pub quit_after: Option<f64>,
-    pub width: u32,
-    pub height: u32,
-    pub fixed_dt: Option<f64>,
-    pub no_vsync: bool,
+    pub window: WindowOptions,
 }
 
 /// The panel's copy of the settings (sent on change).
@@ -55,36 +48,14 @@ type SparseRes = SceneRuntime<SparseScene>;
 /// # Errors
 /// A bad clip, no display/adapter.
 pub fn run(options: SparseGuiOptions, launched: Instant) -> Result<()> {
-    let pacing = if options.fixed_dt.is_some() {
-        Pacing::Inline
-    } else {
-        Pacing::Budget
-    };
     let scene = SparseScene::new(options.clip.clone(), None)?;
     super::check_display_and_adapter()?;
     let settings = scene.settings().clone();
-    let res = SparseRes::start(scene, pacing, "sparse");
-    let clock = SceneClock::new(
-        launched,
-        options.fixed_dt,
-        options.screenshot.clone(),
-        options.after_secs,
-        options.quit_after,
-    );
-    let mut app = base_app(
-        "posecloud — sparse sensors (SPARSE)".into(),
-        options.width,
-        options.height,
-        options.no_vsync,
-    );
-    app.insert_resource(res)
-        .insert_resource(SparseUi { settings })
-        .insert_resource(clock)
-        .add_plugins(SparseScenePlugin);
-    match app.run() {
-        AppExit::Success => Ok(()),
-        AppExit::Error(code) => anyhow::bail!("the app exited with code {code}"),
-    }
+    let res = SparseRes::start(scene, options.window.pacing(), "sparse");
+    run_scene_window(res, options.window, launched, |app| {
+        app.insert_resource(SparseUi { settings })
+            .add_plugins(SparseScenePlugin);
+    })
 }
 
 #[derive(Default, Reflect, GizmoConfigGroup)]
@@ -96,51 +67,33 @@ pub struct SparseScenePlugin;
 impl Plugin for SparseScenePlugin {
     fn build(&self, app: &mut App) {
         app.init_gizmo_group::<SparseBodyGizmos>()
-            .add_systems(Startup, setup_world)
-            .add_systems(
-                Update,
-                (
-                    advance_clock,
-                    tick_scene::<SparseScene>,
-                    orbit,
-                    draw,
-                    automation,
-                )
-                    .chain(),
-            )
+            .add_systems(Startup, configure_gizmos)
+            .add_systems(Update, draw.in_set(SceneSet::Draw))
             .add_systems(EguiPrimaryContextPass, panels);
     }
 }
 
-fn setup_world(
-    mut commands: Commands,
-    mut meshes: ResMut<Assets<Mesh>>,
-    mut materials: ResMut<Assets<StandardMaterial>>,
-    mut store: ResMut<GizmoConfigStore>,
-    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
-    res: Res<SparseRes>,
-) {
+impl WindowScene for SparseScene {
+    fn initial_orbit(s: &SparseSnapshot) -> OrbitCamera {
+        let root = s
+            .body
+            .first()
+            .map_or(Vec3::new(0.0, 0.9, 0.0), |p| Vec3::from_array(*p));
+        OrbitCamera {
+            focus: root,
+            distance: 3.2,
+            yaw: 0.9,
+            pitch: 0.2,
+            screen_offset: Vec2::ZERO,
+            aspect: 1.6,
+        }
+    }
+}
+
+fn configure_gizmos(mut store: ResMut<GizmoConfigStore>) {
     let (body, _) = store.config_mut::<SparseBodyGizmos>();
     body.line.width = 6.0;
     body.depth_bias = -0.2;
-    let root = res
-        .latest
-        .data
-        .body
-        .first()
-        .map_or(Vec3::new(0.0, 0.9, 0.0), |p| Vec3::from_array(*p));
-    let orbit = OrbitCamera {
-        focus: root,
-        distance: 3.2,
-        yaw: 0.9,
-        pitch: 0.2,
-        screen_offset: Vec2::ZERO,
-        aspect: 1.6,
-    };
-    let software = adapter
-        .as_ref()
-        .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
-    spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
 }
 
 fn draw(res: Res<SparseRes>, mut body: Gizmos<SparseBodyGizmos>, mut plain: Gizmos) {

@@ -40,8 +40,8 @@ use track::{FilterKind, ObservationMode, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
 use super::scene_common::{
-    SceneClock, SceneRuntime, advance_clock, automation, base_app, frame_view, orbit, play_buttons,
-    spawn_view, tick_scene,
+    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, frame_view, play_buttons,
+    run_scene, scene_app,
 };
 use super::view::OrbitCamera;
 use crate::colormap::{viridis, weight_alpha, weight_position};
@@ -64,13 +64,7 @@ const PLOT_HEIGHT: f32 = 170.0;
 pub struct TrackGuiOptions {
     pub spec: TrackSpec,
     pub settings: TrackSettings,
-    pub screenshot: Option<PathBuf>,
-    pub after_secs: f64,
-    pub quit_after: Option<f64>,
-    pub width: u32,
-    pub height: u32,
-    pub fixed_dt: Option<f64>,
-    pub no_vsync: bool,
+    pub window: WindowOptions,
 }
 
 /// The scene as the frame sees it.
@@ -415,11 +409,7 @@ struct TrackBodyGizmos;
 /// # Errors
 /// The scene cannot be built (bad files, no camera), or no display/adapter.
 pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
-    let pacing = if options.fixed_dt.is_some() {
-        Pacing::Inline
-    } else {
-        Pacing::Budget
-    };
+    let pacing = options.window.pacing();
     if let Err(no_window) = super::check_display_and_adapter() {
         // A bad file or a missing camera says more than "no display": the
         // scene is built (on the CPU, without a window) to report it.
@@ -430,8 +420,11 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         TrackingScene::new(options.spec.clone(), cpu)?;
         return Err(no_window);
     }
-    let title = format!("posecloud — {}", options.spec.label());
-    let mut app = base_app(title, options.width, options.height, options.no_vsync);
+    let window = WindowOptions {
+        title: format!("posecloud — {}", options.spec.label()),
+        ..options.window.clone()
+    };
+    let mut app = scene_app::<TrackingScene>(&window);
     app.add_plugins(TrackingScenePlugin);
     let device = renderer_device(&mut app);
     let res = start_scene(&options.spec, &options.settings, pacing, device.clone())?;
@@ -477,20 +470,8 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         sampling: ColourSampling::default(),
         opening: None,
     };
-    let clock = SceneClock::new(
-        launched,
-        options.fixed_dt,
-        options.screenshot.clone(),
-        options.after_secs,
-        options.quit_after,
-    );
-    app.insert_resource(res)
-        .insert_resource(ui)
-        .insert_resource(clock);
-    match app.run() {
-        AppExit::Success => Ok(()),
-        AppExit::Error(code) => anyhow::bail!("the app exited with code {code}"),
-    }
+    app.insert_resource(ui);
+    run_scene(app, res, &window, launched)
 }
 
 /// The tracking scene's systems and panels.
@@ -500,56 +481,41 @@ impl Plugin for TrackingScenePlugin {
     fn build(&self, app: &mut App) {
         app.init_gizmo_group::<TrackCloudGizmos>()
             .init_gizmo_group::<TrackBodyGizmos>()
-            .add_systems(Startup, setup_world)
+            .add_systems(Startup, configure_gizmos)
             .add_systems(
                 Update,
-                (
-                    advance_clock,
-                    tick_scene::<TrackingScene>,
-                    leave_a_lost_device,
-                    follow_scrub,
-                    orbit,
-                    draw,
-                    automation,
-                )
-                    .chain(),
+                (leave_a_lost_device, follow_scrub, draw)
+                    .chain()
+                    .in_set(SceneSet::Draw),
             )
             .add_systems(EguiPrimaryContextPass, panels);
     }
 }
 
-fn setup_world(
-    mut commands: Commands,
-    mut meshes: ResMut<Assets<Mesh>>,
-    mut materials: ResMut<Assets<StandardMaterial>>,
-    mut store: ResMut<GizmoConfigStore>,
-    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
-    track: Res<TrackRes>,
-) {
+fn configure_gizmos(mut store: ResMut<GizmoConfigStore>) {
     let (cloud, _) = store.config_mut::<TrackCloudGizmos>();
     cloud.line.width = 1.5;
     cloud.depth_bias = -0.5;
     let (body, _) = store.config_mut::<TrackBodyGizmos>();
     body.line.width = 6.0;
     body.depth_bias = -1.0;
-    let focus = track
-        .latest
-        .data
-        .estimate
-        .first()
-        .map_or(Vec3::new(0.0, 0.9, 0.0), |p| Vec3::from_array(*p));
-    let orbit = OrbitCamera {
-        focus,
-        distance: 4.5,
-        yaw: 0.9,
-        pitch: 0.25,
-        screen_offset: Vec2::ZERO,
-        aspect: 1.6,
-    };
-    let software = adapter
-        .as_ref()
-        .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
-    spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
+}
+
+impl WindowScene for TrackingScene {
+    fn initial_orbit(s: &TrackSnapshot) -> OrbitCamera {
+        let focus = s
+            .estimate
+            .first()
+            .map_or(Vec3::new(0.0, 0.9, 0.0), |p| Vec3::from_array(*p));
+        OrbitCamera {
+            focus,
+            distance: 4.5,
+            yaw: 0.9,
+            pitch: 0.25,
+            screen_offset: Vec2::ZERO,
+            aspect: 1.6,
+        }
+    }
 }
 
 /// When the window's device is lost (the renderer starts again on a new

@@ -24,12 +24,11 @@ use walker::Dynamics;
 use walker::mocap::POINTS;
 
 use super::scene_common::{
-    SceneClock, SceneRuntime, advance_clock, automation, base_app, frame_view, orbit, play_buttons,
-    spawn_view, tick_scene,
+    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, frame_view, play_buttons,
+    run_scene_window,
 };
 use super::view::OrbitCamera;
 use crate::colormap::{viridis, weight_alpha, weight_position};
-use crate::runtime::Pacing;
 use crate::walker_scene::{
     MAX_WALKER_PARTICLES, POINT_NAMES, WalkerEdit, WalkerScene, WalkerSettings, WalkerSnapshot,
 };
@@ -52,13 +51,7 @@ const POINT_COLOURS: [[u8; 3]; POINTS] = [
 pub struct WalkerGuiOptions {
     pub bvh: Option<PathBuf>,
     pub settings: WalkerSettings,
-    pub screenshot: Option<PathBuf>,
-    pub after_secs: f64,
-    pub quit_after: Option<f64>,
-    pub width: u32,
-    pub height: u32,
-    pub fixed_dt: Option<f64>,
-    pub no_vsync: bool,
+    pub window: WindowOptions,
 }
 
 type WalkerRes = SceneRuntime<WalkerScene>;
@@ -78,14 +71,9 @@ struct WalkerUi {
 /// # Errors
 /// A bad clip or settings, no display/adapter.
 pub fn run(options: WalkerGuiOptions, launched: Instant) -> Result<()> {
-    let pacing = if options.fixed_dt.is_some() {
-        Pacing::Inline
-    } else {
-        Pacing::Budget
-    };
     let scene = WalkerScene::new(options.bvh.clone(), options.settings.clone())?;
     super::check_display_and_adapter()?;
-    let res = WalkerRes::start(scene, pacing, "walker");
+    let res = WalkerRes::start(scene, options.window.pacing(), "walker");
     let (occlude, occlude_from, occlude_frames) = match options.settings.occlusion {
         Some((a, b)) => (true, a, b - a),
         None => (false, 12, 30),
@@ -96,27 +84,9 @@ pub fn run(options: WalkerGuiOptions, launched: Instant) -> Result<()> {
         occlude_from,
         occlude_frames,
     };
-    let clock = SceneClock::new(
-        launched,
-        options.fixed_dt,
-        options.screenshot.clone(),
-        options.after_secs,
-        options.quit_after,
-    );
-    let mut app = base_app(
-        "posecloud — walker (PHYSPRIOR)".into(),
-        options.width,
-        options.height,
-        options.no_vsync,
-    );
-    app.insert_resource(res)
-        .insert_resource(ui)
-        .insert_resource(clock)
-        .add_plugins(WalkerScenePlugin);
-    match app.run() {
-        AppExit::Success => Ok(()),
-        AppExit::Error(code) => anyhow::bail!("the app exited with code {code}"),
-    }
+    run_scene_window(res, options.window, launched, |app| {
+        app.insert_resource(ui).add_plugins(WalkerScenePlugin);
+    })
 }
 
 #[derive(Default, Reflect, GizmoConfigGroup)]
@@ -137,30 +107,13 @@ impl Plugin for WalkerScenePlugin {
         app.init_gizmo_group::<WalkerCloudGizmos>()
             .init_gizmo_group::<WalkerBodyGizmos>()
             .init_gizmo_group::<WalkerTruthGizmos>()
-            .add_systems(Startup, setup_world)
-            .add_systems(
-                Update,
-                (
-                    advance_clock,
-                    tick_scene::<WalkerScene>,
-                    orbit,
-                    draw,
-                    automation,
-                )
-                    .chain(),
-            )
+            .add_systems(Startup, configure_gizmos)
+            .add_systems(Update, draw.in_set(SceneSet::Draw))
             .add_systems(EguiPrimaryContextPass, panels);
     }
 }
 
-fn setup_world(
-    mut commands: Commands,
-    mut meshes: ResMut<Assets<Mesh>>,
-    mut materials: ResMut<Assets<StandardMaterial>>,
-    mut store: ResMut<GizmoConfigStore>,
-    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
-    res: Res<WalkerRes>,
-) {
+fn configure_gizmos(mut store: ResMut<GizmoConfigStore>) {
     let (cloud, _) = store.config_mut::<WalkerCloudGizmos>();
     cloud.line.width = 1.5;
     cloud.depth_bias = -0.5;
@@ -170,19 +123,20 @@ fn setup_world(
     let (truth, _) = store.config_mut::<WalkerTruthGizmos>();
     truth.line.width = 3.0;
     truth.depth_bias = -1.0;
-    let t = res.latest.data.truth[0];
-    let orbit = OrbitCamera {
-        focus: Vec3::new(t[0], 0.6, t[2]),
-        distance: 3.5,
-        yaw: 1.2,
-        pitch: 0.2,
-        screen_offset: Vec2::ZERO,
-        aspect: 1.6,
-    };
-    let software = adapter
-        .as_ref()
-        .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
-    spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
+}
+
+impl WindowScene for WalkerScene {
+    fn initial_orbit(s: &WalkerSnapshot) -> OrbitCamera {
+        let t = s.truth.first().copied().unwrap_or([0.0, 0.9, 0.0]);
+        OrbitCamera {
+            focus: Vec3::new(t[0], 0.6, t[2]),
+            distance: 3.5,
+            yaw: 1.2,
+            pitch: 0.2,
+            screen_offset: Vec2::ZERO,
+            aspect: 1.6,
+        }
+    }
 }
 
 fn draw(

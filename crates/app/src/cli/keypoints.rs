@@ -41,6 +41,9 @@ pub struct KeypointsArgs {
     /// Frame rate assumed for image sequences.
     #[arg(long, default_value_t = vision::sources::DEFAULT_SEQUENCE_FPS)]
     pub fps: f64,
+    /// No progress on stderr (the summary is still printed).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// The person's box in `frame`: the foreground blob (label pixels scaled
@@ -112,7 +115,12 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
     }
     writeln!(out, "{header}").with_context(|| csv_what.clone())?;
     let started = Instant::now();
-    let (mut rows, mut found, mut last_print) = (0usize, 0usize, Instant::now());
+    let (mut rows, mut found) = (0usize, 0usize);
+    let total = source
+        .frame_count()
+        .map(|n| args.max_frames.map_or(n, |m| m.min(n)) as u64)
+        .or(args.max_frames.map(|m| m as u64));
+    let mut progress = super::progress::Progress::new(total, args.quiet);
     let mut previous: Option<Keypoints> = None;
     let result = (|| -> Result<()> {
         loop {
@@ -162,17 +170,17 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
             rows += 1;
             found += usize::from(kp.is_some());
             previous = kp.filter(|k| k.presence >= 0.2);
-            if last_print.elapsed().as_secs_f64() >= 1.0 {
-                last_print = Instant::now();
-                eprintln!(
+            progress.update(frame.index as u64 + 1, || {
+                format!(
                     "frame {}: {rows} frames, person in {found}, {:.1} frames/s",
                     frame.index,
                     rows as f64 / started.elapsed().as_secs_f64()
-                );
-            }
+                )
+            });
         }
         Ok(())
     })();
+    progress.finish();
     if result.is_err() && rows == 0 {
         let _ = std::fs::remove_file(&partial);
         return result.map(|()| 0);

@@ -1,20 +1,9 @@
-//! `posecloud render` then `posecloud segment` through the library
-//! functions and their clap structs.
+//! What `posecloud render` then `posecloud segment` run: the library's
+//! jobs ([`vision::batch`]).
 
-use clap::Parser;
-use vision::cli::{RenderArgs, SegmentArgs, load_strokes, run_render, run_segment};
-
-#[derive(Parser)]
-struct Render {
-    #[command(flatten)]
-    args: RenderArgs,
-}
-
-#[derive(Parser)]
-struct Segment {
-    #[command(flatten)]
-    args: SegmentArgs,
-}
+use vision::Sleeves;
+use vision::batch::{PoseColours, RenderJob, SegmentJob, load_strokes, render, segment};
+use vision::synth::Appearance;
 
 const WALK: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -42,24 +31,26 @@ fn render_then_segment() {
     let cam_path = dir.join("cam.toml");
     cam.save(&cam_path).unwrap();
     let out = dir.join("render");
-    let r = Render::try_parse_from([
-        "render",
-        WALK,
-        "--camera",
-        cam_path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--frames",
-        "600..612",
-        "--step",
-        "4",
-        "--sleeves",
-        "long",
-        "--shirt",
-        "#aa3c32",
-    ])
-    .unwrap();
-    let summary = run_render(&r.args).unwrap();
+    let job = RenderJob {
+        range: Some(600..612),
+        step: 4,
+        appearance: Appearance {
+            sleeves: Sleeves::Long,
+            shirt: [0xaa, 0x3c, 0x32],
+            ..Appearance::default()
+        },
+        ..RenderJob::new(WALK, &cam_path, &out)
+    };
+    let mut written = Vec::new();
+    let summary = render(&job, &mut |p| written.push(p)).unwrap();
+    assert_eq!(
+        written.first(),
+        Some(&vision::batch::RenderProgress::Started {
+            frames: 4,
+            range: 600..612
+        })
+    );
+    assert_eq!(written.len(), 5, "started + one report per frame");
     assert_eq!(summary.frames, 4, "empty frame + 3 clip frames");
     let csv = std::fs::read_to_string(out.join("ground_truth.csv")).unwrap();
     let joints = skeleton::Bvh::load(WALK).unwrap().skeleton.len();
@@ -75,25 +66,25 @@ fn render_then_segment() {
     }
     // Segment the render folder, learning colours from frame 1 (clip 600).
     let seg_out = dir.join("seg");
-    let s = Segment::try_parse_from([
-        "segment",
-        "--frames",
-        out.to_str().unwrap(),
-        "--background-frames",
-        "1",
-        "--out",
-        seg_out.to_str().unwrap(),
-        "--bvh",
-        WALK,
-        "--camera",
-        cam_path.to_str().unwrap(),
-        "--pose-frame",
-        "1:600",
-        "--sleeves",
-        "long",
-    ])
+    let job = SegmentJob {
+        background_frames: Some(1),
+        pose: Some(PoseColours {
+            bvh: WALK.into(),
+            camera: cam_path.clone(),
+            frame: 600,
+            learn_frame: 1,
+        }),
+        sleeves: Sleeves::Long,
+        ..SegmentJob::new(out.to_str().unwrap(), &seg_out)
+    };
+    let mut rows = 0;
+    let summary = segment(&job, &mut |p| {
+        if matches!(p, vision::batch::SegmentProgress::Row { .. }) {
+            rows += 1;
+        }
+    })
     .unwrap();
-    let summary = run_segment(&s.args).unwrap();
+    assert_eq!(rows, 3);
     assert_eq!(summary.frames, 3);
     let csv = std::fs::read_to_string(seg_out.join("segment.csv")).unwrap();
     assert_eq!(csv.lines().count(), 4);
@@ -108,19 +99,12 @@ fn render_then_segment() {
         assert!(v[1..].iter().all(|&c| c > 0), "{line}");
     }
     // Foreground only, with a background image.
-    let s = Segment::try_parse_from([
-        "segment",
-        "--frames",
-        out.join("frame_*.png").to_str().unwrap(),
-        "--background",
-        out.join("frame_0000.png").to_str().unwrap(),
-        "--out",
-        seg_out.to_str().unwrap(),
-        "--max-frames",
-        "2",
-    ])
-    .unwrap();
-    assert_eq!(run_segment(&s.args).unwrap().frames, 2);
+    let job = SegmentJob {
+        background: Some(out.join("frame_0000.png")),
+        max_frames: Some(2),
+        ..SegmentJob::new(out.join("frame_*.png").to_str().unwrap(), &seg_out)
+    };
+    assert_eq!(segment(&job, &mut |_| {}).unwrap().frames, 2);
     // Strokes file and its errors.
     let strokes = dir.join("strokes.txt");
     std::fs::write(
@@ -138,33 +122,23 @@ fn render_then_segment() {
             .to_string()
             .contains("strokes.txt:1")
     );
-    // Bad options are clap errors, bad files name the file.
+    // Bad files and ranges name the file or flag.
+    let bad = RenderJob::new(WALK, "/nonexistent.toml", dir.join("o"));
     assert!(
-        Render::try_parse_from([
-            "render", WALK, "--camera", "c", "--out", "o", "--frames", "9..3"
-        ])
-        .is_err()
-    );
-    assert!(
-        Render::try_parse_from([
-            "render", WALK, "--camera", "c", "--out", "o", "--skin", "#12"
-        ])
-        .is_err()
-    );
-    let bad = Render::try_parse_from([
-        "render",
-        WALK,
-        "--camera",
-        "/nonexistent.toml",
-        "--out",
-        "o",
-    ])
-    .unwrap();
-    assert!(
-        run_render(&bad.args)
+        render(&bad, &mut |_| {})
             .unwrap_err()
             .to_string()
             .contains("/nonexistent.toml")
+    );
+    let bad = RenderJob {
+        range: Some(600..100_000),
+        ..RenderJob::new(WALK, &cam_path, dir.join("o"))
+    };
+    assert!(
+        render(&bad, &mut |_| {})
+            .unwrap_err()
+            .to_string()
+            .contains("--range")
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

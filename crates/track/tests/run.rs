@@ -7,7 +7,13 @@ use std::sync::OnceLock;
 
 use skeleton::Bvh;
 use track::BackendChoice;
-use track::cli::{TrackArgs, TrackCliError, check_init_pose, run_track};
+use track::SessionError;
+use track::run::{TrackRun, TrackSummary, check_init_pose, run_until};
+
+/// A run with no stop flag and no progress reports.
+fn run_track(a: &TrackRun) -> Result<TrackSummary, SessionError> {
+    run_until(a, &std::sync::atomic::AtomicBool::new(false), &mut |_| {})
+}
 use vision::{
     CameraFile, RenderOptions, SyntheticRenderer, SyntheticSource, load_camera, resize_camera,
     write_render,
@@ -51,23 +57,22 @@ fn render() -> &'static Path {
     })
 }
 
-fn args(out: &Path) -> TrackArgs {
+fn args(out: &Path) -> TrackRun {
     let dir = render();
-    let mut a = TrackArgs::new(dir.to_str().unwrap(), out.join("est.csv"));
-    a.camera = Some(dir.join("camera.toml"));
-    a.body = Some(WALK.into());
-    a.init_frame = Some(FIRST);
+    let mut a = TrackRun::new(dir.to_str().unwrap(), out.join("est.csv"));
+    a.spec.camera = Some(dir.join("camera.toml"));
+    a.spec.body = Some(WALK.into());
+    a.spec.init_frame = Some(FIRST);
     // RTPF's evaluations: the first frame is the empty scene, the regions
     // alone weigh.
-    a.background_frames = Some(1);
-    a.observation = track::ObservationMode::Regions;
-    a.particles = 50;
-    a.backend = BackendChoice::Cpu;
-    a.quiet = true;
+    a.spec.background_frames = Some(1);
+    a.settings.observation = track::ObservationMode::Regions;
+    a.settings.particles = 50;
+    a.settings.backend = BackendChoice::Cpu;
     a
 }
 
-fn message(r: Result<track::cli::TrackSummary, TrackCliError>) -> String {
+fn message(r: Result<TrackSummary, SessionError>) -> String {
     match r {
         Ok(s) => panic!("expected an error, got {s:?}"),
         Err(e) => e.to_string(),
@@ -79,7 +84,7 @@ fn tracks_a_rendered_walk_into_csv_and_bvh() {
     let out = scratch("track");
     let mut a = args(&out);
     a.out_bvh = Some(out.join("est.bvh"));
-    a.particles = 200;
+    a.settings.particles = 200;
     let summary = run_track(&a).unwrap();
     assert_eq!(summary.frames, FRAMES);
     assert_eq!(summary.background_frames, 1);
@@ -142,7 +147,7 @@ fn tracks_a_rendered_walk_into_csv_and_bvh() {
 fn rejects_zero_particles() {
     let out = scratch("n0");
     let mut a = args(&out);
-    a.particles = 0;
+    a.settings.particles = 0;
     assert!(message(run_track(&a)).contains("--particles"));
 }
 
@@ -151,14 +156,14 @@ fn rejects_a_source_without_frames() {
     let out = scratch("empty");
     let empty = scratch("empty_frames");
     let mut a = args(&out);
-    a.frames = empty.to_str().unwrap().into();
+    a.spec.frames = empty.to_str().unwrap().into();
     let m = message(run_track(&a));
     assert!(m.contains("--frames") && m.contains("empty_frames"), "{m}");
 
     // Only the background frame: nothing left to track.
     let one = scratch("one_frame");
     std::fs::copy(render().join("frame_0000.png"), one.join("frame_0000.png")).unwrap();
-    a.frames = one.to_str().unwrap().into();
+    a.spec.frames = one.to_str().unwrap().into();
     let m = message(run_track(&a));
     assert!(m.contains("no frames were tracked"), "{m}");
     // Nothing was written.
@@ -175,7 +180,7 @@ fn camera_of_another_aspect_is_an_error_and_another_resolution_is_rescaled() {
     let bad = out.join("square.toml");
     cam.save(&bad).unwrap();
     let mut a = args(&out);
-    a.camera = Some(bad);
+    a.spec.camera = Some(bad);
     a.max_frames = Some(2);
     let m = message(run_track(&a));
     assert!(
@@ -183,7 +188,7 @@ fn camera_of_another_aspect_is_an_error_and_another_resolution_is_rescaled() {
         "{m}"
     );
     // The 640 × 480 camera the render was made from fits 320 × 240 frames.
-    a.camera = Some(CAMERA.into());
+    a.spec.camera = Some(CAMERA.into());
     let s = run_track(&a).unwrap();
     assert_eq!(s.frames, 1);
 }
@@ -200,7 +205,7 @@ fn rejects_a_body_init_mismatch_and_bad_init_frames() {
     )
     .unwrap();
     let mut a = args(&out);
-    a.init = Some(renamed);
+    a.spec.init = Some(renamed);
     let m = message(run_track(&a));
     assert!(
         m.contains("--init") && m.contains("renamed.bvh") && m.contains("LeftKnie"),
@@ -214,16 +219,16 @@ fn rejects_a_body_init_mismatch_and_bad_init_frames() {
         "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation\n End Site\n {\n  OFFSET 0 0.1 0\n }\n}\nMOTION\nFrames: 1\nFrame Time: 0.0333\n0 1 0 0 0 0\n",
     )
     .unwrap();
-    a.init = Some(tiny);
+    a.spec.init = Some(tiny);
     let m = message(run_track(&a));
     assert!(m.contains("tiny.bvh") && m.contains("joints"), "{m}");
 
     // Out-of-range frame.
-    a.init = None;
-    a.init_frame = Some(100_000);
+    a.spec.init = None;
+    a.spec.init_frame = Some(100_000);
     let m = message(run_track(&a));
     assert!(
-        m.contains("--init-frame 100000") && m.contains("995 frames"),
+        m.contains("--frame 100000") && m.contains("995 frames"),
         "{m}"
     );
 
@@ -239,8 +244,8 @@ fn rejects_a_body_init_mismatch_and_bad_init_frames() {
     values[1] = "nan";
     lines[frame0] = values.join(" ");
     std::fs::write(&nan, lines.join("\n")).unwrap();
-    a.init = Some(nan);
-    a.init_frame = Some(0);
+    a.spec.init = Some(nan);
+    a.spec.init_frame = Some(0);
     let m = message(run_track(&a));
     assert!(m.contains("--init") && m.contains("nan.bvh"), "{m}");
 }
@@ -282,13 +287,12 @@ fn the_guided_start_places_a_person_who_holds_still() {
     write_render(&source, &dir).unwrap();
 
     let out = scratch("start_pose_out");
-    let mut a = TrackArgs::new(dir.to_str().unwrap(), out.join("est.csv"));
-    a.camera = Some(dir.join("camera.toml"));
-    a.body = Some(WALK.into());
-    a.background_frames = Some(1);
-    a.particles = 50;
-    a.backend = BackendChoice::Cpu;
-    a.quiet = true;
+    let mut a = TrackRun::new(dir.to_str().unwrap(), out.join("est.csv"));
+    a.spec.camera = Some(dir.join("camera.toml"));
+    a.spec.body = Some(WALK.into());
+    a.spec.background_frames = Some(1);
+    a.settings.particles = 50;
+    a.settings.backend = BackendChoice::Cpu;
     let summary = run_track(&a).unwrap();
     // Frames 1–24 show the person; still from frame 2 (the first frame
     // with a previous blob), placed 0.5 s later.
@@ -333,12 +337,11 @@ fn no_set_up_files_are_needed() {
         };
         f.save_png(dir.join(format!("frame_{k:04}.png"))).unwrap();
     }
-    let mut a = TrackArgs::new(dir.to_str().unwrap(), out.join("est.csv"));
-    a.subject_height = Some(1.7);
+    let mut a = TrackRun::new(dir.to_str().unwrap(), out.join("est.csv"));
+    a.spec.subject_height = Some(1.7);
     a.out_bvh = Some(out.join("est.bvh"));
-    a.particles = 40;
-    a.backend = BackendChoice::Cpu;
-    a.quiet = true;
+    a.settings.particles = 40;
+    a.settings.backend = BackendChoice::Cpu;
     let s = run_track(&a).unwrap();
     assert_eq!(s.background_frames, 31);
     assert!(s.camera.contains("default camera"), "{}", s.camera);

@@ -1,0 +1,85 @@
+//! posecloud's command-line tools, each a subcommand of the `posecloud`
+//! binary: clap argument structs that turn into the libraries' plain types
+//! (the libraries have no clap), progress on stderr (an `indicatif` bar with
+//! an ETA on a terminal, a line per second otherwise), data on stdout or in
+//! files.
+//!
+//! | command | what |
+//! |---|---|
+//! | `fk` | world joint positions of one BVH frame, CSV |
+//! | `info` | a skeleton's joints, kinds, DOF, masses (BVH, URDF, preset) |
+//! | `presets` | the built-in skeletons |
+//! | `render` | a BVH clip drawn through a camera: frames, labels, ground truth |
+//! | `segment` | frames to body-part label images (RTPF §IV-D) |
+//! | `track` | a person tracked in frames (RTPF), CSV and BVH |
+//! | `keypoints` | BlazePose 2D keypoints of every frame, CSV |
+
+pub mod keypoints;
+pub mod progress;
+pub mod skeleton_info;
+pub mod track;
+pub mod vision_cmds;
+
+use anyhow::Result;
+use clap::Subcommand;
+
+/// The subcommands.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Print the world position of every joint of one BVH frame as CSV
+    /// (`name,x,y,z`, metres in the file's axes, header first).
+    Fk(skeleton_info::FkArgs),
+    /// Describe a skeleton: joints, kinds, DOF, masses, and what an URDF
+    /// import adjusted.
+    Info(skeleton_info::InfoArgs),
+    /// List the built-in presets (joints and DOF of each).
+    Presets,
+    /// Render a BVH clip through a camera into RGB frames, label images and
+    /// ground truth (`ground_truth.csv`): the synthetic test bench.
+    Render(vision_cmds::RenderArgs),
+    /// Segment frames (folder, video, webcam) into body-part label images
+    /// (RTPF §IV-D); a table of ms and class counts per frame on stdout.
+    Segment(vision_cmds::SegmentArgs),
+    /// Track a person in frames (folder, video, webcam) with RTPF's
+    /// particle filter; writes the estimated joint positions as CSV.
+    Track(Box<track::TrackArgs>),
+    /// Detect 2D person keypoints (BlazePose) in every frame of a source;
+    /// writes `frame` then `<name>_u,<name>_v,<name>_score` per keypoint
+    /// (input-frame pixels) as CSV.
+    Keypoints(keypoints::KeypointsArgs),
+}
+
+/// Writes `text` to stdout; a reader that closed the pipe early (`| head`)
+/// is not an error.
+///
+/// # Errors
+/// Any other write error.
+pub fn print_out(text: &str) -> Result<()> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("writing to stdout"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Runs one subcommand.
+///
+/// # Errors
+/// The command's error (bad input names the flag and file).
+pub fn run(command: Command) -> Result<()> {
+    match command {
+        Command::Fk(a) => skeleton_info::fk(&a),
+        Command::Info(a) => skeleton_info::info(&a.source),
+        Command::Presets => skeleton_info::presets(),
+        Command::Render(a) => vision_cmds::render(&a).map(drop),
+        Command::Segment(a) => vision_cmds::segment(&a).map(drop),
+        Command::Track(a) => track::track_command(&a),
+        Command::Keypoints(a) => keypoints::run_keypoints(&a).map(drop),
+    }
+}

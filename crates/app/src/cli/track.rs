@@ -1,0 +1,389 @@
+//! `posecloud track`: RTPF tracking of a video, image folder or webcam
+//! ([`track::run`]): no set-up file is needed (default camera of `--fov`,
+//! default body at `--subject-height`, the guided start); each one given
+//! overrides its default. Ctrl-C ends the run like the end of the source
+//! (the CSV and BVH complete); a second Ctrl-C kills the process.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use track::run::{Progress as RunProgress, TrackRun, run_until};
+use track::session::{FilterSettings, SessionSpec, Stage};
+use track::{BackendChoice, FilterKind, ObservationMode, StartPose};
+
+use super::progress::Progress;
+use super::vision_cmds::SleevesArg;
+
+/// Which pose estimate is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EstimateArg {
+    /// The particle of highest weight.
+    Map,
+    /// The weighted mean of the particles.
+    Mean,
+}
+
+/// How the diffused children move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SamplingArg {
+    /// Partitioned sampling: the trunk, then each limb chain, each
+    /// diffused, weighed and resampled in turn (one likelihood batch per
+    /// partition; an addition to RTPF, closer fits on the CMU walk).
+    Partitioned,
+    /// Every parameter at once (RTPF's prediction).
+    Joint,
+}
+
+/// The filters of RTPF §IV–V.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FilterArg {
+    Pfs,
+    Hspc,
+    Hpor,
+    Hkfs,
+    Pfrth,
+}
+
+impl From<FilterArg> for FilterKind {
+    fn from(f: FilterArg) -> Self {
+        match f {
+            FilterArg::Pfs => FilterKind::Pfs,
+            FilterArg::Hspc => FilterKind::Hspc,
+            FilterArg::Hpor => FilterKind::Hpor,
+            FilterArg::Hkfs => FilterKind::Hkfs,
+            FilterArg::Pfrth => FilterKind::Pfrth,
+        }
+    }
+}
+
+/// The likelihood back end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// The GPU on a hardware adapter, else the CPU.
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+impl From<BackendArg> for BackendChoice {
+    fn from(b: BackendArg) -> Self {
+        match b {
+            BackendArg::Auto => BackendChoice::Auto,
+            BackendArg::Cpu => BackendChoice::Cpu,
+            BackendArg::Gpu => BackendChoice::Gpu,
+        }
+    }
+}
+
+/// The likelihood terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ObservationArg {
+    /// RTPF's body-part regions.
+    Regions,
+    /// BlazePose 2D keypoints (detected on their own thread).
+    Keypoints,
+    /// Both.
+    Both,
+}
+
+impl From<ObservationArg> for ObservationMode {
+    fn from(o: ObservationArg) -> Self {
+        match o {
+            ObservationArg::Regions => ObservationMode::Regions,
+            ObservationArg::Keypoints => ObservationMode::Keypoints,
+            ObservationArg::Both => ObservationMode::Both,
+        }
+    }
+}
+
+/// The pose the person takes for the guided start, facing the camera.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StartPoseArg {
+    ArmsDown,
+    TPose,
+}
+
+impl From<StartPoseArg> for StartPose {
+    fn from(p: StartPoseArg) -> Self {
+        match p {
+            StartPoseArg::ArmsDown => StartPose::ArmsDown,
+            StartPoseArg::TPose => StartPose::TPose,
+        }
+    }
+}
+
+/// `posecloud track --frames SRC --out-csv EST.csv [--subject-height M] …`
+#[derive(Args, Clone, Debug, PartialEq)]
+pub struct TrackArgs {
+    /// Frames: a folder of PNG/JPEG (a `posecloud render` folder reads its
+    /// frame_*.png), a glob, a video file (ffmpeg), a .y4m file, or
+    /// webcam / webcam:N / webcam:N@WxH.
+    #[arg(long)]
+    pub frames: String,
+    /// Camera file (TOML: width, height, fx, fy, cx, cy, position, look_at,
+    /// up). Default: a level camera at the origin, --fov wide. A camera of
+    /// the frames' aspect ratio at another resolution is rescaled.
+    #[arg(long)]
+    pub camera: Option<PathBuf>,
+    /// Horizontal field of view of the default camera, degrees.
+    #[arg(long, default_value_t = track::DEFAULT_FOV_DEG)]
+    pub fov: f64,
+    /// The subject's skeleton (BVH). Default: the CMU skeleton of
+    /// assets/motions at --subject-height.
+    #[arg(long)]
+    pub bvh: Option<PathBuf>,
+    /// The subject's height in metres (default 1.70 for the default body;
+    /// a --bvh file is scaled to it when given).
+    #[arg(long)]
+    pub subject_height: Option<f64>,
+    /// A known initial pose instead of the guided start: frame --frame of
+    /// this BVH (same joints as the body; needs --camera).
+    #[arg(long)]
+    pub init: Option<PathBuf>,
+    /// Frame of --init (or of --bvh) holding the initial pose, 0-based;
+    /// given alone, the body file's frame.
+    #[arg(long)]
+    pub frame: Option<usize>,
+    /// The pose the person takes to start (guided start), facing the
+    /// camera.
+    #[arg(long, value_enum, default_value = "arms-down")]
+    pub start_pose: StartPoseArg,
+    /// Image of the empty scene (the size of the frames) instead of
+    /// learning it.
+    #[arg(long, conflicts_with = "background_frames")]
+    pub background: Option<PathBuf>,
+    /// The first K frames show the empty scene: learned as they come (no
+    /// waiting for a still scene) and not tracked.
+    #[arg(long)]
+    pub background_frames: Option<usize>,
+    /// Number of particles N.
+    #[arg(long, default_value_t = 300)]
+    pub particles: usize,
+    /// The filter (RTPF §IV–V).
+    #[arg(long, value_enum, default_value = "pfrth")]
+    pub filter: FilterArg,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output CSV: `frame` (source frame index) then
+    /// `<joint>_x,<joint>_y,<joint>_z` for every joint of the body (world
+    /// positions, metres), one row per tracked frame.
+    #[arg(long)]
+    pub out_csv: PathBuf,
+    /// Also write the estimated motion as BVH (the body's hierarchy and
+    /// channels).
+    #[arg(long)]
+    pub out_bvh: Option<PathBuf>,
+    /// Stop after this many source frames.
+    #[arg(long)]
+    pub max_frames: Option<usize>,
+    /// Sleeve length of the person: short (arms are skin) or long.
+    #[arg(long, value_enum, default_value = "short")]
+    pub sleeves: SleevesArg,
+    /// Tracked joints: `upper` (root, spine, neck, head, collars,
+    /// shoulders, elbows of a CMU-style skeleton), `all`, a comma-separated
+    /// list of joint names (the root is always tracked), or `auto` (`upper`
+    /// when the body has those joints, else `all`). Untracked joints stay
+    /// at the initial pose.
+    #[arg(long, default_value = "auto")]
+    pub track: String,
+    /// Pose estimate written.
+    #[arg(long, value_enum, default_value = "map")]
+    pub estimate: EstimateArg,
+    /// Likelihood back end.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
+    /// Likelihood terms.
+    #[arg(long, value_enum, default_value = "both")]
+    pub observation: ObservationArg,
+    /// σ of the keypoint term as a fraction of the person's size in the
+    /// image (shoulders to hips).
+    #[arg(long, default_value_t = track::keypoint_term::DEFAULT_KEYPOINT_SIGMA)]
+    pub keypoint_sigma: f64,
+    /// σ_F of RTPF Eq. 2.
+    #[arg(long, default_value_t = 0.1)]
+    pub sigma_f: f64,
+    /// Diffusion σ of the root position per frame (m).
+    #[arg(long, default_value_t = 0.02)]
+    pub sigma_translation: f64,
+    /// Diffusion σ of the limb angles per frame (rad).
+    #[arg(long, default_value_t = 0.08)]
+    pub sigma_limb: f64,
+    /// Diffusion σ of the trunk angles (root orientation, spine, neck,
+    /// head) per frame (rad).
+    #[arg(long, default_value_t = 0.02)]
+    pub sigma_trunk: f64,
+    /// Prediction: partitioned (trunk, then each limb chain, one
+    /// likelihood batch each) or joint (every parameter at once, RTPF).
+    #[arg(long, value_enum, default_value = "partitioned")]
+    pub sampling: SamplingArg,
+    /// Label image width.
+    #[arg(long, default_value_t = labels::DEFAULT_WIDTH)]
+    pub label_width: u32,
+    /// Label image height.
+    #[arg(long, default_value_t = labels::DEFAULT_HEIGHT)]
+    pub label_height: u32,
+    /// Frame rate assumed for image sequences.
+    #[arg(long, default_value_t = vision::sources::DEFAULT_SEQUENCE_FPS)]
+    pub fps: f64,
+    /// No progress on stderr (the summary is still printed).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl TrackArgs {
+    /// The library's run.
+    pub fn to_run(&self) -> TrackRun {
+        TrackRun {
+            spec: SessionSpec {
+                frames: self.frames.clone(),
+                camera: self.camera.clone(),
+                fov_deg: self.fov,
+                body: self.bvh.clone(),
+                subject_height: self.subject_height,
+                init: self.init.clone(),
+                init_frame: self.frame,
+                start_pose: self.start_pose.into(),
+                background: self.background.clone(),
+                background_frames: self.background_frames,
+                sleeves: self.sleeves.into(),
+                track: self.track.clone(),
+                label_width: self.label_width,
+                label_height: self.label_height,
+                ..SessionSpec::default()
+            },
+            settings: FilterSettings {
+                particles: self.particles,
+                filter: self.filter.into(),
+                sigma_f: self.sigma_f,
+                sigma_translation: self.sigma_translation,
+                sigma_limb: self.sigma_limb,
+                sigma_trunk: self.sigma_trunk,
+                seed: self.seed,
+                backend: self.backend.into(),
+                partitioned: self.sampling == SamplingArg::Partitioned,
+                mean_estimate: self.estimate == EstimateArg::Mean,
+                observation: self.observation.into(),
+                keypoint_sigma: self.keypoint_sigma,
+            },
+            fps: self.fps,
+            out_csv: self.out_csv.clone(),
+            out_bvh: self.out_bvh.clone(),
+            max_frames: self.max_frames,
+        }
+    }
+}
+
+/// Runs `posecloud track` with Ctrl-C as the stop flag.
+///
+/// # Errors
+/// As [`run_until`]; the Ctrl-C handler cannot be installed.
+pub fn track_command(a: &TrackArgs) -> Result<()> {
+    static STOP: AtomicBool = AtomicBool::new(false);
+    ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("posecloud: stopping (Ctrl-C again to abort)");
+    })
+    .map_err(|e| anyhow::anyhow!("cannot install the Ctrl-C handler: {e}"))?;
+    track_until(a, &STOP).map(drop)
+}
+
+/// [`run_until`] with progress on stderr and the summary on stdout.
+///
+/// # Errors
+/// As [`run_until`].
+pub fn track_until(a: &TrackArgs, stop: &AtomicBool) -> Result<track::run::TrackSummary> {
+    let run = a.to_run();
+    let mut bar: Option<Progress> = None;
+    let mut last_stage = None;
+    let summary = run_until(&run, stop, &mut |p| match p {
+        RunProgress::Opened(session) => {
+            let total = session
+                .source()
+                .frame_count()
+                .map(|n| a.max_frames.map_or(n, |m| m.min(n)) as u64)
+                .or(a.max_frames.map(|m| m as u64));
+            let b = Progress::new(total, a.quiet);
+            let (w, h) = session.source().size();
+            b.say(&format!(
+                "{} ({w} × {h} → {} × {} labels); {}; body {:.2} m tall; {} N = {}; observation: {}",
+                session.source_name(),
+                a.label_width,
+                a.label_height,
+                session.camera_note(),
+                session.stature(),
+                run.settings.filter.name(),
+                a.particles,
+                session.describe_observation()
+            ));
+            b.say(&format!(
+                "[{}] {}",
+                session.status().stage.name(),
+                session.status().message
+            ));
+            last_stage = Some(session.status().stage);
+            bar = Some(b);
+        }
+        RunProgress::Step {
+            session,
+            step,
+            tracked,
+            elapsed,
+        } => {
+            let Some(b) = bar.as_mut() else { return };
+            if let Some(e) = &step.event {
+                b.say(&format!("frame {}: {e}", step.frame));
+            }
+            let status = &step.status;
+            if last_stage != Some(status.stage) {
+                last_stage = Some(status.stage);
+                b.say(&format!(
+                    "frame {}: [{}] {}",
+                    step.frame,
+                    status.stage.name(),
+                    status.message
+                ));
+            }
+            b.update(step.frame as u64 + 1, || {
+                match (&step.tracked, status.stage) {
+                    (Some(t), Stage::Tracking) => format!(
+                        "frame {}: {:.1} frames/s, F {:.4}, ESS {:.1}/{}, {} evaluations [{}]",
+                        step.frame,
+                        tracked as f64 / elapsed.max(1e-9),
+                        t.report.residual,
+                        t.report.ess,
+                        a.particles,
+                        t.report.evaluations,
+                        session.describe_backend()
+                    ),
+                    _ => format!(
+                        "frame {}: [{}] {} ({:.0} %)",
+                        step.frame,
+                        status.stage.name(),
+                        status.message,
+                        100.0 * status.progress
+                    ),
+                }
+            });
+        }
+        RunProgress::SavedBeforeError { rows } => {
+            if !a.quiet {
+                eprintln!(
+                    "wrote the {rows} tracked frame(s) before the error to {}",
+                    a.out_csv.display()
+                );
+            }
+        }
+        RunProgress::Warning(w) => eprintln!("{w}"),
+    });
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    let summary = summary?;
+    super::print_out(&format!("{summary}\n"))?;
+    Ok(summary)
+}

@@ -1,0 +1,458 @@
+//! What `posecloud render` and `posecloud segment` run, as library
+//! functions over plain job descriptions (the command-line parsing lives in
+//! the app): a BVH clip drawn through a camera into a folder, and a source
+//! segmented into label images. Progress is reported through a callback;
+//! nothing is printed here.
+
+use std::io::Write as _;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::camera_file::load_camera;
+use crate::classes::{ClassMap, SEG_CLASSES, SegClass, Sleeves};
+use crate::error::{Result, VisionError};
+use crate::frame::{Frame, load_rgb};
+use crate::segment::{ColourClass, SegmentParams, Segmenter, Stroke};
+use crate::sources::open_source;
+use crate::synth::{
+    Appearance, Background, BodyShape, RenderOptions, RenderSummary, SyntheticRenderer,
+    SyntheticSource, dress_skeleton, write_render_with,
+};
+
+/// A render: clip frames `range` (default the whole clip) of `bvh`, every
+/// `step`-th, through `camera`, into `out`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RenderJob {
+    pub bvh: PathBuf,
+    pub camera: PathBuf,
+    /// frame_NNNN.png, labels_NNNN.png, classes_NNNN.png, ground_truth.csv,
+    /// camera.toml.
+    pub out: PathBuf,
+    pub range: Option<Range<usize>>,
+    pub step: usize,
+    pub appearance: Appearance,
+    /// An image behind the person; default a shaded checkerboard.
+    pub backdrop: Option<PathBuf>,
+    /// Sensor noise σ, grey levels.
+    pub noise: f64,
+    pub seed: u64,
+    /// Empty a non-empty `out` first (else it is refused, so that old
+    /// frames are not read with the new ones).
+    pub force: bool,
+}
+
+impl RenderJob {
+    /// The whole clip, every 4th frame, default appearance, σ 3 noise.
+    pub fn new(
+        bvh: impl Into<PathBuf>,
+        camera: impl Into<PathBuf>,
+        out: impl Into<PathBuf>,
+    ) -> Self {
+        Self {
+            bvh: bvh.into(),
+            camera: camera.into(),
+            out: out.into(),
+            range: None,
+            step: 4,
+            appearance: Appearance::default(),
+            backdrop: None,
+            noise: 3.0,
+            seed: 1,
+            force: false,
+        }
+    }
+}
+
+/// What [`render`] reports as it goes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RenderProgress {
+    /// About to write `frames` frames (clip frames `range`, the empty
+    /// first frame included).
+    Started { frames: usize, range: Range<usize> },
+    /// Frame `k` was written.
+    Frame(usize),
+}
+
+/// Refuses a non-empty output folder, or (with `force`) empties it.
+///
+/// # Errors
+/// [`VisionError::Parameter`] naming `--out` and what is in it; an I/O
+/// error removing its files.
+fn prepare_out_dir(out: &std::path::Path, force: bool) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Ok(());
+    };
+    let entries: Vec<_> = entries.filter_map(std::result::Result::ok).collect();
+    if entries.is_empty() {
+        return Ok(());
+    }
+    if !force {
+        return Err(VisionError::parameter(
+            "--out",
+            out.display(),
+            format!(
+                "the folder holds {} entries already (e.g. {}): give an empty or new folder, or --force to empty it",
+                entries.len(),
+                entries[0].file_name().to_string_lossy()
+            ),
+        ));
+    }
+    for e in entries {
+        let path = e.path();
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        removed.map_err(|err| VisionError::io(&path, err))?;
+    }
+    Ok(())
+}
+
+/// Renders `job` (module docs).
+///
+/// # Errors
+/// Bad camera file, BVH, range, backdrop or output folder, each naming the
+/// file or flag.
+pub fn render(job: &RenderJob, progress: &mut dyn FnMut(RenderProgress)) -> Result<RenderSummary> {
+    let bvh = skeleton::Bvh::load(&job.bvh)?;
+    let camera = load_camera(&job.camera)?;
+    let background = match &job.backdrop {
+        Some(p) => Background::from_file(p)?,
+        None => Background::default(),
+    };
+    let options = RenderOptions {
+        appearance: job.appearance.clone(),
+        background,
+        noise_sigma: job.noise,
+        seed: job.seed,
+        ..RenderOptions::default()
+    };
+    let range = job.range.clone().unwrap_or(0..bvh.frames.len());
+    let renderer = SyntheticRenderer::new(&bvh.skeleton, camera, options)?;
+    let source = SyntheticSource::new(&bvh, renderer, range.clone(), job.step)?;
+    prepare_out_dir(&job.out, job.force)?;
+    progress(RenderProgress::Started {
+        frames: crate::frame::FrameSource::frame_count(&source).unwrap_or(0),
+        range,
+    });
+    write_render_with(&source, &job.out, &mut |k| {
+        progress(RenderProgress::Frame(k))
+    })
+}
+
+/// Learning the colours from a known pose: source frame `learn_frame`
+/// shows frame `frame` of the clip `bvh`, seen through `camera`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoseColours {
+    pub bvh: PathBuf,
+    pub camera: PathBuf,
+    pub frame: usize,
+    pub learn_frame: usize,
+}
+
+/// A segmentation of the source `frames` into `out`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SegmentJob {
+    /// A folder, glob, video file, .y4m file or webcam (see
+    /// [`open_source`]).
+    pub frames: String,
+    /// Image of the empty scene; else the first `background_frames` frames
+    /// (default 1), which are not segmented.
+    pub background: Option<PathBuf>,
+    pub background_frames: Option<usize>,
+    /// seg_NNNN.png (classes in preview colours) and segment.csv (per-frame
+    /// ms and class counts).
+    pub out: PathBuf,
+    pub label_width: u32,
+    pub label_height: u32,
+    /// Frame rate assumed for image sequences.
+    pub fps: f64,
+    /// Stop after this many segmented frames.
+    pub max_frames: Option<usize>,
+    /// Colours from a known pose, or from `strokes`; neither: the
+    /// foreground only (written as shirt).
+    pub pose: Option<PoseColours>,
+    pub sleeves: Sleeves,
+    pub strokes: Option<PathBuf>,
+}
+
+impl SegmentJob {
+    /// Defaults: the first frame is the background, 160 × 120 labels.
+    pub fn new(frames: impl Into<String>, out: impl Into<PathBuf>) -> Self {
+        Self {
+            frames: frames.into(),
+            background: None,
+            background_frames: None,
+            out: out.into(),
+            label_width: SegmentParams::default().width,
+            label_height: SegmentParams::default().height,
+            fps: crate::sources::DEFAULT_SEQUENCE_FPS,
+            max_frames: None,
+            pose: None,
+            sleeves: Sleeves::Short,
+            strokes: None,
+        }
+    }
+}
+
+/// What [`segment`] reports as it goes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SegmentProgress {
+    /// The source is open: its name, size and frame count when known.
+    Opened {
+        name: String,
+        size: (u32, u32),
+        frames: Option<usize>,
+    },
+    /// How the colours were learned (or that only the foreground is
+    /// written).
+    Colours(String),
+    /// One segmented frame: its source index, time stamp, milliseconds and
+    /// the pixel count of each class (background first).
+    Row {
+        frame: usize,
+        timestamp: f64,
+        ms: f64,
+        counts: [u32; SEG_CLASSES + 1],
+    },
+}
+
+/// Reads a strokes file (lines `FRAME CLASS x,y x,y …`; CLASS: skin, hair, shirt, trousers; pixel coordinates in the input frame; `#` starts a comment): `(frame, stroke)`.
+///
+/// # Errors
+/// [`VisionError::Parameter`] naming the file and line of a malformed line.
+pub fn load_strokes(path: &std::path::Path) -> Result<Vec<(usize, Stroke)>> {
+    let text = std::fs::read_to_string(path).map_err(|e| VisionError::io(path, e))?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |m: String| {
+            VisionError::parameter("strokes", format!("{}:{}", path.display(), n + 1), m)
+        };
+        let mut words = line.split_whitespace();
+        let frame = words
+            .next()
+            .and_then(|w| w.parse().ok())
+            .ok_or_else(|| bad("expected FRAME CLASS x,y …".into()))?;
+        let class = words
+            .next()
+            .and_then(ColourClass::from_name)
+            .ok_or_else(|| bad("class must be skin, hair, shirt or trousers".into()))?;
+        let mut points = Vec::new();
+        for w in words {
+            let (x, y) = w
+                .split_once(',')
+                .and_then(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?)))
+                .ok_or_else(|| bad(format!("`{w}` is not a point x,y")))?;
+            points.push((x, y));
+        }
+        out.push((frame, Stroke { class, points }));
+    }
+    Ok(out)
+}
+
+/// What [`segment`] measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SegmentSummary {
+    pub frames: usize,
+    pub mean_ms: f64,
+    pub max_ms: f64,
+}
+
+/// Segments `job.frames`: learns the background and colours, then segments
+/// every remaining frame, writing a PNG and a CSV row per frame.
+///
+/// # Errors
+/// Source, background, colour-learning and output errors, each naming the
+/// file or flag.
+pub fn segment(
+    job: &SegmentJob,
+    progress: &mut dyn FnMut(SegmentProgress),
+) -> Result<SegmentSummary> {
+    let mut source = open_source(&job.frames, job.fps)?;
+    let (w, h) = source.size();
+    progress(SegmentProgress::Opened {
+        name: source.name().to_string(),
+        size: (w, h),
+        frames: source.frame_count(),
+    });
+    let params = SegmentParams {
+        width: job.label_width,
+        height: job.label_height,
+        ..SegmentParams::default()
+    };
+    let mut seg = Segmenter::new(params, w, h)?;
+    std::fs::create_dir_all(&job.out).map_err(|e| VisionError::io(&job.out, e))?;
+    // Background.
+    let mut frames_read: Vec<Frame> = Vec::new();
+    let mut resume = 0;
+    if let Some(path) = &job.background {
+        let (bw, bh, rgb) = load_rgb(path)?;
+        let f = Frame::new(bw, bh, rgb, 0.0, 0)?;
+        seg.learn_background(&[&f])?;
+    } else {
+        let k = job.background_frames.unwrap_or(1);
+        if k == 0 {
+            return Err(VisionError::parameter(
+                "--background-frames",
+                0,
+                "must be ≥ 1",
+            ));
+        }
+        let mut bg = Vec::new();
+        for _ in 0..k {
+            bg.push(source.next_frame()?.ok_or_else(|| VisionError::NoFrames {
+                source_name: format!("{} (needs {k} background frames)", source.name()),
+            })?);
+        }
+        seg.learn_background(&bg.iter().collect::<Vec<_>>())?;
+        resume = k;
+    }
+    // Colours.
+    let mut colours_known = false;
+    if let Some(pose) = &job.pose {
+        let bvh = skeleton::Bvh::load(&pose.bvh)?;
+        let camera = load_camera(&pose.camera)?;
+        if pose.frame >= bvh.frames.len() {
+            return Err(VisionError::parameter(
+                "--frame",
+                pose.frame,
+                format!("the clip has {} frames", bvh.frames.len()),
+            ));
+        }
+        let frame = frame_at(source.as_mut(), pose.learn_frame, resume, &mut frames_read)?;
+        let skel = dress_skeleton(&bvh.skeleton, &BodyShape::default())?;
+        let map = ClassMap::for_sleeves(job.sleeves);
+        let report =
+            seg.learn_colours_from_pose(&frame, &skel, &camera, bvh.frames.pose(pose.frame), &map)?;
+        progress(SegmentProgress::Colours(format!(
+            "colours learned from frame {} (clip frame {}): {report:?}",
+            pose.learn_frame, pose.frame
+        )));
+        colours_known = true;
+    } else if let Some(path) = &job.strokes {
+        let strokes = load_strokes(path)?;
+        let mut by_frame: std::collections::BTreeMap<usize, Vec<Stroke>> = Default::default();
+        for (f, s) in strokes {
+            by_frame.entry(f).or_default().push(s);
+        }
+        for (f, strokes) in by_frame {
+            let frame = frame_at(source.as_mut(), f, resume, &mut frames_read)?;
+            seg.learn_colours_from_strokes(&frame, &strokes)?;
+        }
+        progress(SegmentProgress::Colours(format!(
+            "colours learned from {}",
+            path.display()
+        )));
+        colours_known = true;
+    }
+    if !colours_known {
+        progress(SegmentProgress::Colours(
+            "no colours given (--bvh/--camera/--frame/--learn-frame or --strokes): writing the foreground only (as shirt)".into(),
+        ));
+    }
+    // Segment.
+    let csv_path = job.out.join("segment.csv");
+    let mut csv = std::io::BufWriter::new(
+        std::fs::File::create(&csv_path).map_err(|e| VisionError::io(&csv_path, e))?,
+    );
+    let names: Vec<&str> = SegClass::ALL.iter().map(|c| c.name()).collect();
+    writeln!(csv, "frame,time,ms,{}", names.join(","))
+        .map_err(|e| VisionError::io(&csv_path, e))?;
+    let mut summary = SegmentSummary::default();
+    let mut pending = frames_read.into_iter();
+    let mut out = crate::segment::Segmentation::default();
+    loop {
+        if job.max_frames.is_some_and(|m| summary.frames >= m) {
+            break;
+        }
+        let frame = match pending.next() {
+            Some(f) => f,
+            None => match source.next_frame()? {
+                Some(f) => f,
+                None => break,
+            },
+        };
+        let t0 = Instant::now();
+        if colours_known {
+            seg.segment_into(&frame, &mut out)?;
+        } else {
+            let mask = seg.foreground_mask(&frame)?;
+            out.width = job.label_width;
+            out.height = job.label_height;
+            out.labels = mask.iter().map(|&m| m * SegClass::Shirt.id()).collect();
+            out.counts = [0; SEG_CLASSES + 1];
+            for &l in &out.labels {
+                out.counts[usize::from(l)] += 1;
+            }
+            out.foreground = mask;
+        }
+        let ms = 1e3 * t0.elapsed().as_secs_f64();
+        out.save_png(job.out.join(format!("seg_{:04}.png", frame.index)))?;
+        let counts: Vec<String> = out.counts.iter().map(u32::to_string).collect();
+        writeln!(
+            csv,
+            "{},{:.4},{ms:.3},{}",
+            frame.index,
+            frame.timestamp,
+            counts.join(",")
+        )
+        .map_err(|e| VisionError::io(&csv_path, e))?;
+        progress(SegmentProgress::Row {
+            frame: frame.index,
+            timestamp: frame.timestamp,
+            ms,
+            counts: out.counts,
+        });
+        summary.frames += 1;
+        summary.mean_ms += ms;
+        summary.max_ms = summary.max_ms.max(ms);
+    }
+    csv.flush().map_err(|e| VisionError::io(&csv_path, e))?;
+    summary.mean_ms /= summary.frames.max(1) as f64;
+    Ok(summary)
+}
+
+/// Source frame `index`: by seeking and then seeking back to `resume`
+/// (the first frame to segment) where the source can; else by reading
+/// forward, keeping the frames read in `kept` so that they are still
+/// segmented.
+fn frame_at(
+    source: &mut dyn crate::frame::FrameSource,
+    index: usize,
+    resume: usize,
+    kept: &mut Vec<Frame>,
+) -> Result<Frame> {
+    if let Some(f) = kept.iter().find(|f| f.index == index) {
+        return Ok(f.clone());
+    }
+    let missing = |name: &str| VisionError::Seek {
+        source_name: name.to_string(),
+        frame: index,
+        message: "the source ended before this frame".into(),
+    };
+    if kept.is_empty() && source.seek(index).is_ok() {
+        let f = source.next_frame()?.ok_or_else(|| missing(source.name()))?;
+        source.seek(resume)?;
+        return Ok(f);
+    }
+    loop {
+        let f = source.next_frame()?.ok_or_else(|| missing(source.name()))?;
+        kept.push(f.clone());
+        if f.index == index {
+            return Ok(f);
+        }
+        if f.index > index {
+            return Err(VisionError::Seek {
+                source_name: source.name().to_string(),
+                frame: index,
+                message: "that frame was already used for the background".into(),
+            });
+        }
+    }
+}
