@@ -457,7 +457,8 @@ fn the_backend_flag_is_checked_and_named() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("--backend"), "{scene}: {stderr}");
         assert!(
-            stderr.contains("tracking scene") || stderr.contains("walker scene"),
+            stderr.contains(&format!("is not used by the {scene} scene"))
+                && stderr.contains("--scene track"),
             "{stderr}"
         );
     }
