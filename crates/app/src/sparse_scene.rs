@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, ensure};
 use nalgebra::Isometry3;
 use sparse::{
-    Clip, ClusterOptions, ClusteredDatabase, MotionPrior, SensorFrame, SensorSet, SparseTracker,
-    SyntheticSensors, TrackerConfig, body_errors, error_bodies,
+    Clip, ClusterOptions, ClusteredDatabase, MotionPrior, SensorFrame, SensorSet, SparseConfig,
+    SparseTracker, SyntheticSensors, body_errors, error_bodies,
 };
 
 use crate::runtime::Solver;
@@ -68,7 +68,7 @@ impl Default for SparseSettings {
     /// The tuned configuration with the paper's six IMUs and five markers
     /// all on (what [`SparseScene::new`] starts with).
     fn default() -> Self {
-        let c = TrackerConfig::tuned();
+        let c = SparseConfig::tuned();
         Self {
             prior: PriorKind::NoisyTruth,
             imus: vec![true; 6],
@@ -85,7 +85,7 @@ impl Default for SparseSettings {
 }
 
 impl SparseSettings {
-    fn from_config(c: &TrackerConfig, sensors: &SensorSet) -> Self {
+    fn from_config(c: &SparseConfig, sensors: &SensorSet) -> Self {
         Self {
             prior: PriorKind::NoisyTruth,
             imus: vec![true; sensors.imus.len()],
@@ -100,7 +100,7 @@ impl SparseSettings {
         }
     }
 
-    fn apply_to(&self, c: &mut TrackerConfig) {
+    fn apply_to(&self, c: &mut SparseConfig) {
         c.marker_stiffness = self.marker_stiffness;
         c.imu_stiffness = self.imu_stiffness;
         c.prior_stiffness = self.prior_stiffness;
@@ -159,7 +159,7 @@ pub struct SparseScene {
     other_clip: Option<PathBuf>,
     sensors: SensorSet,
     readings: Vec<SensorFrame>,
-    base_config: TrackerConfig,
+    base_config: SparseConfig,
     tracker: SparseTracker,
     settings: SparseSettings,
     bodies: Vec<usize>,
@@ -196,7 +196,7 @@ impl SparseScene {
         let sensors = SensorSet::paper_layout(&clip.skeleton)?;
         let readings =
             SyntheticSensors::default().synthesize(&sensors, &clip.skeleton, &clip.poses)?;
-        let base_config = TrackerConfig::tuned();
+        let base_config = SparseConfig::tuned();
         let settings = SparseSettings::from_config(&base_config, &sensors);
         let prior = MotionPrior::noisy_ground_truth(clip.poses.clone(), 0.12, 11)?;
         let mut tracker =

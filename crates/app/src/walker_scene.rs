@@ -12,7 +12,7 @@ use anyhow::{Context, Result, ensure};
 use nalgebra::Point3;
 use walker::mocap::{POINTS, TruthClip};
 use walker::tracker::observe;
-use walker::{Dynamics, Ellipse, InitialPose, Observation, TrackerConfig, WalkerTracker};
+use walker::{Dynamics, Ellipse, InitialPose, PointObservation, WalkerConfig, WalkerTracker};
 
 use crate::runtime::Solver;
 use crate::tracking::repo_path;
@@ -152,7 +152,7 @@ pub struct WalkerScene {
     rng: smc::ParticleRng,
     frame: usize,
     last: Option<walker::FrameReport>,
-    observed: Observation,
+    observed: PointObservation,
     history: VecDeque<WalkerSample>,
     map: Vec<[[f32; 3]; POINTS]>,
     due: f64,
@@ -188,7 +188,7 @@ impl WalkerScene {
             tracker,
             frame: 0,
             last: None,
-            observed: Observation::default(),
+            observed: PointObservation::default(),
             history: VecDeque::new(),
             map: Vec::new(),
             due: 0.0,
@@ -203,7 +203,7 @@ impl WalkerScene {
         frame: usize,
     ) -> Result<WalkerTracker> {
         let init = InitialPose::from_truth(clip, frame)?;
-        let mut cfg = TrackerConfig::thesis(s.dynamics, camera.clone(), init);
+        let mut cfg = WalkerConfig::thesis(s.dynamics, camera.clone(), init);
         cfg.particles = s.particles;
         cfg.resample_threshold = s.resample_threshold;
         cfg.seed = s.seed;

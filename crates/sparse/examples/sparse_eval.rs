@@ -16,7 +16,7 @@ use nalgebra::Isometry3;
 use plotters::prelude::*;
 use sparse::{
     Clip, ClusterOptions, ClusteredDatabase, IkMethod, IkTracker, MotionPrior, SensorSet,
-    SparseTracker, StepReport, SyntheticSensors, TrackerConfig, body_errors, error_bodies,
+    SparseConfig, SparseTracker, StepReport, SyntheticSensors, body_errors, error_bodies,
     finite_difference_velocity,
 };
 
@@ -42,13 +42,13 @@ fn parse() -> Result<Options, Box<dyn Error>> {
         png: None,
         clusters: 500,
         exclude_self: true,
-        damping: TrackerConfig::tuned().damping,
-        prior_damping: TrackerConfig::tuned().prior_damping,
+        damping: SparseConfig::tuned().damping,
+        prior_damping: SparseConfig::tuned().prior_damping,
         sigma: 0.12,
         physics: true,
-        filter_gain: TrackerConfig::default().filter_gain,
-        root_weight: TrackerConfig::default().root_torque_weight,
-        torque_scale: TrackerConfig::default().torque_limit_scale,
+        filter_gain: SparseConfig::default().filter_gain,
+        root_weight: SparseConfig::default().root_torque_weight,
+        torque_scale: SparseConfig::default().torque_limit_scale,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -66,8 +66,8 @@ fn parse() -> Result<Options, Box<dyn Error>> {
             "--torque-scale" => o.torque_scale = value()?.parse()?,
             "--paper" => {
                 o.paper = true;
-                o.damping = TrackerConfig::default().damping;
-                o.prior_damping = TrackerConfig::default().prior_damping;
+                o.damping = SparseConfig::default().damping;
+                o.prior_damping = SparseConfig::default().prior_damping;
             }
             "--sigma" => o.sigma = value()?.parse()?,
             "--help" | "-h" => {
@@ -117,7 +117,7 @@ fn run_physics(
     clip: &Clip,
     sensors: &SensorSet,
     prior: MotionPrior,
-    config: &TrackerConfig,
+    config: &SparseConfig,
     frames: usize,
 ) -> Result<Run, Box<dyn Error>> {
     let label = prior.name().to_string();
@@ -192,14 +192,14 @@ fn main() -> Result<(), Box<dyn Error>> {
         Clip::load_bvh(root.join("cmu_131_01_walk.bvh"), 60.0)?,
         Clip::load_bvh(root.join("cmu_131_03_hop.bvh"), 60.0)?,
     ];
-    let config = TrackerConfig {
+    let config = SparseConfig {
         damping: o.damping,
         prior_damping: o.prior_damping,
         physics: o.physics,
         filter_gain: o.filter_gain,
         root_torque_weight: o.root_weight,
         torque_limit_scale: o.torque_scale,
-        ..TrackerConfig::default()
+        ..SparseConfig::default()
     };
     println!(
         "SPARSE Table 1 on CMU 131 clips at 60 Hz: mean body position (cm) / orientation (deg) error, ms per frame\n\

@@ -15,7 +15,7 @@
 //!
 //! An application drives a [`SparseTracker`]: build it with a skeleton, a
 //! [`SensorSet`] (e.g. [`SensorSet::paper_layout`]), a [`MotionPrior`] and a
-//! [`TrackerConfig`]; [`SparseTracker::reset`] at a pose; then one
+//! [`SparseConfig`]; [`SparseTracker::reset`] at a pose; then one
 //! [`SparseTracker::step`] per 60 Hz [`SensorFrame`], which returns the pose,
 //! the contact forces and the joint torques.
 
@@ -33,4 +33,4 @@ pub use contact::{Contact, ContactConfig};
 pub use error::{Result, SparseError};
 pub use prior::{ClusterOptions, ClusteredDatabase, MotionPrior, PriorQuery};
 pub use sensors::{Imu, Marker, SensorFrame, SensorMask, SensorSet, SensorSpec, SyntheticSensors};
-pub use tracker::{SparseTracker, StepReport, TrackerConfig, finite_difference_velocity};
+pub use tracker::{SparseConfig, SparseTracker, StepReport, finite_difference_velocity};

@@ -52,7 +52,7 @@ use crate::sensors::{RowKind, SensorFrame, SensorMask, SensorSet};
 
 /// Settings of [`SparseTracker`]; defaults are the paper's (§4).
 #[derive(Clone, Debug, PartialEq)]
-pub struct TrackerConfig {
+pub struct SparseConfig {
     /// Sensor rate, Hz (`h = 1/rate`).
     pub rate: f64,
     /// Stiffness of marker, IMU and prior rows (5×10⁸, 1.2×10⁸, 2×10⁶).
@@ -92,7 +92,7 @@ pub struct TrackerConfig {
     pub physics: bool,
 }
 
-impl Default for TrackerConfig {
+impl Default for SparseConfig {
     fn default() -> Self {
         Self {
             rate: 60.0,
@@ -116,7 +116,7 @@ impl Default for TrackerConfig {
     }
 }
 
-impl TrackerConfig {
+impl SparseConfig {
     /// The paper's settings with the sensor rows' damping lowered from 2 to
     /// 1: at `d = 2` each frame removes only half of a sensor residual
     /// (`Γ ≈ 1/d`), so a marker moving `Δ` per frame trails it by `Δ` —
@@ -237,7 +237,7 @@ pub struct SparseTracker {
     sensors: SensorSet,
     mask: SensorMask,
     prior: MotionPrior,
-    config: TrackerConfig,
+    config: SparseConfig,
     tau_limit: Vec<f64>,
     q: Vec<f64>,
     v: Vec<f64>,
@@ -260,7 +260,7 @@ impl SparseTracker {
         skeleton: &Skeleton,
         sensors: SensorSet,
         prior: MotionPrior,
-        config: TrackerConfig,
+        config: SparseConfig,
     ) -> Result<Self> {
         config.validate()?;
         let model = body_model(skeleton, config.total_mass, config.armature)?;
@@ -382,13 +382,13 @@ impl SparseTracker {
         &self.mask
     }
 
-    pub fn config(&self) -> &TrackerConfig {
+    pub fn config(&self) -> &SparseConfig {
         &self.config
     }
 
     /// Replaces the settings (validated; torque limits recomputed). The body
     /// mass only takes effect in a new tracker.
-    pub fn set_config(&mut self, config: TrackerConfig) -> Result<()> {
+    pub fn set_config(&mut self, config: SparseConfig) -> Result<()> {
         config.validate()?;
         self.tau_limit = torque_limits(
             self.model.skeleton(),

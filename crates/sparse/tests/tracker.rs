@@ -7,8 +7,8 @@ use nalgebra::{DMatrix, Isometry3, Point3, UnitQuaternion, Vector3};
 use sparse::tracker::{compliance, null_space_rows};
 use sparse::{
     Clip, ClusterOptions, ClusteredDatabase, IkMethod, IkTracker, MotionPrior, SensorMask,
-    SensorSet, SensorSpec, SparseError, SparseTracker, SyntheticSensors, TrackerConfig,
-    body_errors, error_bodies, finite_difference_velocity,
+    SensorSet, SensorSpec, SparseConfig, SparseError, SparseTracker, SyntheticSensors, body_errors,
+    error_bodies, finite_difference_velocity,
 };
 
 fn walk() -> Clip {
@@ -178,7 +178,7 @@ fn compliance_follows_eq_6() {
 fn track(
     clip: &Clip,
     prior: MotionPrior,
-    config: TrackerConfig,
+    config: SparseConfig,
     frames: usize,
 ) -> (f64, f64, usize) {
     let sensors = SensorSet::paper_layout(&clip.skeleton).unwrap();
@@ -220,13 +220,13 @@ fn tracker_follows_a_short_walk() {
     let clip = walk();
     let frames = 30;
     let exact = MotionPrior::noisy_ground_truth(clip.poses.clone(), 0.0, 1).unwrap();
-    let (pos, ang, contacts) = track(&clip, exact, TrackerConfig::default(), frames);
+    let (pos, ang, contacts) = track(&clip, exact, SparseConfig::default(), frames);
     assert!(pos < 2.0 && ang < 5.0, "NGT(σ=0): {pos:.2} cm {ang:.2} deg");
     assert!(contacts > 0, "the standing subject has foot contacts");
     let (ref_pos, ref_ang, _) = track(
         &clip,
         MotionPrior::reference(&clip.skeleton),
-        TrackerConfig::default(),
+        SparseConfig::default(),
         frames,
     );
     assert!(
@@ -300,9 +300,9 @@ fn bad_input_is_a_clear_error() {
     assert!(e.to_string().contains("NoSuchBone"), "{e}");
     // Non-positive stiffness.
     for bad in [0.0, -1.0, f64::NAN] {
-        let config = TrackerConfig {
+        let config = SparseConfig {
             imu_stiffness: bad,
-            ..TrackerConfig::default()
+            ..SparseConfig::default()
         };
         let e = SparseTracker::new(sk, sensors.clone(), MotionPrior::reference(sk), config)
             .err()
@@ -313,7 +313,7 @@ fn bad_input_is_a_clear_error() {
         sk,
         sensors.clone(),
         MotionPrior::reference(sk),
-        TrackerConfig::default(),
+        SparseConfig::default(),
     )
     .unwrap();
     t.reset(&clip.poses[0], None).unwrap();
@@ -379,7 +379,7 @@ fn toggling_sensors_changes_the_rows() {
         sk,
         sensors.clone(),
         MotionPrior::reference(sk),
-        TrackerConfig::default(),
+        SparseConfig::default(),
     )
     .unwrap();
     t.reset(&clip.poses[0], None).unwrap();
@@ -403,7 +403,7 @@ fn standing_still_is_carried_by_the_feet() {
     let sk = &clip.skeleton;
     let sensors = SensorSet::paper_layout(sk).unwrap();
     let exact = MotionPrior::noisy_ground_truth(vec![clip.poses[0].clone()], 0.0, 1).unwrap();
-    let mut t = SparseTracker::new(sk, sensors.clone(), exact, TrackerConfig::tuned()).unwrap();
+    let mut t = SparseTracker::new(sk, sensors.clone(), exact, SparseConfig::tuned()).unwrap();
     t.reset(&clip.poses[0], None).unwrap();
     let still = SyntheticSensors::default()
         .synthesize(&sensors, sk, &[clip.poses[0].clone()])
@@ -452,9 +452,9 @@ fn final_torques_respect_the_limits() {
     let clip = walk();
     let sk = &clip.skeleton;
     let sensors = SensorSet::paper_layout(sk).unwrap();
-    let config = TrackerConfig {
+    let config = SparseConfig {
         torque_limit_scale: 0.05,
-        ..TrackerConfig::tuned()
+        ..SparseConfig::tuned()
     };
     let limits = sparse::tracker::torque_limits(sk, config.total_mass, config.torque_limit_scale);
     let mut t =
@@ -486,7 +486,7 @@ fn predicted_readings_match_the_reset_pose() {
         sk,
         sensors.clone(),
         MotionPrior::reference(sk),
-        TrackerConfig::tuned(),
+        SparseConfig::tuned(),
     )
     .unwrap();
     t.reset(&clip.poses[7], None).unwrap();

@@ -27,5 +27,6 @@ pub mod tracker;
 
 pub use error::{Result, WalkerError};
 pub use tracker::{
-    Dynamics, Ellipse, FrameReport, InitialPose, Observation, Pose, TrackerConfig, WalkerTracker,
+    Dynamics, Ellipse, FrameReport, InitialPose, PointObservation, Pose, WalkerConfig,
+    WalkerTracker,
 };

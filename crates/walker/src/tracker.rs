@@ -192,7 +192,7 @@ impl InitialPose {
 
 /// Everything a [`WalkerTracker`] needs.
 #[derive(Debug, Clone)]
-pub struct TrackerConfig {
+pub struct WalkerConfig {
     /// The motion prior.
     pub dynamics: Dynamics,
     /// Number of particles `N`.
@@ -234,7 +234,7 @@ pub struct TrackerConfig {
     pub record_history: bool,
 }
 
-impl TrackerConfig {
+impl WalkerConfig {
     /// The thesis' settings (Ch. 4): `N = 2500`, `N_thres = 500` for the
     /// walker, `N = 5000`, `N_thres = 2000` for the monopode (the baseline
     /// gets the walker's), Tables 2.1–2.6 and 4.1, 30 frames/s.
@@ -243,7 +243,7 @@ impl TrackerConfig {
             Dynamics::Monopode => (5000, 2000),
             _ => (2500, 500),
         };
-        TrackerConfig {
+        WalkerConfig {
             dynamics,
             particles: n,
             resample_threshold: thres,
@@ -324,7 +324,7 @@ impl TrackerConfig {
 /// One frame's 2D observations: a point per tracking point, `None` when
 /// missing (occluded).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Observation {
+pub struct PointObservation {
     /// Pixel coordinates in the order of [`crate::mocap::POINT_NAMES`].
     pub points: [Option<[f64; 2]>; POINTS],
 }
@@ -485,7 +485,7 @@ impl Pose {
 
 /// The prior of Ch. 2–3 as an `smc` proposal.
 struct Prior {
-    cfg: TrackerConfig,
+    cfg: WalkerConfig,
     walker: Walker,
     mono: Monopode,
 }
@@ -511,8 +511,8 @@ impl Prior {
     }
 }
 
-impl Propagate<Observation> for Prior {
-    fn initial(&self, _: &Observation, x: &mut [f64], rng: &mut ParticleRng) -> f64 {
+impl Propagate<PointObservation> for Prior {
+    fn initial(&self, _: &PointObservation, x: &mut [f64], rng: &mut ParticleRng) -> f64 {
         let c = &self.cfg;
         let ip = &c.initial;
         let mut n = |s: f64| s * rng.sample::<f64, _>(StandardNormal);
@@ -588,7 +588,7 @@ impl Propagate<Observation> for Prior {
     fn propagate(
         &self,
         _t: usize,
-        _obs: &Observation,
+        _obs: &PointObservation,
         prev: &[f64],
         x: &mut [f64],
         rng: &mut ParticleRng,
@@ -822,7 +822,7 @@ impl PointLikelihood {
         }
     }
 
-    fn log_p(&self, obs: &Observation, x: &[f64]) -> f64 {
+    fn log_p(&self, obs: &PointObservation, x: &[f64]) -> f64 {
         let pts = tracking_points_of(x);
         let mut lp = 0.0;
         for (i, o) in obs.points.iter().enumerate() {
@@ -837,10 +837,10 @@ impl PointLikelihood {
     }
 }
 
-impl Likelihood<Observation> for PointLikelihood {
+impl Likelihood<PointObservation> for PointLikelihood {
     fn log_likelihood(
         &self,
-        obs: &Observation,
+        obs: &PointObservation,
         states: &[f64],
         dim: usize,
         out: &mut [f64],
@@ -916,8 +916,8 @@ impl WalkerTracker {
     /// A tracker at frame 0.
     ///
     /// # Errors
-    /// [`TrackerConfig::validate`]'s.
-    pub fn new(config: TrackerConfig) -> Result<Self> {
+    /// [`WalkerConfig::validate`]'s.
+    pub fn new(config: WalkerConfig) -> Result<Self> {
         config.validate()?;
         let walker = Walker::new(config.walker)?;
         let mono = Monopode::new(config.monopode)?;
@@ -955,7 +955,7 @@ impl WalkerTracker {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &TrackerConfig {
+    pub fn config(&self) -> &WalkerConfig {
         &self.prior.cfg
     }
 
@@ -977,7 +977,7 @@ impl WalkerTracker {
     /// [`WalkerError::InvalidObservation`] for a non-finite coordinate;
     /// [`WalkerError::Smc`] if every particle is ruled out and the redraw
     /// from the initial distribution fails too.
-    pub fn step(&mut self, obs: &Observation) -> Result<FrameReport> {
+    pub fn step(&mut self, obs: &PointObservation) -> Result<FrameReport> {
         for (i, p) in obs.points.iter().enumerate() {
             if let Some(p) = p
                 && !(p[0].is_finite() && p[1].is_finite())
@@ -1126,7 +1126,7 @@ impl WalkerTracker {
     /// [`WalkerError::Smc`] if history was not recorded or nothing ran yet.
     pub fn map_trajectory(&self) -> Result<Vec<[Point3<f64>; POINTS]>> {
         let anc = self.filter.ancestry().ok_or(smc::SmcError::NoAncestry(
-            "history was not recorded (TrackerConfig::record_history)",
+            "history was not recorded (WalkerConfig::record_history)",
         ))?;
         let last = smc::estimate::argmax(self.particles.log_weights());
         let lineage = anc.lineage(last)?;
@@ -1155,8 +1155,8 @@ pub fn observe<R: rand::Rng + ?Sized>(
     visible: &[bool; POINTS],
     noise_px: f64,
     rng: &mut R,
-) -> Observation {
-    let mut obs = Observation::default();
+) -> PointObservation {
+    let mut obs = PointObservation::default();
     for k in 0..POINTS {
         if !visible[k] {
             continue;
@@ -1214,7 +1214,7 @@ mod tests {
 
     #[test]
     fn bad_tracker_parameters() {
-        let mut c = TrackerConfig::thesis(Dynamics::Anthropomorphic, camera(), initial());
+        let mut c = WalkerConfig::thesis(Dynamics::Anthropomorphic, camera(), initial());
         c.resample_threshold = c.particles + 1;
         let e = WalkerTracker::new(c.clone()).err().unwrap();
         assert!(matches!(e, WalkerError::ThresholdAboveN { .. }), "{e}");
@@ -1242,7 +1242,7 @@ mod tests {
     #[test]
     fn tracks_a_walk_drawn_from_the_prior() {
         for dynamics in [Dynamics::Anthropomorphic, Dynamics::Monopode] {
-            let mut c = TrackerConfig::thesis(dynamics, camera(), initial());
+            let mut c = WalkerConfig::thesis(dynamics, camera(), initial());
             c.particles = 300;
             c.resample_threshold = 100;
             let prior = Prior {
@@ -1252,13 +1252,13 @@ mod tests {
             };
             let mut rng = smc::stream_rng(9, 0, smc::StreamDomain::User(1), 0);
             let mut truth = vec![0.0; STATE_DIM];
-            prior.initial(&Observation::default(), &mut truth, &mut rng);
+            prior.initial(&PointObservation::default(), &mut truth, &mut rng);
             let mut tracker = WalkerTracker::new(c.clone()).unwrap();
             let mut worst: f64 = 0.0;
             for t in 0..25 {
                 if t > 0 {
                     let prev = truth.clone();
-                    prior.propagate(t, &Observation::default(), &prev, &mut truth, &mut rng);
+                    prior.propagate(t, &PointObservation::default(), &prev, &mut truth, &mut rng);
                 }
                 let pose = Pose::from_state(&truth);
                 let stance_heel = pose.leg_points()[pose.stance].heel;
@@ -1303,13 +1303,13 @@ mod tests {
 
     #[test]
     fn non_finite_observation_is_an_error() {
-        let mut t = WalkerTracker::new(TrackerConfig {
+        let mut t = WalkerTracker::new(WalkerConfig {
             particles: 10,
             resample_threshold: 5,
-            ..TrackerConfig::thesis(Dynamics::Anthropomorphic, camera(), initial())
+            ..WalkerConfig::thesis(Dynamics::Anthropomorphic, camera(), initial())
         })
         .unwrap();
-        let mut obs = Observation::default();
+        let mut obs = PointObservation::default();
         obs.points[1] = Some([f64::NAN, 0.0]);
         let e = t.step(&obs).unwrap_err();
         assert!(e.to_string().contains("l_knee"), "{e}");

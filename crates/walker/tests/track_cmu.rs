@@ -8,7 +8,7 @@ use labels::Camera;
 use nalgebra::{Point3, Vector3};
 use walker::mocap::{POINTS, TruthClip};
 use walker::tracker::observe;
-use walker::{Dynamics, InitialPose, TrackerConfig, WalkerTracker};
+use walker::{Dynamics, InitialPose, WalkerConfig, WalkerTracker};
 
 /// 30 frames at 60 frames/s from one frame before the first heel strike of
 /// the forward walk (120 Hz frame 554).
@@ -36,7 +36,7 @@ fn side_camera(clip: &TruthClip) -> Camera {
 fn mean_error(dynamics: Dynamics, n: usize) -> (f64, f64) {
     let clip = walk();
     let cam = side_camera(&clip);
-    let mut cfg = TrackerConfig::thesis(
+    let mut cfg = WalkerConfig::thesis(
         dynamics,
         cam.clone(),
         InitialPose::from_truth(&clip, 0).unwrap(),

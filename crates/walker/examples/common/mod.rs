@@ -11,7 +11,7 @@ use nalgebra::{Point3, Vector3};
 use plotters::prelude::*;
 use walker::mocap::{POINTS, TruthClip};
 use walker::tracker::observe;
-use walker::{Dynamics, InitialPose, TrackerConfig, WalkerTracker};
+use walker::{Dynamics, InitialPose, WalkerConfig, WalkerTracker};
 
 /// The CMU clip 131_01 ("start, walk, stop", with stylised steps before
 /// the walk) resampled by `stride` from 120 Hz, restricted to its walk: the
@@ -72,7 +72,7 @@ pub fn run(
     visible: &dyn Fn(usize) -> [bool; POINTS],
 ) -> Result<Run> {
     let init = InitialPose::from_truth(clip, 0)?;
-    let mut cfg = TrackerConfig::thesis(dynamics, camera.clone(), init);
+    let mut cfg = WalkerConfig::thesis(dynamics, camera.clone(), init);
     cfg.particles = n;
     cfg.resample_threshold = n_thres;
     cfg.seed = seed;
