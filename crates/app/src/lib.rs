@@ -1,16 +1,11 @@
-//! posecloud's application crate: the interactive IK playground (Bevy
-//! plugins in [`gui`]) over a Bevy-free model ([`playground`], [`scenes`],
-//! [`settings`], [`script`]) that the tests drive directly.
+//! posecloud's application crate: the scenes ([`scenes`]: IK playground,
+//! tracking, walker, sparse sensors — each a Bevy-free model and a view),
+//! the window host they share ([`gui`]), the solver runtime that runs a
+//! model on its own thread ([`runtime`]), and the command-line tools
+//! ([`cli`]).
 
 pub mod cli;
 pub mod colormap;
 pub mod gui;
-pub mod playground;
 pub mod runtime;
 pub mod scenes;
-pub mod script;
-pub mod session;
-pub mod settings;
-pub mod sparse_scene;
-pub mod tracking;
-pub mod walker_scene;

@@ -215,9 +215,9 @@ fn main() {
 }
 
 fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
-    use posecloud::gui::{GuiOptions, run};
-    use posecloud::scenes::SceneSource;
-    use posecloud::settings::{MAX_PARTICLES, Settings};
+    use posecloud::scenes::ik::scene::SceneSource;
+    use posecloud::scenes::ik::settings::{MAX_PARTICLES, Settings};
+    use posecloud::scenes::ik::{GuiOptions, run};
     if a.scene == SceneArg::Track {
         return track_gui(a, launched);
     }
@@ -351,8 +351,8 @@ fn check_window_flags(a: &GuiArgs) -> Result<()> {
 
 /// `posecloud --scene track`: the tracking window.
 fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
-    use posecloud::gui::track_view::{TrackGuiOptions, run};
-    use posecloud::tracking::{MAX_TRACK_PARTICLES, TrackSettings, TrackSpec};
+    use posecloud::scenes::track::model::{MAX_TRACK_PARTICLES, TrackSettings, TrackSpec};
+    use posecloud::scenes::track::view::{TrackGuiOptions, run};
     check_window_flags(&a)?;
     // With --frames: no set-up file needed (default camera and body, the
     // guided start); without: the synthetic walk and its camera file.
@@ -411,8 +411,8 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
 
 /// `posecloud --scene walker`: the PHYSPRIOR window.
 fn walker_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
-    use posecloud::gui::walker_view::{WalkerGuiOptions, run};
-    use posecloud::walker_scene::{MAX_WALKER_PARTICLES, WalkerSettings};
+    use posecloud::scenes::walker::model::{MAX_WALKER_PARTICLES, WalkerSettings};
+    use posecloud::scenes::walker::view::{WalkerGuiOptions, run};
     check_window_flags(&a)?;
     let mut settings = WalkerSettings::default();
     if let Some(n) = a.particles {
@@ -434,7 +434,7 @@ fn walker_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
 
 /// `posecloud --scene sparse`: the SPARSE window.
 fn sparse_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
-    use posecloud::gui::sparse_view::{SparseGuiOptions, run};
+    use posecloud::scenes::sparse::view::{SparseGuiOptions, run};
     check_window_flags(&a)?;
     run(
         SparseGuiOptions {

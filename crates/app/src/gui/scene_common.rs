@@ -16,7 +16,7 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy_egui::input::EguiWantsInput;
 
-use super::view::OrbitCamera;
+use super::OrbitCamera;
 
 /// The window's clock (wall time, or frames × `--fixed-dt`), fps and
 /// automation requests.
@@ -210,7 +210,7 @@ pub fn spawn_view(
         orbit.transform(),
         orbit,
     ));
-    let [r, g, b] = super::view::FLOOR_COLOUR;
+    let [r, g, b] = crate::scenes::ik::view::FLOOR_COLOUR;
     commands.spawn((
         Mesh3d(meshes.add(Plane3d::default().mesh().size(16.0, 16.0))),
         MeshMaterial3d(materials.add(StandardMaterial {

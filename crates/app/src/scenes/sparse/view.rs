@@ -1,5 +1,5 @@
 //! The sparse-sensor scene's window (`posecloud --scene sparse`): SPARSE's
-//! tracker ([`crate::sparse_scene::SparseScene`]) on its own thread.
+//! tracker ([`crate::scenes::sparse::model::SparseScene`]) on its own thread.
 //!
 //! - 3D view: the tracked body (orange), the ground-truth ghost (white),
 //!   the IMUs as small RGB axis frames on their bones (grey when off),
@@ -18,12 +18,14 @@ use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 
-use super::scene_common::{
+use crate::gui::OrbitCamera;
+use crate::gui::scene_common::{
     SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, frame_view, play_buttons,
     run_scene_window,
 };
-use super::view::OrbitCamera;
-use crate::sparse_scene::{PriorKind, SparseEdit, SparseScene, SparseSettings, SparseSnapshot};
+use crate::scenes::sparse::model::{
+    PriorKind, SparseEdit, SparseScene, SparseSettings, SparseSnapshot,
+};
 
 const LEFT_WIDTH: f32 = 320.0;
 const PLOT_HEIGHT: f32 = 170.0;
@@ -49,7 +51,7 @@ type SparseRes = SceneRuntime<SparseScene>;
 /// A bad clip, no display/adapter.
 pub fn run(options: SparseGuiOptions, launched: Instant) -> Result<()> {
     let scene = SparseScene::new(options.clip.clone(), None)?;
-    super::check_display_and_adapter()?;
+    crate::gui::check_display_and_adapter()?;
     let settings = scene.settings().clone();
     let res = SparseRes::start(scene, options.window.pacing(), "sparse");
     run_scene_window(res, options.window, launched, |app| {
@@ -270,7 +272,7 @@ fn panels(
 fn plots(ui: &mut egui::Ui, s: &SparseSnapshot) {
     let width = (ui.available_width() - 24.0) / 3.0;
     let height = PLOT_HEIGHT - 30.0;
-    let series = |f: &dyn Fn(&crate::sparse_scene::SparseSample) -> f64| -> Vec<[f64; 2]> {
+    let series = |f: &dyn Fn(&crate::scenes::sparse::model::SparseSample) -> f64| -> Vec<[f64; 2]> {
         s.history.iter().map(|h| [h.frame as f64, f(h)]).collect()
     };
     ui.horizontal(|ui| {

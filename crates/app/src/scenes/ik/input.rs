@@ -15,10 +15,9 @@ use bevy::picking::pointer::{PointerButton, PointerId};
 use bevy::prelude::*;
 use bevy_egui::input::EguiWantsInput;
 
-use super::view::{
-    BodySegment, OrbitCamera, PlaygroundSet, TargetMarker, display_point, skeleton_point,
-};
+use super::view::{BodySegment, PlaygroundSet, TargetMarker, display_point, skeleton_point};
 use super::{PlaygroundRes, SceneCommand, UiState};
+use crate::gui::OrbitCamera;
 
 pub struct InteractionPlugin;
 

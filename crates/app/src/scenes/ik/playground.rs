@@ -19,8 +19,8 @@ use ik::{
 use nalgebra::{Isometry3, Point3, Translation3};
 use skeleton::{JointKind, Skeleton};
 
-use crate::scenes::{Scene, fixed_constraint};
-use crate::settings::{ConstraintGroup, SamplerName, Settings, SolverKind};
+use crate::scenes::ik::scene::{Scene, fixed_constraint};
+use crate::scenes::ik::settings::{ConstraintGroup, SamplerName, Settings, SolverKind};
 
 /// Lever-arm rule: reference lever (m) and largest gain (ik_human's values).
 const LEVER_REF: f64 = 0.5;
@@ -736,7 +736,7 @@ pub fn region_of(skel: &Skeleton, joint: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenes::{SCENE_NAMES, SceneSource};
+    use crate::scenes::ik::scene::{SCENE_NAMES, SceneSource};
 
     fn playground(name: &str) -> Playground {
         let scene = Scene::build(&SceneSource::from_name(name).unwrap()).unwrap();

@@ -1,5 +1,5 @@
 //! The walker scene's window (`posecloud --scene walker`): PHYSPRIOR's
-//! tracker ([`crate::walker_scene::WalkerScene`]) on its own thread.
+//! tracker ([`crate::scenes::walker::model::WalkerScene`]) on its own thread.
 //!
 //! - 3D view: the mean pose's legs (orange; heel and toe included), the
 //!   true hip/knee/foot points (white), every particle's five points as
@@ -23,13 +23,13 @@ use egui_plot::{Legend, Line, Plot};
 use walker::Dynamics;
 use walker::mocap::POINTS;
 
-use super::scene_common::{
+use crate::colormap::{viridis, weight_alpha, weight_position};
+use crate::gui::OrbitCamera;
+use crate::gui::scene_common::{
     SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, frame_view, play_buttons,
     run_scene_window,
 };
-use super::view::OrbitCamera;
-use crate::colormap::{viridis, weight_alpha, weight_position};
-use crate::walker_scene::{
+use crate::scenes::walker::model::{
     MAX_WALKER_PARTICLES, POINT_NAMES, WalkerEdit, WalkerScene, WalkerSettings, WalkerSnapshot,
 };
 
@@ -72,7 +72,7 @@ struct WalkerUi {
 /// A bad clip or settings, no display/adapter.
 pub fn run(options: WalkerGuiOptions, launched: Instant) -> Result<()> {
     let scene = WalkerScene::new(options.bvh.clone(), options.settings.clone())?;
-    super::check_display_and_adapter()?;
+    crate::gui::check_display_and_adapter()?;
     let res = WalkerRes::start(scene, options.window.pacing(), "walker");
     let (occlude, occlude_from, occlude_frames) = match options.settings.occlusion {
         Some((a, b)) => (true, a, b - a),

@@ -16,12 +16,12 @@ use anyhow::{Context, Result, bail};
 use nalgebra::{Isometry3, Point3};
 use skeleton::Skeleton;
 
-use crate::playground::{
+use crate::runtime::{Pacing, Published, SolverRuntime};
+use crate::scenes::ik::playground::{
     HISTORY_SECONDS, IkEdit, IkSnapshot, Playground, Sample, Target, region_of,
 };
-use crate::runtime::{Pacing, Published, SolverRuntime};
-use crate::scenes::Scene;
-use crate::settings::Settings;
+use crate::scenes::ik::scene::Scene;
+use crate::scenes::ik::settings::Settings;
 
 /// What scripts and the GUI do to an IK scene; both the [`Playground`]
 /// (tests) and the threaded [`IkSession`] implement it.
@@ -192,7 +192,11 @@ impl IkSession {
 
     /// Validates `settings` here (the error names the field) and sends them.
     pub fn set_settings(&mut self, settings: Settings) -> Result<()> {
-        crate::playground::validate_for_scene(&settings, &self.scene.skeleton, &self.regions)?;
+        crate::scenes::ik::playground::validate_for_scene(
+            &settings,
+            &self.scene.skeleton,
+            &self.regions,
+        )?;
         if settings == self.settings {
             return Ok(());
         }
@@ -378,7 +382,7 @@ impl IkControl for IkSession {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenes::SceneSource;
+    use crate::scenes::ik::scene::SceneSource;
 
     fn session(name: &str, pacing: Pacing) -> IkSession {
         let scene = Scene::build(&SceneSource::from_name(name).unwrap()).unwrap();

@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use nalgebra::{Point3, Vector3};
 
-use crate::session::IkControl;
-use crate::settings::ConstraintGroup;
-use crate::settings::{ResamplingName, SolverKind};
+use crate::scenes::ik::session::IkControl;
+use crate::scenes::ik::settings::ConstraintGroup;
+use crate::scenes::ik::settings::{ResamplingName, SolverKind};
 
 /// One scripted action.
 #[derive(Clone, Debug, PartialEq)]
@@ -483,9 +483,9 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::playground::Playground;
-    use crate::scenes::{Scene, SceneSource};
-    use crate::settings::Settings;
+    use crate::scenes::ik::playground::Playground;
+    use crate::scenes::ik::scene::{Scene, SceneSource};
+    use crate::scenes::ik::settings::Settings;
 
     #[test]
     fn parses_every_command() {

@@ -17,7 +17,7 @@ use sparse::{
 };
 
 use crate::runtime::Solver;
-use crate::tracking::repo_path;
+use crate::scenes::track::model::repo_path;
 
 /// Frames of history kept for the plots.
 pub const SPARSE_HISTORY: usize = 600;

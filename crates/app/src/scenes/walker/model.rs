@@ -15,7 +15,7 @@ use walker::tracker::observe;
 use walker::{Dynamics, Ellipse, InitialPose, PointObservation, WalkerConfig, WalkerTracker};
 
 use crate::runtime::Solver;
-use crate::tracking::repo_path;
+use crate::scenes::track::model::repo_path;
 
 /// Frames of history kept for the plots.
 pub const WALKER_HISTORY: usize = 600;

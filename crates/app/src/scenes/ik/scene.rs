@@ -12,7 +12,7 @@ use ik::{Constraint, ConstraintKind, Noise};
 use nalgebra::{UnitQuaternion, Vector3};
 use skeleton::{Bvh, JointKind, Skeleton, presets};
 
-use crate::settings::{ConstraintGroup, SolverKind};
+use crate::scenes::ik::settings::{ConstraintGroup, SolverKind};
 
 /// Which scene to build (`--scene NAME`, `--urdf FILE`, `--bvh FILE --frame N`).
 #[derive(Clone, Debug, PartialEq)]

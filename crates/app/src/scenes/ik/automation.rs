@@ -3,7 +3,7 @@
 //!
 //! - `--screenshot FILE --after-secs S`: save the window to FILE after S
 //!   seconds and exit 0.
-//! - `--script FILE`: replay timed input ([`crate::script`]).
+//! - `--script FILE`: replay timed input ([`crate::scenes::ik::script`]).
 //! - `--report FILE.csv`: one row per frame (time, fps, solver time, ESS,
 //!   limit violations, each target's distance).
 //! - `--quit-after S`: exit after S seconds.
@@ -24,7 +24,7 @@ use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_dis
 
 use super::view::PlaygroundSet;
 use super::{GuiOptions, PlaygroundRes, SceneCommand, UiState};
-use crate::script::{Effect, Player};
+use crate::scenes::ik::script::{Effect, Player};
 
 /// What the run was told to do, and its progress.
 #[derive(Resource)]

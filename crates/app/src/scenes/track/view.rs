@@ -1,5 +1,5 @@
 //! The tracking scene's window (`posecloud --scene track`): RTPF's tracker
-//! ([`crate::tracking::TrackingScene`]) runs on its own thread; every frame
+//! ([`crate::scenes::track::model::TrackingScene`]) runs on its own thread; every frame
 //! draws its latest snapshot.
 //!
 //! - 3D view (middle): the estimate as thick orange bones with joint
@@ -39,14 +39,14 @@ use egui_plot::{Legend, Line, Plot};
 use track::{FilterKind, ObservationMode, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
-use super::scene_common::{
+use crate::colormap::{viridis, weight_alpha, weight_position};
+use crate::gui::OrbitCamera;
+use crate::gui::scene_common::{
     SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, frame_view, play_buttons,
     run_scene, scene_app,
 };
-use super::view::OrbitCamera;
-use crate::colormap::{viridis, weight_alpha, weight_position};
 use crate::runtime::{Pacing, Published};
-use crate::tracking::{
+use crate::scenes::track::model::{
     BACKENDS, MAX_TRACK_PARTICLES, OVERLAY_PARTICLES, Opening, TrackEdit, TrackSettings,
     TrackSnapshot, TrackSpec, TrackingScene, backend_name, class_colour, click_patch, repo_path,
     stroke_label_pixels,
@@ -410,7 +410,7 @@ struct TrackBodyGizmos;
 /// The scene cannot be built (bad files, no camera), or no display/adapter.
 pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
     let pacing = options.window.pacing();
-    if let Err(no_window) = super::check_display_and_adapter() {
+    if let Err(no_window) = crate::gui::check_display_and_adapter() {
         // A bad file or a missing camera says more than "no display": the
         // scene is built (on the CPU, without a window) to report it.
         let cpu = TrackSettings {
@@ -523,7 +523,7 @@ impl WindowScene for TrackingScene {
 /// old device — gives way to the CPU likelihood, and scenes opened later
 /// do not get the lost device.
 fn leave_a_lost_device(
-    faults: Res<super::render_errors::RenderFaults>,
+    faults: Res<crate::gui::render_errors::RenderFaults>,
     mut seen: Local<u32>,
     mut track: ResMut<TrackRes>,
     mut ui: ResMut<TrackUi>,

@@ -12,8 +12,9 @@ use nalgebra::{Isometry3, Point3, Vector3};
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 
 use super::{PlaygroundRes, SceneCommand, UiState, initial_settings};
-use crate::scenes::Scene;
-use crate::session::IkSession;
+use crate::gui::OrbitCamera;
+use crate::scenes::ik::scene::Scene;
+use crate::scenes::ik::session::IkSession;
 
 /// Frame stages, in order: input (mouse, script) → solve → draw.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
@@ -58,50 +59,15 @@ impl Plugin for IkScenePlugin {
     }
 }
 
-/// The orbit camera's state (see `input.rs` for the gestures).
-#[derive(Component, Debug, Clone)]
-pub struct OrbitCamera {
-    pub focus: Vec3,
-    pub distance: f32,
-    /// Radians about +y, and above the horizon.
-    pub yaw: f32,
-    pub pitch: f32,
-    /// Where the focus appears, in half-window units from the centre (+x
-    /// right, +y up): the panels cover the left and bottom of the window,
-    /// so the view is panned to centre the body in the rest. (One camera
-    /// over the whole window: a second camera for egui would cost a
-    /// full-window pass, which software renderers feel.)
-    pub screen_offset: Vec2,
-    /// Window width / height.
-    pub aspect: f32,
-}
-
-impl OrbitCamera {
-    pub fn transform(&self) -> Transform {
-        let dir = Vec3::new(
-            self.pitch.cos() * self.yaw.sin(),
-            self.pitch.sin(),
-            self.pitch.cos() * self.yaw.cos(),
-        );
-        let t = Transform::from_translation(self.focus + dir * self.distance)
-            .looking_at(self.focus, Vec3::Y);
-        // Pan so the focus projects at `screen_offset` (vertical field of
-        // view π/4, Bevy's default; the aspect ratio from the window).
-        let half_h = self.distance * (std::f32::consts::FRAC_PI_8).tan();
-        let shift = t.right() * (self.screen_offset.x * half_h * self.aspect)
-            + t.up() * (self.screen_offset.y * half_h);
-        t.with_translation(t.translation - shift)
-    }
-
-    fn framing(scene: &Scene) -> Self {
-        Self {
-            focus: to_vec3(&scene.focus),
-            distance: scene.distance as f32,
-            yaw: 0.35,
-            pitch: 0.22,
-            screen_offset: Vec2::ZERO,
-            aspect: 1.6,
-        }
+/// The IK scene's starting view of `scene`.
+fn framing(scene: &Scene) -> OrbitCamera {
+    OrbitCamera {
+        focus: to_vec3(&scene.focus),
+        distance: scene.distance as f32,
+        yaw: 0.35,
+        pitch: 0.22,
+        screen_offset: Vec2::ZERO,
+        aspect: 1.6,
     }
 }
 
@@ -163,7 +129,7 @@ fn setup_world(
     adapter: Option<Res<RenderAdapterInfo>>,
     pg: Res<PlaygroundRes>,
 ) {
-    let orbit = OrbitCamera::framing(&pg.0.scene);
+    let orbit = framing(&pg.0.scene);
     // A software rasteriser (lavapipe/llvmpipe) shades every MSAA sample on
     // the CPU: without multisampling the frame costs a quarter.
     let software = adapter
@@ -360,7 +326,7 @@ fn scene_commands(
             ui.max_estimate_violations = 0;
             ui.max_particle_violations = 0;
             if let Ok((mut orbit, mut t)) = camera.single_mut() {
-                let framing = OrbitCamera::framing(&pg.0.scene);
+                let framing = framing(&pg.0.scene);
                 *orbit = OrbitCamera {
                     screen_offset: orbit.screen_offset,
                     aspect: orbit.aspect,

@@ -9,14 +9,16 @@ use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot};
 
-use super::view::OrbitCamera;
 use super::{PlaygroundRes, SceneCommand, UiState};
 use crate::colormap::{WEIGHT_DECADES, viridis};
-use crate::playground::{HISTORY_SECONDS, noise_axes};
+use crate::gui::OrbitCamera;
 use crate::runtime::Pacing;
-use crate::scenes::{SCENE_NAMES, SceneSource};
-use crate::session::IkSession;
-use crate::settings::{MAX_PARTICLES, ResamplingName, SamplerName, Settings, SolverKind};
+use crate::scenes::ik::playground::{HISTORY_SECONDS, noise_axes};
+use crate::scenes::ik::scene::{SCENE_NAMES, SceneSource};
+use crate::scenes::ik::session::IkSession;
+use crate::scenes::ik::settings::{
+    MAX_PARTICLES, ResamplingName, SamplerName, Settings, SolverKind,
+};
 
 /// Width of the left panel and height of the plot panel (logical pixels).
 pub const PANEL_WIDTH: f32 = 340.0;
@@ -518,8 +520,8 @@ fn file_section(ui: &mut egui::Ui, state: &mut UiState, p: &IkSession, s: &mut S
 fn save_settings(state: &mut UiState, s: &Settings, path: &std::path::Path, overwrite: bool) {
     state.confirm_overwrite = None;
     match s.save_asking(path, overwrite) {
-        Ok(crate::settings::Saved::Written) => state.error = None,
-        Ok(crate::settings::Saved::WouldOverwrite) => {
+        Ok(crate::scenes::ik::settings::Saved::Written) => state.error = None,
+        Ok(crate::scenes::ik::settings::Saved::WouldOverwrite) => {
             state.confirm_overwrite = Some(path.to_path_buf())
         }
         Err(e) => state.fail("saving settings", &e),

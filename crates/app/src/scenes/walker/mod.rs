@@ -1,0 +1,4 @@
+//! PHYSPRIOR's walker: [`model::WalkerScene`] and its window ([`view::run`]).
+
+pub mod model;
+pub mod view;
