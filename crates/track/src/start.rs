@@ -163,11 +163,16 @@ pub fn start_pose_from(
 
 /// Minimises `cost` over the parameters `free` of `x`: each in turn tries
 /// ± the step, keeping improvements; the step halves when a sweep finds
-/// none (0.5 rad down to 10⁻⁴ rad).
+/// none, or after [`SWEEPS_PER_STEP`] sweeps at one step (0.5 rad down to
+/// 10⁻⁴ rad). The cap bounds the work: without it a cost that keeps
+/// improving a little at a large step took ~10⁵ evaluations (a second; 30 ms with the cap).
 fn coordinate_descent(x: &mut [f64], free: &[usize], cost: &dyn Fn(&[f64]) -> f64) {
+    const SWEEPS_PER_STEP: usize = 40;
     let mut best = cost(x);
     let mut step = 0.5;
+    let mut sweeps = 0;
     while step > 1e-4 {
+        sweeps += 1;
         let mut improved = false;
         for &i in free {
             for dir in [1.0, -1.0] {
@@ -182,8 +187,9 @@ fn coordinate_descent(x: &mut [f64], free: &[usize], cost: &dyn Fn(&[f64]) -> f6
                 }
             }
         }
-        if !improved {
+        if !improved || sweeps >= SWEEPS_PER_STEP {
             step /= 2.0;
+            sweeps = 0;
         }
     }
 }

@@ -83,6 +83,9 @@ impl Scene {
     }
 
     fn render(&self, shots: &[Shot]) -> Frames {
+        // The start pose is a search (hundreds of forward kinematics): one
+        // per place, not one per frame.
+        let mut poses = std::collections::HashMap::new();
         let frames = shots
             .iter()
             .enumerate()
@@ -91,8 +94,10 @@ impl Scene {
                 match *shot {
                     Shot::Empty => self.renderer.render_empty(k as u64, k, t),
                     Shot::Standing(x, z) => {
-                        let pose = self.pose(x, z);
-                        self.renderer.render(&pose, k as u64, k, t).unwrap().frame
+                        let pose = poses
+                            .entry((x.to_bits(), z.to_bits()))
+                            .or_insert_with(|| self.pose(x, z));
+                        self.renderer.render(pose, k as u64, k, t).unwrap().frame
                     }
                 }
             })
