@@ -71,7 +71,7 @@ pub fn default_camera(width: u32, height: u32, fov_deg: f64) -> Result<Camera> {
 
 /// A standing person's height in `pose`: the vertical extent of the
 /// skeleton's joints plus the crown above the top joint and the sole below
-/// the lowest ([`CROWN_AND_SOLE`] in the skeleton's units).
+/// the lowest (`CROWN_AND_SOLE` in the skeleton's units).
 ///
 /// # Errors
 /// A pose that forward kinematics rejects.

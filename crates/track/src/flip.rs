@@ -23,7 +23,7 @@
 //!    current pose to that of the target — an exact solution, since both
 //!    pairs now enclose the same angle. The shoulder's local rotation is
 //!    `M' = (Q_p)⁻¹ R Q_p M` with `Q_p` the world rotation of its parent
-//!    frame (RTPF converts via a rotation matrix to Euler angles [18]; the
+//!    frame (RTPF converts via a rotation matrix to Euler angles \[18\]; the
 //!    joint's own `set_rotation` does that, nearest to the current angles).
 //! 5. A hypothesis is kept only if it lies within the joint limits (RTPF:
 //!    "only some particles can be permissible due to the biomechanical

@@ -5,7 +5,7 @@
 //! A group is one parent's children. Its simplex starts at the parent
 //! `x₀` and `x₀ + δ_k e_k` (`δ_k` the diffusion σ of parameter k, `D + 1`
 //! vertices) and runs `N_I = n − D` iterations (RTPF) of the textbook
-//! rules [14] with reflection α = 1, expansion γ = 2, contraction ρ = ½ and
+//! rules \[14\] with reflection α = 1, expansion γ = 2, contraction ρ = ½ and
 //! shrink σ = ½. Every trial point is clamped into the joint-limit box.
 //!
 //! One iteration of every active group is at most three batches:

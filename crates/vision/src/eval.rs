@@ -8,7 +8,7 @@
 //! empty frame and the colours from the first clip frame with its true
 //! pose, then segments every frame (optionally after a global gain) and
 //! compares with the true class image at the label resolution (the label
-//! raster at the resized camera, remapped by the [`ClassMap`]).
+//! raster at the resized camera, remapped by the [`ClassMap`](crate::ClassMap)).
 
 use nalgebra::{Point3, Vector3};
 use skeleton::Bvh;

@@ -204,7 +204,7 @@ pub struct Gaussian3 {
 const VAR_FLOOR: [f64; 3] = [0.015 * 0.015, 0.015 * 0.015, 0.06 * 0.06];
 
 impl Gaussian3 {
-    /// Maximum-likelihood fit (mean, covariance) plus [`VAR_FLOOR`] on the
+    /// Maximum-likelihood fit (mean, covariance) plus `VAR_FLOOR` on the
     /// diagonal; `None` for fewer than 3 samples.
     pub fn fit(samples: &[[f32; 3]]) -> Option<Self> {
         let n = samples.len();

@@ -1,4 +1,4 @@
-//! The [`FrameSource`](crate::FrameSource) implementations and
+//! The [`crate::FrameSource`] implementations and
 //! [`open_source`], which picks one from a command-line string.
 
 pub mod images;

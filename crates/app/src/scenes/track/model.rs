@@ -3,7 +3,7 @@
 //! frames from a camera, a video, an image folder or a synthetic render of
 //! a BVH clip (`crates/vision`), as a [`runtime::Solver`](crate::runtime::Solver).
 //!
-//! One [`Solver::step`](crate::runtime::Solver::step) is one source frame:
+//! One [`crate::runtime::Solver::step`] is one source frame:
 //! the session advances its guided start (background, person, placing) or
 //! tracks the frame (segmentation, RTPF Eq. 1–2 on the GPU or CPU back
 //! end); the snapshot carries the frame, the stage's message and progress,
@@ -696,7 +696,7 @@ fn bones_of(skeleton: &Skeleton) -> Vec<(usize, usize)> {
 /// pixels centred on it (moved inside the frame at its edges), `scale + 1`
 /// pixels wide or more where `scale` is frame pixels per label pixel, so
 /// that it covers at least 2 × 2 label pixels and one click gives
-/// [`Segmenter::learn_colours_from_strokes`] the 3 distinct samples it
+/// [`vision::Segmenter::learn_colours_from_strokes`] the 3 distinct samples it
 /// needs.
 pub fn click_patch(
     (x, y): (u32, u32),
@@ -718,7 +718,7 @@ pub fn click_patch(
 
 /// The distinct label pixels under each class's strokes (index
 /// `ColourClass as usize`): the samples
-/// [`Segmenter::learn_colours_from_strokes`] fits, with its mapping of a
+/// [`vision::Segmenter::learn_colours_from_strokes`] fits, with its mapping of a
 /// frame pixel to the label pixel that contains it. Points outside the
 /// frame are skipped (all of them for an empty frame or label image).
 pub fn stroke_label_pixels(
