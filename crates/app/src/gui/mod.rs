@@ -75,3 +75,47 @@ pub fn check_display_and_adapter() -> Result<()> {
     }
     Ok(())
 }
+
+/// How every scene draws its particle cloud: the heaviest `cap` particles,
+/// lightest first so that heavy ones land on top, each in the colour of its
+/// normalised weight (viridis, heavier more opaque; see
+/// [`crate::colormap`]). `draw(i, colour)` draws particle `i`'s segments.
+/// `order` is scratch space reused from frame to frame.
+pub fn draw_particle_cloud(
+    weights: &[f64],
+    cap: usize,
+    order: &mut Vec<usize>,
+    mut draw: impl FnMut(usize, Color),
+) {
+    use crate::colormap::{viridis, weight_alpha, weight_position};
+    order.clear();
+    order.extend(0..weights.len());
+    order.sort_unstable_by(|&a, &b| weights[a].total_cmp(&weights[b]));
+    let w_max = weights.iter().copied().fold(0.0, f64::max);
+    let skip = order.len().saturating_sub(cap);
+    for &i in &order[skip..] {
+        let t = weight_position(weights[i], w_max);
+        let [r, g, b] = viridis(t);
+        draw(i, Color::srgba(r, g, b, weight_alpha(t)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cloud_draws_the_heaviest_lightest_first() {
+        let weights = [0.1, 0.5, 0.0, 0.3, 0.05];
+        let mut order = Vec::new();
+        let mut drawn = Vec::new();
+        draw_particle_cloud(&weights, 3, &mut order, |i, c| drawn.push((i, c.alpha())));
+        assert_eq!(drawn.iter().map(|d| d.0).collect::<Vec<_>>(), [0, 3, 1]);
+        // Heavier particles are more opaque; the heaviest fully.
+        assert!(drawn[0].1 < drawn[1].1 && drawn[1].1 < drawn[2].1);
+        assert!((drawn[2].1 - 1.0).abs() < 1e-6);
+        draw_particle_cloud(&weights, 0, &mut order, |_, _| {
+            panic!("cap 0 draws nothing")
+        });
+    }
+}

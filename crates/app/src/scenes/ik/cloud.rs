@@ -14,7 +14,6 @@ use bevy::prelude::*;
 
 use super::view::{PlaygroundSet, to_transform};
 use super::{PlaygroundRes, UiState};
-use crate::colormap::{viridis, weight_alpha, weight_position};
 
 /// The gizmo group of the particle cloud (its own line width and depth
 /// bias, independent of other gizmos).
@@ -79,22 +78,14 @@ fn draw_cloud(
         scratch.bones_of = Some(current);
     }
     let (order, bones) = (&mut scratch.order, &scratch.bones);
-    order.clear();
-    order.extend(0..weights.len());
-    order.sort_unstable_by(|&a, &b| weights[a].total_cmp(&weights[b]));
-    let w_max = weights.iter().copied().fold(0.0, f64::max);
-    let skip = order.len().saturating_sub(ui.cloud_limit);
-    for &i in &order[skip..] {
-        let t = weight_position(weights[i], w_max);
-        let [r, g, b] = viridis(t);
-        let colour = Color::srgba(r, g, b, weight_alpha(t));
+    crate::gui::draw_particle_cloud(weights, ui.cloud_limit, order, |i, colour| {
         let Some(world) = positions.get(i * joints..(i + 1) * joints) else {
-            continue;
+            return;
         };
         for &(a, c) in bones {
             let pa = display.transform_point(Vec3::from_array(world[a]));
             let pc = display.transform_point(Vec3::from_array(world[c]));
             gizmos.line(pa, pc, colour);
         }
-    }
+    });
 }

@@ -39,7 +39,6 @@ use egui_plot::{Legend, Line, Plot};
 use track::{FilterKind, ObservationMode, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
-use crate::colormap::{viridis, weight_alpha, weight_position};
 use crate::gui::OrbitCamera;
 use crate::gui::scene_common::{
     SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, frame_view, play_buttons,
@@ -562,21 +561,14 @@ fn draw(
     let finite = |p: &[f32; 3]| p.iter().all(|x| x.is_finite());
     // The cloud, lightest first so heavy particles draw on top.
     if ui.show_cloud && s.joints > 0 && s.cloud.len() == s.weights.len() * s.joints {
-        order.clear();
-        order.extend(0..s.weights.len());
-        order.sort_unstable_by(|&a, &b| s.weights[a].total_cmp(&s.weights[b]));
-        let w_max = s.weights.iter().copied().fold(0.0, f64::max);
-        for &i in order.iter() {
-            let t = weight_position(s.weights[i], w_max);
-            let [r, g, b] = viridis(t);
-            let colour = Color::srgba(r, g, b, weight_alpha(t));
+        crate::gui::draw_particle_cloud(&s.weights, usize::MAX, &mut order, |i, colour| {
             let pose = &s.cloud[i * s.joints..(i + 1) * s.joints];
             for &(a, c) in &s.bones {
                 if finite(&pose[a]) && finite(&pose[c]) {
                     cloud.line(v(pose[a]), v(pose[c]), colour);
                 }
             }
-        }
+        });
     }
     if ui.show_truth && s.truth.len() == s.joints {
         let [r, g, b] = TRUTH_COLOUR;

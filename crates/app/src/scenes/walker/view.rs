@@ -23,7 +23,6 @@ use egui_plot::{Legend, Line, Plot};
 use walker::Dynamics;
 use walker::mocap::POINTS;
 
-use crate::colormap::{viridis, weight_alpha, weight_position};
 use crate::gui::OrbitCamera;
 use crate::gui::scene_common::{
     SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, frame_view, play_buttons,
@@ -150,22 +149,14 @@ fn draw(
     let s = &res.latest.data;
     let v = |p: [f32; 3]| Vec3::from_array(p);
     if s.cloud.len() == s.weights.len() {
-        order.clear();
-        order.extend(0..s.weights.len());
-        order.sort_unstable_by(|&a, &b| s.weights[a].total_cmp(&s.weights[b]));
-        let w_max = s.weights.iter().copied().fold(0.0, f64::max);
         // At most 2,000 particles drawn (the heaviest), 4 segments each.
-        let skip = order.len().saturating_sub(2000);
-        for &i in &order[skip..] {
-            let t = weight_position(s.weights[i], w_max);
-            let [r, g, b] = viridis(t);
-            let colour = Color::srgba(r, g, b, weight_alpha(t));
+        crate::gui::draw_particle_cloud(&s.weights, 2000, &mut order, |i, colour| {
             let q = &s.cloud[i];
             let p = |k: usize| Vec3::new(q[3 * k], q[3 * k + 1], q[3 * k + 2]);
             for (a, c) in [(0, 1), (1, 2), (0, 3), (3, 4)] {
                 cloud.line(p(a), p(c), colour);
             }
-        }
+        });
     }
     let white = Color::srgb(0.95, 0.95, 0.95);
     for (a, c) in [(0, 1), (1, 2), (0, 3), (3, 4)] {
