@@ -42,13 +42,7 @@ fn panels(
 ) -> Result {
     let mut requests = Vec::new();
     let ctx = contexts.ctx_mut()?;
-    let mut root = egui::Ui::new(
-        ctx.clone(),
-        "posecloud-root".into(),
-        egui::UiBuilder::new()
-            .layer_id(egui::LayerId::background())
-            .max_rect(ctx.viewport_rect()),
-    );
+    let mut root = crate::gui::scene_common::window_root(ctx, "posecloud-root");
     let mut settings = pg.0.settings().clone();
     let left = egui::Panel::left("tuning")
         .resizable(true)

@@ -163,13 +163,7 @@ fn panels(
     let ctx = contexts.ctx_mut()?.clone();
     let snap = res.latest.clone();
     let s = &snap.data;
-    let mut root = egui::Ui::new(
-        ctx.clone(),
-        "posecloud-sparse-root".into(),
-        egui::UiBuilder::new()
-            .layer_id(egui::LayerId::background())
-            .max_rect(ctx.viewport_rect()),
-    );
+    let mut root = crate::gui::scene_common::window_root(&ctx, "posecloud-sparse-root");
     let mut settings = ui_state.settings.clone();
     let mut play = Default::default();
     let r = &mut *res;

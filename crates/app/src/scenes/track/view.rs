@@ -901,13 +901,7 @@ fn panels(
     let snap = track.latest.clone();
     update_textures(&mut contexts, &mut images, &mut ui_state, &snap);
     let ctx = contexts.ctx_mut()?.clone();
-    let mut root = egui::Ui::new(
-        ctx.clone(),
-        "posecloud-track-root".into(),
-        egui::UiBuilder::new()
-            .layer_id(egui::LayerId::background())
-            .max_rect(ctx.viewport_rect()),
-    );
+    let mut root = crate::gui::scene_common::window_root(&ctx, "posecloud-track-root");
     // Every edit applied and the scene's settings still differ: the last
     // one failed (e.g. `gpu` on a device that cannot run it; the error is
     // in the status). The panel shows what runs.
