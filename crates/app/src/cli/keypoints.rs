@@ -116,10 +116,7 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
     writeln!(out, "{header}").with_context(|| csv_what.clone())?;
     let started = Instant::now();
     let (mut rows, mut found) = (0usize, 0usize);
-    let total = source
-        .frame_count()
-        .map(|n| args.max_frames.map_or(n, |m| m.min(n)) as u64)
-        .or(args.max_frames.map(|m| m as u64));
+    let total = super::progress::Progress::frames(source.frame_count(), args.max_frames);
     let mut progress = super::progress::Progress::new(total, args.quiet);
     let mut previous: Option<Keypoints> = None;
     let result = (|| -> Result<()> {

@@ -39,6 +39,15 @@ impl Progress {
         }
     }
 
+    /// The frames a run will read: the source's count, capped by
+    /// `--max-frames` (either alone when the other is unknown).
+    pub fn frames(frame_count: Option<usize>, max_frames: Option<usize>) -> Option<u64> {
+        match (frame_count, max_frames) {
+            (Some(n), Some(m)) => Some(n.min(m) as u64),
+            (n, m) => n.or(m).map(|v| v as u64),
+        }
+    }
+
     /// A line that stays (a stage change, an event).
     pub fn say(&self, line: &str) {
         if self.quiet {

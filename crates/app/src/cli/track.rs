@@ -302,11 +302,7 @@ pub fn track_until(a: &TrackArgs, stop: &AtomicBool) -> Result<track::run::Track
     let mut last_stage = None;
     let summary = run_until(&run, stop, &mut |p| match p {
         RunProgress::Opened(session) => {
-            let total = session
-                .source()
-                .frame_count()
-                .map(|n| a.max_frames.map_or(n, |m| m.min(n)) as u64)
-                .or(a.max_frames.map(|m| m as u64));
+            let total = Progress::frames(session.source().frame_count(), a.max_frames);
             let b = Progress::new(total, a.quiet);
             let (w, h) = session.source().size();
             b.say(&format!(

@@ -311,8 +311,7 @@ pub fn segment(a: &SegmentArgs) -> Result<SegmentSummary> {
             frames,
         } => {
             size = s;
-            let total = frames.map(|n| a.max_frames.map_or(n, |m| m.min(n)) as u64);
-            let b = Progress::new(total.or(a.max_frames.map(|m| m as u64)), a.quiet);
+            let b = Progress::new(Progress::frames(frames, a.max_frames), a.quiet);
             b.say(&format!("segmenting {name} ({} × {})", s.0, s.1));
             bar = Some(b);
         }

@@ -237,9 +237,5 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
             panels::TuningPanelPlugin,
             automation::AutomationPlugin,
         ));
-    let exit = app.run();
-    match exit {
-        AppExit::Success => Ok(()),
-        AppExit::Error(code) => anyhow::bail!("the app exited with code {code}"),
-    }
+    crate::gui::scene_common::finish(app.run())
 }
