@@ -30,7 +30,7 @@ use anyhow::{Result, bail};
 use clap::Parser;
 use ik::{Adaptation, Constraint, ConstraintSet, JointNoise, LimitSampler, SmcIk, SmcIkConfig};
 use nalgebra::Point3;
-use posecloud_examples::plot::{self, INK, Mark, Panel, Series};
+use plotkit::{INK, Mark, Panel, Series};
 use posecloud_examples::{Csv, median, parse_point, require_positive, sci};
 use skeleton::presets;
 
@@ -279,7 +279,7 @@ fn main() -> Result<()> {
             Series::line(Some("target".to_string()), vec![(target.x, target.y)], 3)
                 .mark(Mark::Crosses(9)),
         );
-        plot::save_png(path, &[curves, paths], 2, (820, 700))?;
+        plotkit::save_png(path, &[curves, paths], 2, (820, 700))?;
         println!("wrote {}", path.display());
     }
     Ok(())

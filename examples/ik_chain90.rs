@@ -41,7 +41,7 @@ use ik::{
     SmcIkConfig,
 };
 use nalgebra::{Point3, Vector3};
-use posecloud_examples::plot::{self, INK, Mark, Panel, Series};
+use plotkit::{INK, Mark, Panel, Series};
 use posecloud_examples::{Csv, median, parse_point, require_positive, sci};
 use skeleton::{Skeleton, presets};
 
@@ -405,7 +405,7 @@ fn main() -> Result<()> {
         }
         views.push(tip);
         views.push(com);
-        plot::save_png(path, &views, 2, (820, 640))?;
+        plotkit::save_png(path, &views, 2, (820, 640))?;
         println!("wrote {}", path.display());
     }
     Ok(())

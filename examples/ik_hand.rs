@@ -47,7 +47,7 @@ use ik::{
     Adaptation, Constraint, ConstraintKind, ConstraintSet, LimitSampler, Noise, SmcIk, SmcIkConfig,
 };
 use nalgebra::Point3;
-use posecloud_examples::plot::{self, Mark, Panel, Series};
+use plotkit::{Mark, Panel, Series};
 use posecloud_examples::{Csv, median, require_positive, sci};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
@@ -515,7 +515,7 @@ fn main() -> Result<()> {
             }
             panels.push(p);
         }
-        plot::save_png(path, &panels, 2, (820, 700))?;
+        plotkit::save_png(path, &panels, 2, (820, 700))?;
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -67,7 +67,7 @@ use ik::sample_within_limits;
 use ik::scenarios::{HUMAN_FEET, HumanProblem};
 use ik::{Adaptation, JointNoise, LimitSampler, SmcIk, SmcIkConfig};
 use nalgebra::Point3;
-use posecloud_examples::plot::{self, INK, Mark, Panel, Series};
+use plotkit::{INK, Mark, Panel, Series};
 use posecloud_examples::{Csv, median, require_positive, sci};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
@@ -602,7 +602,7 @@ fn main() -> Result<()> {
             p.push(Series::line(None, vec![(0.0, 0.0)], INK).mark(Mark::Dots(0)));
             panels.push(p);
         }
-        plot::save_png(path, &panels, 2, (820, 700))?;
+        plotkit::save_png(path, &panels, 2, (820, 700))?;
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -334,18 +334,14 @@ fn main() -> Result<()> {
             }
             println!();
         }
-        let mut panel = posecloud_examples::plot::Panel::new(
+        let mut panel = plotkit::Panel::new(
             format!("Median time per solve, {}", protocol.name()),
             "DOF",
             "ms per solve",
         )
         .log_y();
         for (si, (solver, points)) in args.solvers.iter().zip(curves).enumerate() {
-            panel.push(posecloud_examples::plot::Series::line(
-                solver.clone(),
-                points,
-                si,
-            ));
+            panel.push(plotkit::Series::line(solver.clone(), points, si));
         }
         panels.push(panel);
     }
@@ -354,7 +350,7 @@ fn main() -> Result<()> {
         println!("wrote {}", path.display());
     }
     if let Some(path) = &args.png {
-        posecloud_examples::plot::save_png(path, &panels, panels.len().min(3), (700, 520))?;
+        plotkit::save_png(path, &panels, panels.len().min(3), (700, 520))?;
         println!("wrote {}", path.display());
     }
     Ok(())

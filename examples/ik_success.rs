@@ -19,7 +19,7 @@ use anyhow::{Result, bail};
 use clap::Parser;
 use ik::protocol::{MAX_ITERATIONS, Protocol, SUCCESS_DISTANCE};
 use ik::{Adaptation, Constraint, ConstraintSet, JointNoise, LimitSampler, SmcIk, SmcIkConfig};
-use posecloud_examples::plot::{self, Corner, Mark, Panel, Series};
+use plotkit::{Corner, Mark, Panel, Series};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
@@ -220,7 +220,7 @@ fn main() -> Result<()> {
                 Series::line(Some(format!("{dof} DOF")), points, d).mark(Mark::LineDots(2, 4)),
             );
         }
-        plot::save_png(path, &[panel], 1, (1000, 700))?;
+        plotkit::save_png(path, &[panel], 1, (1000, 700))?;
         println!("wrote {}", path.display());
     }
     Ok(())

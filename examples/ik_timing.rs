@@ -210,7 +210,7 @@ fn main() -> Result<()> {
         println!("wrote {}", path.display());
     }
     if let Some(path) = &args.png {
-        use posecloud_examples::plot::{Panel, Series, save_png};
+        use plotkit::{Panel, Series, save_png};
         let mut panel = Panel::new(
             "Time per iteration (SMC-IK Fig. 4b)",
             "DOF",

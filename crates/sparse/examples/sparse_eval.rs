@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use nalgebra::Isometry3;
-use plotters::prelude::*;
+use plotkit::{Panel, Series};
 use sparse::{
     Clip, ClusterOptions, ClusteredDatabase, IkMethod, IkTracker, MotionPrior, SensorSet,
     SparseConfig, SparseTracker, StepReport, SyntheticSensors, body_errors, error_bodies,
@@ -365,78 +365,18 @@ fn main() -> Result<(), Box<dyn Error>> {
 
 type Figure = (&'static str, skeleton::Skeleton, f64, Run);
 
-static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
-
-const COLOURS: [RGBColor; 6] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-];
-
-/// One panel of line series.
-struct Panel {
-    title: String,
-    y_label: String,
-    series: Vec<(String, Vec<(f64, f64)>)>,
+/// Panels stacked in one column, 1000 × 330 px each, over time in seconds.
+fn draw(path: &Path, panels: &[Panel]) -> Result<(), Box<dyn Error>> {
+    Ok(plotkit::save_png(path, panels, 1, (1000, 330))?)
 }
 
-fn draw(path: &Path, panels: &[Panel]) -> Result<(), Box<dyn Error>> {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
-    });
-    let root = BitMapBackend::new(path, (1000, 330 * panels.len() as u32)).into_drawing_area();
-    root.fill(&WHITE)?;
-    for (panel, area) in panels.iter().zip(root.split_evenly((panels.len(), 1))) {
-        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-        for (_, pts) in &panel.series {
-            for &(x, y) in pts {
-                x0 = x0.min(x);
-                x1 = x1.max(x);
-                y0 = y0.min(y);
-                y1 = y1.max(y);
-            }
-        }
-        if x0 >= x1 {
-            x1 = x0 + 1.0;
-        }
-        if y0 >= y1 {
-            y1 = y0 + 1.0;
-        }
-        let pad = 0.05 * (y1 - y0);
-        let mut chart = ChartBuilder::on(&area)
-            .caption(&panel.title, ("sans-serif", 22))
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(x0..x1, (y0 - pad)..(y1 + pad))?;
-        chart
-            .configure_mesh()
-            .x_desc("time (s)")
-            .y_desc(panel.y_label.as_str())
-            .label_style(("sans-serif", 15))
-            .draw()?;
-        for (k, (name, pts)) in panel.series.iter().enumerate() {
-            let colour = COLOURS[k % COLOURS.len()];
-            chart
-                .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                });
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 15))
-            .draw()?;
+/// A panel of named series over time, in the palette's order.
+fn panel(title: String, y_label: &str, series: Vec<(String, Vec<(f64, f64)>)>) -> Panel {
+    let mut panel = Panel::new(title, "time (s)", y_label);
+    for (k, (name, points)) in series.into_iter().enumerate() {
+        panel.push(Series::line(name, points, k));
     }
-    root.present()?;
-    Ok(())
+    panel
 }
 
 /// Fig. 6: position and orientation error per frame for every method.
@@ -456,16 +396,16 @@ fn plot_errors(path: &Path, clip: &str, runs: &[Run], dt: f64) -> Result<(), Box
     draw(
         path,
         &[
-            Panel {
-                title: format!("{clip}: mean body position error per frame"),
-                y_label: "cm".into(),
-                series: series(&|r| &r.pos_cm),
-            },
-            Panel {
-                title: format!("{clip}: mean body orientation error per frame"),
-                y_label: "deg".into(),
-                series: series(&|r| &r.ang_deg),
-            },
+            panel(
+                format!("{clip}: mean body position error per frame"),
+                "cm",
+                series(&|r| &r.pos_cm),
+            ),
+            panel(
+                format!("{clip}: mean body orientation error per frame"),
+                "deg",
+                series(&|r| &r.ang_deg),
+            ),
         ],
     )
 }
@@ -491,13 +431,15 @@ fn side_forces(sk: &skeleton::Skeleton, run: &Run, dt: f64, side: &str) -> Vec<(
 fn plot_contacts(path: &Path, figures: &[Figure]) -> Result<(), Box<dyn Error>> {
     let panels: Vec<Panel> = figures
         .iter()
-        .map(|(name, sk, dt, run)| Panel {
-            title: format!("{name}: foot contact forces ({} prior)", run.label),
-            y_label: "N".into(),
-            series: vec![
-                ("left foot".into(), side_forces(sk, run, *dt, "Left")),
-                ("right foot".into(), side_forces(sk, run, *dt, "Right")),
-            ],
+        .map(|(name, sk, dt, run)| {
+            panel(
+                format!("{name}: foot contact forces ({} prior)", run.label),
+                "N",
+                vec![
+                    ("left foot".into(), side_forces(sk, run, *dt, "Left")),
+                    ("right foot".into(), side_forces(sk, run, *dt, "Right")),
+                ],
+            )
         })
         .collect();
     draw(path, &panels)
@@ -509,10 +451,10 @@ fn plot_knee(path: &Path, figures: &[Figure]) -> Result<(), Box<dyn Error>> {
     for (name, sk, dt, run) in figures {
         let knee = sk.find("LeftKnee")?;
         let i = sk.param_range(knee).start;
-        panels.push(Panel {
-            title: format!("{name}: left knee torque ({} prior)", run.label),
-            y_label: "N m".into(),
-            series: vec![(
+        panels.push(panel(
+            format!("{name}: left knee torque ({} prior)", run.label),
+            "N m",
+            vec![(
                 "flexion (local x)".into(),
                 run.reports
                     .iter()
@@ -520,7 +462,7 @@ fn plot_knee(path: &Path, figures: &[Figure]) -> Result<(), Box<dyn Error>> {
                     .map(|(k, r)| ((k + 1) as f64 * dt, r.joint_torques[i]))
                     .collect(),
             )],
-        });
+        ));
     }
     draw(path, &panels)
 }

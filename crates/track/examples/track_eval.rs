@@ -634,36 +634,17 @@ fn main() -> Res<()> {
 /// right: the elbow angle over the clip, truth and each filter's MAP at the
 /// largest N.
 fn plot(path: &str, args: &Args, rows: &[Row], truth: &[f64]) -> Res<()> {
-    use plotters::prelude::*;
-    static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
-    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
-        .map_err(|_| "the embedded font could not be parsed")?;
-    let palette = [
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-        RGBColor(148, 103, 189),
-    ];
-    let root = BitMapBackend::new(path, (1200, 480)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let (left, right) = root.split_horizontally(600);
+    use plotkit::{INK, Mark, Panel, Series};
     let nmax = *args.particles.iter().max().unwrap_or(&1) as f64;
     let nmin = *args.particles.iter().min().unwrap_or(&1) as f64;
     let ymax = rows.iter().map(|r| r.elbow_rmse_deg).fold(10.0, f64::max) * 1.1;
-    let mut c = ChartBuilder::on(&left)
-        .caption("Right-elbow RMSE vs particles", ("sans-serif", 20))
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
-        .build_cartesian_2d((nmin - 0.05 * nmax).max(0.0)..nmax * 1.05, 0.0..ymax)?;
-    c.configure_mesh()
-        .x_desc("particles N")
-        .y_desc("RMSE (degrees)")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .label_style(("sans-serif", 14))
-        .draw()?;
+    let mut rmse = Panel::new(
+        "Right-elbow RMSE vs particles",
+        "particles N",
+        "RMSE (degrees)",
+    )
+    .fixed_x((nmin - 0.05 * nmax).max(0.0)..nmax * 1.05)
+    .fixed_y(0.0..ymax);
     for (i, &f) in args.filters.iter().enumerate() {
         let pts: Vec<(f64, f64)> = args
             .particles
@@ -674,75 +655,38 @@ fn plot(path: &str, args: &Args, rows: &[Row], truth: &[f64]) -> Res<()> {
                     .map(|r| (n as f64, r.elbow_rmse_deg))
             })
             .collect();
-        let col = palette[i % palette.len()];
-        c.draw_series(LineSeries::new(pts.clone(), col.stroke_width(2)))?
-            .label(f.name())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2)));
-        c.draw_series(pts.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
+        rmse.push(Series::line(f.name().to_string(), pts, i).mark(Mark::LineDots(2, 3)));
     }
-    c.configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()?;
     let n_trace = *args.particles.iter().max().unwrap_or(&0);
+    let truth: Vec<(f64, f64)> = truth
+        .iter()
+        .enumerate()
+        .map(|(k, t)| (k as f64, t.to_degrees()))
+        .collect();
     let (lo, hi) = rows
         .iter()
         .flat_map(|r| r.trace.iter())
-        .chain(
-            truth
-                .iter()
-                .map(|t| t.to_degrees())
-                .collect::<Vec<_>>()
-                .iter(),
-        )
+        .chain(truth.iter().map(|(_, t)| t))
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
             (a.min(v), b.max(v))
         });
-    let mut c = ChartBuilder::on(&right)
-        .caption(
-            format!("Right-elbow angle, {} clip, N = {n_trace}", args.clip),
-            ("sans-serif", 20),
-        )
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0.0..truth.len() as f64, (lo - 5.0)..(hi + 5.0))?;
-    c.configure_mesh()
-        .x_desc("frame")
-        .y_desc("flexion (degrees)")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .label_style(("sans-serif", 14))
-        .draw()?;
-    c.draw_series(LineSeries::new(
-        truth
-            .iter()
-            .enumerate()
-            .map(|(k, t)| (k as f64, t.to_degrees())),
-        BLACK.stroke_width(3),
-    ))?
-    .label("truth")
-    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(3)));
+    let mut angle = Panel::new(
+        format!("Right-elbow angle, {} clip, N = {n_trace}", args.clip),
+        "frame",
+        "flexion (degrees)",
+    )
+    .fixed_x(0.0..truth.len() as f64)
+    .fixed_y((lo - 5.0)..(hi + 5.0));
+    angle.push(Series::line("truth".to_string(), truth, INK).mark(Mark::Line(3)));
     for (i, &f) in args.filters.iter().enumerate() {
         if let Some(r) = rows
             .iter()
             .find(|r| r.filter == f && r.particles == n_trace)
         {
-            let col = palette[i % palette.len()];
-            c.draw_series(LineSeries::new(
-                r.trace.iter().enumerate().map(|(k, &v)| (k as f64, v)),
-                col.stroke_width(2),
-            ))?
-            .label(f.name())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2)));
+            let trace = r.trace.iter().enumerate().map(|(k, &v)| (k as f64, v));
+            angle.push(Series::line(f.name().to_string(), trace.collect(), i));
         }
     }
-    c.configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()?;
-    root.present()?;
+    plotkit::save_png(path.as_ref(), &[rmse, angle], 2, (600, 480))?;
     Ok(())
 }

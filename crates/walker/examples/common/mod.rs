@@ -8,7 +8,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use labels::Camera;
 use nalgebra::{Point3, Vector3};
-use plotters::prelude::*;
+use plotkit::plotters::prelude::*;
+use plotkit::{Panel, Series, colour};
 use walker::mocap::{POINTS, TruthClip};
 use walker::tracker::observe;
 use walker::{Dynamics, InitialPose, WalkerConfig, WalkerTracker};
@@ -135,9 +136,8 @@ pub fn contact_onsets(clip: &TruthClip, foot: usize) -> Vec<usize> {
     clip.contact_onsets(foot)
 }
 
-static FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
-
-/// A PNG line plot of named series over frames.
+/// A PNG line plot of named series over frames (900 × 480 px), y from 0,
+/// the frames `shade` covers shaded; values above the top are drawn at it.
 pub fn line_plot(
     path: &Path,
     title: &str,
@@ -145,9 +145,8 @@ pub fn line_plot(
     series: &[(String, Vec<f64>)],
     shade: Option<(usize, usize)>,
 ) -> Result<()> {
-    let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
-    let root = BitMapBackend::new(path, (900, 480)).into_drawing_area();
-    root.fill(&WHITE)?;
+    // Red, green, blue first: the thesis' colours for its first three lines.
+    const ORDER: [usize; 6] = [3, 2, 0, 1, 4, 5];
     let n = series.iter().map(|s| s.1.len()).max().unwrap_or(1);
     let ymax = series
         .iter()
@@ -155,49 +154,19 @@ pub fn line_plot(
         .filter(|v| v.is_finite())
         .fold(1e-9, f64::max)
         * 1.05;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0f64..n as f64, 0f64..ymax)?;
-    chart
-        .configure_mesh()
-        .x_desc("frame")
-        .y_desc(y_label)
-        .label_style(("sans-serif", 14))
-        .draw()?;
-    if let Some((a, b)) = shade {
-        chart.draw_series(std::iter::once(Rectangle::new(
-            [(a as f64, 0.0), (b as f64, ymax)],
-            RGBColor(220, 220, 220).filled(),
-        )))?;
-    }
-    let palette = [
-        RGBColor(214, 39, 40),
-        RGBColor(44, 160, 44),
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-    ];
+    let mut panel = Panel::new(title, "frame", y_label)
+        .fixed_x(0.0..n as f64)
+        .fixed_y(0.0..ymax);
+    panel.shaded.extend(shade.map(|(a, b)| a as f64..b as f64));
     for (i, (name, ys)) in series.iter().enumerate() {
-        let c = palette[i % palette.len()];
-        chart
-            .draw_series(LineSeries::new(
-                ys.iter().enumerate().map(|(x, &y)| (x as f64, y.min(ymax))),
-                c.stroke_width(2),
-            ))?
-            .label(name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        let points = ys.iter().enumerate().map(|(x, &y)| (x as f64, y.min(ymax)));
+        panel.push(Series::line(
+            name.clone(),
+            points.collect(),
+            ORDER[i % ORDER.len()],
+        ));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()?;
-    root.present()?;
+    plotkit::save_png(path, &[panel], 1, (900, 480))?;
     Ok(())
 }
 
@@ -224,7 +193,7 @@ pub fn image_plot(
     every: usize,
     hidden: &dyn Fn(usize) -> bool,
 ) -> Result<()> {
-    let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    plotkit::register_font()?;
     // Zoom on the walk: the image region of the observed points, padded.
     let (mut u0, mut u1, mut v0, mut v1) = (
         f64::INFINITY,
@@ -248,14 +217,12 @@ pub fn image_plot(
     let root = BitMapBackend::new(path, (width, height + 40)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 16))
+        .caption(title, (plotkit::FAMILY, 16))
         .margin(5)
         .build_cartesian_2d(u0..u1, v1..v0)?;
     chart.configure_mesh().disable_mesh().draw()?;
     let px = |p: &Point3<f64>| camera.project(p).map(|(u, v, _)| (u, v));
-    let red = RGBColor(214, 39, 40);
-    let green = RGBColor(44, 160, 44);
-    let blue = RGBColor(31, 119, 180);
+    let (red, green, blue) = (colour(3), colour(2), colour(0));
     let grey = RGBColor(150, 150, 150);
     for f in (0..clip.len()).step_by(every.max(1)) {
         for p in &clip.frames[f].points {
