@@ -125,6 +125,8 @@ impl Series {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Corner {
     UpperRight,
+    /// Halfway down the right edge (plotters' default place).
+    MiddleRight,
     UpperLeft,
     LowerRight,
     LowerLeft,
@@ -529,6 +531,7 @@ where
             .border_style(BLACK)
             .position(match panel.legend {
                 Corner::UpperRight => SeriesLabelPosition::UpperRight,
+                Corner::MiddleRight => SeriesLabelPosition::MiddleRight,
                 Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
                 Corner::LowerRight => SeriesLabelPosition::LowerRight,
                 Corner::LowerLeft => SeriesLabelPosition::LowerLeft,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use nalgebra::Isometry3;
-use plotkit::{Panel, Series};
+use plotkit::{Corner, Panel, Series};
 use sparse::{
     Clip, ClusterOptions, ClusteredDatabase, IkMethod, IkTracker, MotionPrior, SensorSet,
     SparseConfig, SparseTracker, StepReport, SyntheticSensors, body_errors, error_bodies,
@@ -372,7 +372,7 @@ fn draw(path: &Path, panels: &[Panel]) -> Result<(), Box<dyn Error>> {
 
 /// A panel of named series over time, in the palette's order.
 fn panel(title: String, y_label: &str, series: Vec<(String, Vec<(f64, f64)>)>) -> Panel {
-    let mut panel = Panel::new(title, "time (s)", y_label);
+    let mut panel = Panel::new(title, "time (s)", y_label).legend_at(Corner::MiddleRight);
     for (k, (name, points)) in series.into_iter().enumerate() {
         panel.push(Series::line(name, points, k));
     }

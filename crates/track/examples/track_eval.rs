@@ -634,7 +634,7 @@ fn main() -> Res<()> {
 /// right: the elbow angle over the clip, truth and each filter's MAP at the
 /// largest N.
 fn plot(path: &str, args: &Args, rows: &[Row], truth: &[f64]) -> Res<()> {
-    use plotkit::{INK, Mark, Panel, Series};
+    use plotkit::{Corner, INK, Mark, Panel, Series};
     let nmax = *args.particles.iter().max().unwrap_or(&1) as f64;
     let nmin = *args.particles.iter().min().unwrap_or(&1) as f64;
     let ymax = rows.iter().map(|r| r.elbow_rmse_deg).fold(10.0, f64::max) * 1.1;
@@ -644,7 +644,8 @@ fn plot(path: &str, args: &Args, rows: &[Row], truth: &[f64]) -> Res<()> {
         "RMSE (degrees)",
     )
     .fixed_x((nmin - 0.05 * nmax).max(0.0)..nmax * 1.05)
-    .fixed_y(0.0..ymax);
+    .fixed_y(0.0..ymax)
+    .legend_at(Corner::MiddleRight);
     for (i, &f) in args.filters.iter().enumerate() {
         let pts: Vec<(f64, f64)> = args
             .particles
@@ -676,7 +677,8 @@ fn plot(path: &str, args: &Args, rows: &[Row], truth: &[f64]) -> Res<()> {
         "flexion (degrees)",
     )
     .fixed_x(0.0..truth.len() as f64)
-    .fixed_y((lo - 5.0)..(hi + 5.0));
+    .fixed_y((lo - 5.0)..(hi + 5.0))
+    .legend_at(Corner::MiddleRight);
     angle.push(Series::line("truth".to_string(), truth, INK).mark(Mark::Line(3)));
     for (i, &f) in args.filters.iter().enumerate() {
         if let Some(r) = rows

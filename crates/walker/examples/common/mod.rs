@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use labels::Camera;
 use nalgebra::{Point3, Vector3};
 use plotkit::plotters::prelude::*;
-use plotkit::{Panel, Series, colour};
+use plotkit::{Corner, Panel, Series, colour};
 use walker::mocap::{POINTS, TruthClip};
 use walker::tracker::observe;
 use walker::{Dynamics, InitialPose, WalkerConfig, WalkerTracker};
@@ -156,7 +156,8 @@ pub fn line_plot(
         * 1.05;
     let mut panel = Panel::new(title, "frame", y_label)
         .fixed_x(0.0..n as f64)
-        .fixed_y(0.0..ymax);
+        .fixed_y(0.0..ymax)
+        .legend_at(Corner::MiddleRight);
     panel.shaded.extend(shade.map(|(a, b)| a as f64..b as f64));
     for (i, (name, ys)) in series.iter().enumerate() {
         let points = ys.iter().enumerate().map(|(x, &y)| (x as f64, y.min(ymax)));
