@@ -34,10 +34,8 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use gpu::{GpuLikelihood, HeadlessGpu};
-use labels::{Camera, CpuLikelihood, Noise, NonOverlap, Observation, render_observation};
+use labels::{Camera, CpuLikelihood, Noise, NonOverlap, Observation, render_observation, synth};
 use posecloud_examples::{Csv, median};
-use rand::{RngExt, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::presets;
 use track::{
@@ -156,30 +154,15 @@ fn main() -> Result<()> {
         w,
         h,
     )?;
-    let mut reference = skel.rest_pose();
-    let shoulder = skel.param_range(skel.find("l_shoulder")?);
-    reference[shoulder.start + 1] = 0.5;
-    let elbow = skel.param_range(skel.find("r_elbow")?);
-    reference[elbow.start] = 0.8;
+    let reference = synth::arm_pose(&skel, 0.5, 0.8)?;
     let noise = Noise {
         flip_probability: 0.02,
         ..Noise::default()
     };
     let obs = render_observation(&skel, &camera, &reference, &noise, 1)?;
     let d = skel.dof();
-    let mut rng = Pcg64Mcg::seed_from_u64(2);
     let n_max = args.particles.iter().copied().max().unwrap_or(0);
-    let mut all = Vec::with_capacity(n_max * d);
-    for _ in 0..n_max {
-        let mut pose = reference.clone();
-        for (k, x) in pose.iter_mut().enumerate() {
-            // Root translation in metres, every angle in radians.
-            let s = if k < 3 { 0.03 } else { 0.15 };
-            *x += rng.random_range(-s..s);
-        }
-        skel.clamp_to_limits(&mut pose);
-        all.extend_from_slice(&pose);
-    }
+    let all = synth::perturbed_poses(&skel, &reference, n_max, 2);
 
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
     let many = rayon::ThreadPoolBuilder::new()

@@ -20,10 +20,8 @@ use std::sync::OnceLock;
 use gpu::{GpuError, GpuLikelihood, GpuSettings, HeadlessGpu};
 use labels::{
     CLASSES, Camera, CpuLikelihood, Evaluation, LabelError, Noise, NonOverlap, Observation,
-    render_label_image, render_observation,
+    perturbed_poses, render_label_image, render_observation, synth,
 };
-use rand::{RngExt, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::{BodyPart, JointKind, Skeleton, SkeletonBuilder, presets};
 use smc::Likelihood;
@@ -223,19 +221,6 @@ fn assert_same_as_cpu(
     assert_agrees(g, &mut cpu, &mut gpu, obs, states, scene);
 }
 
-/// As in tests/likelihood.rs: a free root carrying a capsule wider and
-/// taller than the view, optionally a small head capsule in front of it.
-fn wall(with_head: bool) -> Skeleton {
-    let mut b = SkeletonBuilder::new();
-    b.joint("wall", None, [0.0, 1.0, 0.0], JointKind::free())
-        .with_capsule([-5.0, 0.0, 0.0], [5.0, 0.0, 0.0], 2.0, BodyPart::Torso, 1.0);
-    if with_head {
-        b.joint("head", Some("wall"), [0.0, 0.0, 2.5], JointKind::Fixed)
-            .with_capsule([-0.1, 0.0, 0.0], [0.1, 0.0, 0.0], 0.1, BodyPart::Head, 1.0);
-    }
-    b.build().unwrap()
-}
-
 /// Overlapping capsules at different depths, two identical capsules of
 /// different labels (an exact depth tie: the first wins), a capsule behind
 /// the camera (default camera at z = 3.5 looking down −z), one straddling
@@ -283,7 +268,7 @@ fn hand_built_scenes_agree_with_the_cpu() {
     let g = gpu();
     let camera = Camera::default();
     // The wall filling the view against a half-torso, half-head image.
-    let skel = wall(false);
+    let skel = synth::wall(false);
     let labels = (0..W * H)
         .map(|i| if i % W < W / 2 { 3 } else { 1 })
         .collect();
@@ -292,7 +277,7 @@ fn hand_built_scenes_agree_with_the_cpu() {
 
     // The head in front of the wall, against its own rendering (F = 0) and
     // shifted poses.
-    let skel = wall(true);
+    let skel = synth::wall(true);
     let rest = skel.rest_pose();
     let obs = Observation::new(
         W as u32,
@@ -341,33 +326,12 @@ fn hand_built_scenes_agree_with_the_cpu() {
     assert_same_as_cpu(&g, &skel, &camera, &obs, &states, "overlaps and ties");
 }
 
-/// The reference pose of the sweeps (as tests/likelihood.rs).
+/// The reference pose of the sweeps (as tests/likelihood.rs): the left arm
+/// raised sideways by `abduction`, the right elbow at 0.6 rad.
 fn arm_pose(skel: &Skeleton, abduction: f64) -> Vec<f64> {
-    let mut pose = skel.rest_pose();
-    let r = skel.param_range(skel.find("l_shoulder").unwrap());
-    pose[r.start + 1] = abduction;
-    let e = skel.param_range(skel.find("r_elbow").unwrap());
-    pose[e.start] = 0.6;
+    let pose = synth::arm_pose(skel, abduction, 0.6).unwrap();
     assert!(skel.within_limits(&pose));
     pose
-}
-
-/// `n` poses around `reference`, perturbed uniformly (3 cm on the root
-/// translation, 0.15 rad on every angle) and clamped to the joint limits,
-/// as examples/likelihood_bench.rs makes its particles.
-fn perturbed_poses(skel: &Skeleton, reference: &[f64], n: usize, seed: u64) -> Vec<f64> {
-    let mut rng = Pcg64Mcg::seed_from_u64(seed);
-    let mut states = Vec::with_capacity(n * reference.len());
-    for _ in 0..n {
-        let mut pose = reference.to_vec();
-        for (k, x) in pose.iter_mut().enumerate() {
-            let s = if k < 3 { 0.03 } else { 0.15 };
-            *x += rng.random_range(-s..s);
-        }
-        skel.clamp_to_limits(&mut pose);
-        states.extend_from_slice(&pose);
-    }
-    states
 }
 
 #[test]
@@ -776,16 +740,7 @@ fn label_maps_give_the_same_counts_as_the_cpu() {
     let reference = arm_pose(&skel, 0.35);
     // Segmentation-like classes: head/neck 1, arms 2, torso/pelvis 3,
     // legs 4, fingers and feet unsegmented (0).
-    let mut map = [0u8; CLASSES];
-    for part in BodyPart::ALL {
-        map[usize::from(part.label()) - 1] = match part {
-            BodyPart::Head | BodyPart::Neck => 1,
-            BodyPart::UpperArm | BodyPart::Forearm | BodyPart::Hand => 2,
-            BodyPart::Torso | BodyPart::Pelvis => 3,
-            BodyPart::Thigh | BodyPart::Shank => 4,
-            _ => 0,
-        };
-    }
+    let map = synth::whole_body_classes();
     let rendered = render_label_image(&skel, &camera, &reference).unwrap();
     let mut segmented: Vec<u8> = rendered
         .iter()

@@ -31,10 +31,10 @@ pub use camera::{Camera, DEFAULT_HEIGHT, DEFAULT_WIDTH, RasterCamera};
 pub use error::{LabelError, Result};
 pub use likelihood::{
     CLASSES, CpuLikelihood, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation,
-    check_label_map, count_classes,
+    check_label_map, count_classes, label_map_of,
 };
 pub use raster::{
     CapsuleInstance, LabelRaster, PixelRect, capsule_instances, capsule_rect, capsules_of_pose,
     capsules_per_pose, render_labels,
 };
-pub use synth::{Noise, render_label_image, render_observation};
+pub use synth::{Noise, perturbed_poses, render_label_image, render_observation};

@@ -68,6 +68,15 @@ pub const IDENTITY_LABEL_MAP: LabelMap = {
     m
 };
 
+/// The map that sends every part's label to `class(part)`.
+pub fn label_map_of(class: impl Fn(BodyPart) -> u8) -> LabelMap {
+    let mut m = [0u8; CLASSES];
+    for part in BodyPart::ALL {
+        m[usize::from(part.label()) - 1] = class(part);
+    }
+    m
+}
+
 /// Checks that every entry of `map` is a class `0..=C`.
 ///
 /// # Errors

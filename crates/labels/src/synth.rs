@@ -11,11 +11,11 @@
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use skeleton::{BodyPart, Skeleton};
+use skeleton::{BodyPart, JointKind, Skeleton, SkeletonBuilder};
 
 use crate::camera::Camera;
 use crate::error::{LabelError, Result};
-use crate::likelihood::{CLASSES, Observation};
+use crate::likelihood::{CLASSES, LabelMap, Observation, label_map_of};
 use crate::raster::{capsules_of_pose, render_labels};
 
 /// Segmentation-like noise for synthetic observations; the default is none.
@@ -135,4 +135,68 @@ pub fn render_observation(
     let mut labels = render_label_image(skeleton, camera, pose)?;
     noise.apply(&mut labels, camera.width(), camera.height(), seed)?;
     Observation::new(camera.width(), camera.height(), labels)
+}
+
+/// `n` poses around `reference`, end to end (`n × dof` values): every
+/// parameter moved uniformly by up to 3 cm (the root translation, the first
+/// three) or 0.15 rad (every angle), then clamped to the joint limits. The
+/// particle batches of the likelihood benchmarks and of the GPU tests.
+pub fn perturbed_poses(skeleton: &Skeleton, reference: &[f64], n: usize, seed: u64) -> Vec<f64> {
+    let mut rng = Pcg64Mcg::seed_from_u64(seed);
+    let mut states = Vec::with_capacity(n * reference.len());
+    for _ in 0..n {
+        let mut pose = reference.to_vec();
+        for (k, x) in pose.iter_mut().enumerate() {
+            let s = if k < 3 { 0.03 } else { 0.15 };
+            *x += rng.random_range(-s..s);
+        }
+        skeleton.clamp_to_limits(&mut pose);
+        states.extend_from_slice(&pose);
+    }
+    states
+}
+
+/// The human preset's rest pose with the left arm raised sideways by
+/// `abduction` (a swing about +z) and the right elbow flexed by `elbow`
+/// (radians): the reference pose of the likelihood tests and benchmarks.
+///
+/// # Errors
+/// [`LabelError::Pose`] when `skeleton` has no `l_shoulder` or `r_elbow`.
+pub fn arm_pose(skeleton: &Skeleton, abduction: f64, elbow: f64) -> Result<Vec<f64>> {
+    let param = |joint: &str| {
+        skeleton
+            .find(joint)
+            .map(|j| skeleton.param_range(j).start)
+            .map_err(|e| LabelError::Pose(e.to_string()))
+    };
+    let mut pose = skeleton.rest_pose();
+    pose[param("l_shoulder")? + 1] = abduction;
+    pose[param("r_elbow")?] = elbow;
+    Ok(pose)
+}
+
+/// A whole-body segmentation: head and neck → class 1, arms and hands → 2,
+/// torso and pelvis → 3, legs → 4; fingers and feet are not segmented (0).
+pub fn whole_body_classes() -> LabelMap {
+    label_map_of(|part| match part {
+        BodyPart::Head | BodyPart::Neck => 1,
+        BodyPart::UpperArm | BodyPart::Forearm | BodyPart::Hand => 2,
+        BodyPart::Torso | BodyPart::Pelvis => 3,
+        BodyPart::Thigh | BodyPart::Shank => 4,
+        _ => 0,
+    })
+}
+
+/// A free-floating root carrying a torso capsule wider and taller than the
+/// default camera's view at its distance, plus (optionally) a small head
+/// capsule in front of it: a view filled edge to edge, for exact counts.
+pub fn wall(with_head: bool) -> Skeleton {
+    let mut b = SkeletonBuilder::new();
+    b.joint("wall", None, [0.0, 1.0, 0.0], JointKind::free())
+        .with_capsule([-5.0, 0.0, 0.0], [5.0, 0.0, 0.0], 2.0, BodyPart::Torso, 1.0);
+    if with_head {
+        b.joint("head", Some("wall"), [0.0, 0.0, 2.5], JointKind::Fixed)
+            .with_capsule([-0.1, 0.0, 0.0], [0.1, 0.0, 0.0], 0.1, BodyPart::Head, 1.0);
+    }
+    b.build().expect("the wall is a valid skeleton")
 }

@@ -3,28 +3,14 @@
 
 use labels::{
     CLASSES, Camera, CpuLikelihood, LabelError, Noise, NonOverlap, Observation, render_label_image,
-    render_observation,
+    render_observation, synth,
 };
 use skeleton::nalgebra::{Point3, Vector3};
-use skeleton::{BodyPart, JointKind, Skeleton, SkeletonBuilder, presets};
+use skeleton::{BodyPart, Skeleton, presets};
 use smc::Likelihood;
 
 const W: usize = 160;
 const H: usize = 120;
-
-/// A free-floating root carrying a capsule wider and taller than the
-/// default camera's view at its distance, plus (optionally) a small head
-/// capsule in front of it.
-fn wall(with_head: bool) -> Skeleton {
-    let mut b = SkeletonBuilder::new();
-    b.joint("wall", None, [0.0, 1.0, 0.0], JointKind::free())
-        .with_capsule([-5.0, 0.0, 0.0], [5.0, 0.0, 0.0], 2.0, BodyPart::Torso, 1.0);
-    if with_head {
-        b.joint("head", Some("wall"), [0.0, 0.0, 2.5], JointKind::Fixed)
-            .with_capsule([-0.1, 0.0, 0.0], [0.1, 0.0, 0.0], 0.1, BodyPart::Head, 1.0);
-    }
-    b.build().unwrap()
-}
 
 fn counts_of(ev: &labels::Evaluation, i: usize, part: BodyPart) -> (u32, u32) {
     let k = (i * CLASSES + usize::from(part.label()) - 1) * 2;
@@ -33,7 +19,7 @@ fn counts_of(ev: &labels::Evaluation, i: usize, part: BodyPart) -> (u32, u32) {
 
 #[test]
 fn capsule_filling_the_view_gives_exact_counts_and_ratio() {
-    let skel = wall(false);
+    let skel = synth::wall(false);
     // Left half of the observation is torso, right half head.
     let labels = (0..W * H)
         .map(|i| if i % W < W / 2 { 3 } else { 1 })
@@ -53,7 +39,7 @@ fn capsule_filling_the_view_gives_exact_counts_and_ratio() {
 
 #[test]
 fn nearer_capsule_owns_the_overlap_and_reproduction_gives_zero() {
-    let skel = wall(true);
+    let skel = synth::wall(true);
     let camera = Camera::default();
     let pose = skel.rest_pose();
     let labels = render_label_image(&skel, &camera, &pose).unwrap();
@@ -73,12 +59,9 @@ fn nearer_capsule_owns_the_overlap_and_reproduction_gives_zero() {
     assert_eq!(ev.log_likelihood[0], 0.0);
 }
 
+/// The left arm raised sideways by `abduction`, the right elbow at 0.6 rad.
 fn arm_pose(skel: &Skeleton, abduction: f64) -> Vec<f64> {
-    let mut pose = skel.rest_pose();
-    let r = skel.param_range(skel.find("l_shoulder").unwrap());
-    pose[r.start + 1] = abduction; // swing about +z: the arm rises sideways
-    let e = skel.param_range(skel.find("r_elbow").unwrap());
-    pose[e.start] = 0.6;
+    let pose = synth::arm_pose(skel, abduction, 0.6).unwrap();
     assert!(skel.within_limits(&pose));
     pose
 }
@@ -338,29 +321,12 @@ fn bad_input_is_a_clear_error() {
     );
 }
 
-/// A segmentation-like map: head and neck → class 1, arms and hands → 2,
-/// torso and pelvis → 3, legs → 4, fingers and feet not segmented (0).
-fn coarse_map() -> labels::LabelMap {
-    let mut map = [0u8; CLASSES];
-    for part in BodyPart::ALL {
-        let class = match part {
-            BodyPart::Head | BodyPart::Neck => 1,
-            BodyPart::UpperArm | BodyPart::Forearm | BodyPart::Hand => 2,
-            BodyPart::Torso | BodyPart::Pelvis => 3,
-            BodyPart::Thigh | BodyPart::Shank => 4,
-            _ => 0,
-        };
-        map[usize::from(part.label()) - 1] = class;
-    }
-    map
-}
-
 #[test]
 fn label_map_merges_rendered_parts_into_observed_classes() {
     let skel = presets::human();
     let camera = Camera::default();
     let pose = arm_pose(&skel, 0.4);
-    let map = coarse_map();
+    let map = synth::whole_body_classes();
     let rendered = render_label_image(&skel, &camera, &pose).unwrap();
     // The segmentation of the rendering: every pixel through the map.
     let segmented: Vec<u8> = rendered
@@ -416,20 +382,6 @@ fn label_map_merges_rendered_parts_into_observed_classes() {
     assert_eq!(lik.label_map(), &map);
 }
 
-/// Body poses around the rest pose with the arms moved, clamped to limits.
-fn human_batch(skel: &Skeleton, n: usize) -> Vec<f64> {
-    let mut states = Vec::new();
-    for i in 0..n {
-        let mut pose = skel.rest_pose();
-        for (k, x) in pose.iter_mut().enumerate().skip(3) {
-            *x += 0.3 * ((i * 7 + k * 13) as f64 * 0.37).sin();
-        }
-        skel.clamp_to_limits(&mut pose);
-        states.extend_from_slice(&pose);
-    }
-    states
-}
-
 #[test]
 fn terms_read_the_prepared_forward_kinematics_and_match_the_plain_path() {
     use skeleton::{BatchForwardKinematics, Posing};
@@ -439,7 +391,7 @@ fn terms_read_the_prepared_forward_kinematics_and_match_the_plain_path() {
     let obs = render_observation(&skel, &camera, &skel.rest_pose(), &Noise::default(), 2).unwrap();
     // 300 poses: several rayon chunks, so the chunk → particle index is used.
     let n = 300;
-    let states = human_batch(&skel, n);
+    let states = labels::perturbed_poses(&skel, &skel.rest_pose(), n, 5);
     let mut plain = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
     let expected = plain.evaluate(&obs, &states).unwrap().clone();
     let mut fk = BatchForwardKinematics::new();

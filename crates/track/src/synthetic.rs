@@ -5,7 +5,7 @@
 //! §VII evaluates on motion-capture sequences whose joint angles are the
 //! ground truth).
 
-use labels::{Camera, LabelMap, Observation};
+use labels::{Camera, LabelMap, Observation, label_map_of};
 use nalgebra::{Point3, Vector3};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -18,7 +18,7 @@ use crate::error::{Result, TrackError};
 /// (2: upper arms, forearms, hands), clothes (3: torso and pelvis); legs
 /// are not segmented (0), as for an upper-body tracker.
 pub fn rtpf_classes() -> LabelMap {
-    map_parts(|p| match p {
+    label_map_of(|p| match p {
         BodyPart::Head | BodyPart::Neck => 1,
         BodyPart::UpperArm | BodyPart::Forearm | BodyPart::Hand | BodyPart::Finger => 2,
         BodyPart::Torso | BodyPart::Pelvis => 3,
@@ -29,7 +29,7 @@ pub fn rtpf_classes() -> LabelMap {
 /// Finer upper-body classes: head (1), torso (2), upper arms (3), forearms
 /// (4), hands (5); legs not segmented.
 pub fn upper_body_parts() -> LabelMap {
-    map_parts(|p| match p {
+    label_map_of(|p| match p {
         BodyPart::Head | BodyPart::Neck => 1,
         BodyPart::Torso | BodyPart::Pelvis => 2,
         BodyPart::UpperArm => 3,
@@ -37,14 +37,6 @@ pub fn upper_body_parts() -> LabelMap {
         BodyPart::Hand | BodyPart::Finger => 5,
         _ => 0,
     })
-}
-
-fn map_parts(f: impl Fn(BodyPart) -> u8) -> LabelMap {
-    let mut m = [0u8; labels::CLASSES];
-    for p in BodyPart::ALL {
-        m[usize::from(p.label()) - 1] = f(p);
-    }
-    m
 }
 
 /// A camera `spec.distance` metres in front of the body at `pose` (front:

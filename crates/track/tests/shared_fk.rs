@@ -10,7 +10,7 @@ use ik::ConstraintLikelihood;
 use ik::scenarios::HumanProblem;
 use labels::{Camera, CpuLikelihood, Noise, NonOverlap, Observation, render_observation};
 use skeleton::nalgebra::{Point3, Vector3};
-use skeleton::{BatchForwardKinematics, Posing, Skeleton, presets};
+use skeleton::{BatchForwardKinematics, Posing, presets};
 use smc::{BoxError, Likelihood, PerParticle, Prepare, Prepared};
 
 /// [`Posing`] that counts its calls.
@@ -28,19 +28,6 @@ impl Prepare<Observation> for CountedPosing<'_> {
         self.1.fetch_add(1, Ordering::Relaxed);
         self.0.prepare(obs, states, dim, batch)
     }
-}
-
-fn poses(skel: &Skeleton, n: usize) -> Vec<f64> {
-    let mut states = Vec::new();
-    for i in 0..n {
-        let mut pose = skel.rest_pose();
-        for (k, x) in pose.iter_mut().enumerate().skip(3) {
-            *x += 0.2 * ((i * 5 + k * 11) as f64 * 0.71).sin();
-        }
-        skel.clamp_to_limits(&mut pose);
-        states.extend_from_slice(&pose);
-    }
-    states
 }
 
 #[test]
@@ -66,7 +53,7 @@ fn constraints_region_and_prior_share_one_forward_kinematics() {
     let prior = |_: &Observation, x: &[f64]| -0.5 * x[3..].iter().map(|a| a * a).sum::<f64>();
     let n = 200;
     let dof = skel.dof();
-    let states = poses(&skel, n);
+    let states = labels::perturbed_poses(&skel, &skel.rest_pose(), n, 7);
 
     let terms = (
         ConstraintLikelihood {
