@@ -1,9 +1,10 @@
-//! The host of the scene windows (tracking, walker, sparse sensors): a
-//! scene is a Bevy-free model (the runtime's [`crate::runtime::Solver`],
-//! run by [`SceneRuntime`]) plus a view plugin; [`run_scene_window`] gives
-//! every one the same window, clock and fps, `--screenshot` /
-//! `--quit-after` automation, orbiting camera and floor
-//! ([`SceneHostPlugin`]), and its frame order ([`SceneSet`]).
+//! The host of every scene window (IK playground, tracking, walker, sparse
+//! sensors): a scene is a Bevy-free model (the runtime's
+//! [`crate::runtime::Solver`]) in a [`HostedScene`] resource plus a view
+//! plugin. [`SceneHostPlugin`] gives every one the same window clock, fps
+//! and start-up times, automation (`--screenshot`, `--quit-after`, the
+//! screenshots and quits a script asks for, the frame-time summary at
+//! exit), orbiting camera and floor, and its frame order ([`SceneSet`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,14 +13,16 @@ use std::time::Instant;
 
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
+use bevy::picking::hover::HoverMap;
+use bevy::picking::pointer::PointerId;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy_egui::input::EguiWantsInput;
 
 use super::OrbitCamera;
 
-/// The window's clock (wall time, or frames × `--fixed-dt`), fps and
-/// automation requests.
+/// The window's clock (wall time, or frames × `--fixed-dt`), fps, start-up
+/// times and automation requests.
 #[derive(Resource)]
 pub struct SceneClock {
     pub clock: f64,
@@ -27,11 +30,23 @@ pub struct SceneClock {
     pub fixed_dt: Option<f64>,
     pub fps: f64,
     pub launched: Instant,
+    /// Seconds after launch of the first frame, and of the first frame
+    /// faster than 100 ms (pipelines compiled: interactive).
+    pub first_frame: Option<f64>,
+    pub first_interactive: Option<f64>,
+    /// `--screenshot` (then exit) at `after_secs`; `--quit-after`.
     pub screenshot: Option<PathBuf>,
     pub after_secs: f64,
     pub quit_after: Option<f64>,
-    requested: bool,
+    screenshot_taken: bool,
+    /// Screenshots asked for (by a script) and not yet requested.
+    pending: Vec<PathBuf>,
+    requested: usize,
     saved: Arc<AtomicUsize>,
+    quit: bool,
+    exiting: bool,
+    /// Frame times (s) since the window became interactive.
+    frame_times: Vec<f64>,
 }
 
 impl SceneClock {
@@ -48,16 +63,63 @@ impl SceneClock {
             fixed_dt,
             fps: 0.0,
             launched,
+            first_frame: None,
+            first_interactive: None,
             screenshot,
             after_secs,
             quit_after,
-            requested: false,
+            screenshot_taken: false,
+            pending: Vec::new(),
+            requested: 0,
             saved: Arc::new(AtomicUsize::new(0)),
+            quit: false,
+            exiting: false,
+            frame_times: Vec::new(),
         }
+    }
+
+    /// Saves the window to `path` at the end of this frame (its folder is
+    /// created); the app does not exit before it is written.
+    pub fn request_screenshot(&mut self, path: PathBuf) {
+        self.pending.push(path);
+    }
+
+    /// Exits once every requested screenshot is written.
+    pub fn request_quit(&mut self) {
+        self.quit = true;
+    }
+
+    /// True from the frame in which the host asked the app to exit (its
+    /// last): files a scene writes as it goes are flushed then.
+    pub fn exiting(&self) -> bool {
+        self.exiting
+    }
+
+    /// The frame-time summary printed at exit.
+    pub fn summary(&self) -> String {
+        let times = &self.frame_times;
+        if times.is_empty() {
+            return "no interactive frames measured".into();
+        }
+        let mut sorted = times.clone();
+        sorted.sort_by(f64::total_cmp);
+        let total: f64 = times.iter().sum();
+        let median = sorted[sorted.len() / 2];
+        let p95 = sorted[(sorted.len() * 95 / 100).min(sorted.len() - 1)];
+        format!(
+            "{} frames after interactive: mean {:.1} fps, median frame {:.1} ms, 95th percentile {:.1} ms; first frame {:.2} s, interactive {:.2} s after launch",
+            times.len(),
+            times.len() as f64 / total,
+            median * 1e3,
+            p95 * 1e3,
+            self.first_frame.unwrap_or(f64::NAN),
+            self.first_interactive.unwrap_or(f64::NAN),
+        )
     }
 }
 
-/// Advances the clock; fps from Bevy's frame-time diagnostics.
+/// Advances the clock; fps from Bevy's frame-time diagnostics; the first
+/// and first interactive frame; frame times once interactive.
 pub fn advance_clock(
     mut c: ResMut<SceneClock>,
     time: Res<Time<Real>>,
@@ -68,11 +130,17 @@ pub fn advance_clock(
         None => time.elapsed_secs_f64(),
     };
     c.frames += 1;
-    if c.frames == 1 {
-        eprintln!(
-            "posecloud: first frame {:.2} s after launch",
-            c.launched.elapsed().as_secs_f64()
-        );
+    let now = c.launched.elapsed().as_secs_f64();
+    let dt = time.delta_secs_f64();
+    if c.first_frame.is_none() {
+        c.first_frame = Some(now);
+        eprintln!("posecloud: first frame {now:.2} s after launch");
+    } else if c.first_interactive.is_none() && dt > 0.0 && dt < 0.1 {
+        c.first_interactive = Some(now);
+        eprintln!("posecloud: interactive (frame time < 100 ms) {now:.2} s after launch");
+    }
+    if c.first_interactive.is_some() {
+        c.frame_times.push(dt);
     }
     if let Some(fps) = diagnostics
         .get(&FrameTimeDiagnosticsPlugin::FPS)
@@ -82,19 +150,35 @@ pub fn advance_clock(
     }
 }
 
-/// `--screenshot` after `--after-secs` (then exit), `--quit-after`.
+/// `--screenshot` after `--after-secs` (then exit), `--quit-after`, and the
+/// screenshots and quit a scene asked for; exits once every screenshot is
+/// written, printing the frame-time summary.
 pub fn automation(
     mut commands: Commands,
     mut c: ResMut<SceneClock>,
     mut exit: MessageWriter<AppExit>,
 ) {
     if let Some(path) = c.screenshot.clone()
-        && !c.requested
+        && !c.screenshot_taken
         && c.clock >= c.after_secs
     {
-        c.requested = true;
+        c.screenshot_taken = true;
+        c.pending.push(path);
+        c.quit = true;
+    }
+    if c.quit_after.is_some_and(|q| c.clock >= q) {
+        c.quit = true;
+    }
+    for path in std::mem::take(&mut c.pending) {
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+            && let Err(e) = std::fs::create_dir_all(dir)
+        {
+            eprintln!("posecloud: creating {}: {e}", dir.display());
+        }
         let mut save = save_to_disk(path);
         let saved = c.saved.clone();
+        c.requested += 1;
         commands
             .spawn(Screenshot::primary_window())
             .observe(move |ev: On<ScreenshotCaptured>| {
@@ -102,35 +186,59 @@ pub fn automation(
                 saved.fetch_add(1, Ordering::SeqCst);
             });
     }
-    // The screenshot is written a frame or two after it is asked for.
-    if c.requested && c.saved.load(Ordering::SeqCst) > 0 {
-        exit.write(AppExit::Success);
-    }
-    if c.quit_after.is_some_and(|q| c.clock >= q) {
+    // A screenshot is written a frame or two after it is asked for.
+    if c.quit && !c.exiting && c.saved.load(Ordering::SeqCst) >= c.requested {
+        c.exiting = true;
+        eprintln!("posecloud: {}", c.summary());
         exit.write(AppExit::Success);
     }
 }
 
-/// Drag (left or right) orbits, the wheel zooms; nothing while egui has
-/// the pointer.
+/// Right-drag, or left-drag that starts on empty space (not on a pickable
+/// entity such as an IK target), orbits; middle-drag or Shift + right-drag
+/// pans; the wheel zooms; nothing while egui has the pointer.
 pub fn orbit(
     buttons: Res<ButtonInput<MouseButton>>,
-    motion: Res<AccumulatedMouseMotion>,
-    scroll: Res<AccumulatedMouseScroll>,
+    keys: Res<ButtonInput<KeyCode>>,
+    (motion, scroll): (Res<AccumulatedMouseMotion>, Res<AccumulatedMouseScroll>),
     egui: Res<EguiWantsInput>,
+    hover: Option<Res<HoverMap>>,
+    mut left_orbits: Local<bool>,
     mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
 ) {
     let Ok((mut orbit, mut transform)) = camera.single_mut() else {
         return;
     };
-    if egui.wants_any_pointer_input() {
+    let over_ui = egui.wants_any_pointer_input();
+    if buttons.just_pressed(MouseButton::Left) {
+        let over_entity = hover
+            .as_ref()
+            .and_then(|h| h.get(&PointerId::Mouse))
+            .is_some_and(|hits| !hits.is_empty());
+        *left_orbits = !over_entity && !over_ui;
+    }
+    if !buttons.pressed(MouseButton::Left) {
+        *left_orbits = false;
+    }
+    if over_ui {
         return;
     }
+    let shift = keys.pressed(KeyCode::ShiftLeft) || keys.pressed(KeyCode::ShiftRight);
+    let delta = motion.delta;
+    let pan =
+        buttons.pressed(MouseButton::Middle) || (shift && buttons.pressed(MouseButton::Right));
+    let rotate = !pan && (buttons.pressed(MouseButton::Right) || *left_orbits);
     let mut changed = false;
-    let rotate = buttons.pressed(MouseButton::Right) || buttons.pressed(MouseButton::Left);
-    if rotate && motion.delta != Vec2::ZERO {
-        orbit.yaw -= motion.delta.x * 0.008;
-        orbit.pitch = (orbit.pitch + motion.delta.y * 0.008).clamp(-1.4, 1.4);
+    if rotate && delta != Vec2::ZERO {
+        orbit.yaw -= delta.x * 0.008;
+        orbit.pitch = (orbit.pitch + delta.y * 0.008).clamp(-1.4, 1.4);
+        changed = true;
+    }
+    if pan && delta != Vec2::ZERO {
+        let scale = orbit.distance * 0.0015;
+        let right = transform.right().as_vec3();
+        let up = transform.up().as_vec3();
+        orbit.focus += (-delta.x * right + delta.y * up) * scale;
         changed = true;
     }
     if scroll.delta.y != 0.0 {
@@ -138,7 +246,7 @@ pub fn orbit(
             MouseScrollUnit::Line => scroll.delta.y,
             MouseScrollUnit::Pixel => scroll.delta.y / 40.0,
         };
-        orbit.distance = (orbit.distance * 0.9f32.powf(lines)).clamp(0.3, 50.0);
+        orbit.distance = (orbit.distance * 0.9f32.powf(lines)).clamp(0.1, 100.0);
         changed = true;
     }
     if changed {
@@ -219,6 +327,8 @@ pub fn spawn_view(
             ..default()
         })),
         Transform::from_xyz(0.0, -0.001, 0.0),
+        // A left-drag on the floor orbits (see [`orbit`]).
+        Pickable::IGNORE,
     ));
 }
 
@@ -278,19 +388,55 @@ impl<S: crate::runtime::Solver> SceneRuntime<S> {
     }
 }
 
-/// Ticks the scene's solver at the window's clock and takes its latest
-/// snapshot (never waits for it); a new solver error goes to stderr.
-pub fn tick_scene<S: crate::runtime::Solver>(
-    mut res: ResMut<SceneRuntime<S>>,
+/// A scene as the host sees it: the resource holding its model (run by
+/// the runtime on its own thread, or inline for replays).
+pub trait HostedScene: Resource + Component<Mutability = bevy::ecs::component::Mutable> {
+    /// Names the scene in errors on stderr (`posecloud: LABEL: …`).
+    fn label(&self) -> &str;
+    /// Asks the solver for this frame's slice at the window's `clock` and
+    /// takes its latest snapshot (never waits for it). Returns a solver
+    /// error that is new since the last tick.
+    fn tick(&mut self, clock: f64) -> Option<String>;
+    /// The orbit camera at start-up.
+    fn initial_orbit(&self) -> OrbitCamera;
+}
+
+/// A solver error, new this frame (the host has printed it on stderr; a
+/// scene's panel may show it).
+#[derive(Message, Clone, Debug)]
+pub struct SolverError(pub String);
+
+impl<S: WindowScene> HostedScene for SceneRuntime<S> {
+    fn label(&self) -> &str {
+        self.label
+    }
+
+    fn tick(&mut self, clock: f64) -> Option<String> {
+        self.rt().tick(clock);
+        self.latest = self.rt().latest();
+        let e = self.latest.error.clone()?;
+        if self.error.as_deref() == Some(e.as_str()) {
+            return None;
+        }
+        self.error = Some(e.clone());
+        Some(e)
+    }
+
+    fn initial_orbit(&self) -> OrbitCamera {
+        S::initial_orbit(&self.latest.data)
+    }
+}
+
+/// Ticks scene `R` at the window's clock; a new solver error goes to stderr
+/// and out as a [`SolverError`].
+pub fn tick_scene<R: HostedScene>(
+    mut res: ResMut<R>,
     clock: Res<SceneClock>,
+    mut errors: MessageWriter<SolverError>,
 ) {
-    res.rt().tick(clock.clock);
-    res.latest = res.rt().latest();
-    if let Some(e) = &res.latest.error
-        && res.error.as_deref() != Some(e.as_str())
-    {
-        eprintln!("posecloud: {}: {e}", res.label);
-        res.error = Some(e.clone());
+    if let Some(e) = res.tick(clock.clock) {
+        eprintln!("posecloud: {}: {e}", res.label());
+        errors.write(SolverError(e));
     }
 }
 
@@ -343,94 +489,109 @@ impl WindowOptions {
     }
 }
 
-/// A scene that the window host ([`run_scene_window`]) runs: a Bevy-free
-/// model (the runtime's [`crate::runtime::Solver`]) whose view says where
-/// the camera starts.
+/// A scene model that [`SceneRuntime`] hosts ([`run_scene_window`]): a
+/// Bevy-free model (the runtime's [`crate::runtime::Solver`]) whose view
+/// says where the camera starts.
 pub trait WindowScene: crate::runtime::Solver {
     /// The orbit camera at start-up, from the first snapshot.
     fn initial_orbit(snapshot: &Self::Snapshot) -> OrbitCamera;
 }
 
-/// The order of a scene window's frame: the clock and the solver tick,
-/// then the scene's own systems (drawing), then the automation (which may
-/// exit after a screenshot of what was drawn).
+/// The order of a scene window's frame: the clock; the scene's input
+/// (mouse, keys, scripts: edits for the solver) and the orbit; the solver
+/// tick; the scene's drawing; the automation (which may exit after a
+/// screenshot of what was drawn).
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SceneSet {
+    Clock,
+    Input,
     Tick,
     Draw,
     Automation,
 }
 
-/// The host's systems for scene `S`: clock, tick, orbit, automation, and
-/// the camera and floor at start-up.
-pub struct SceneHostPlugin<S>(std::marker::PhantomData<fn() -> S>);
+/// The host's systems for the scene resource `R`: clock, orbit, tick,
+/// automation, and the camera and floor at start-up.
+pub struct SceneHostPlugin<R>(std::marker::PhantomData<fn() -> R>);
 
-impl<S> Default for SceneHostPlugin<S> {
+impl<R> Default for SceneHostPlugin<R> {
     fn default() -> Self {
         Self(std::marker::PhantomData)
     }
 }
 
-impl<S: WindowScene> Plugin for SceneHostPlugin<S> {
+impl<R: HostedScene> Plugin for SceneHostPlugin<R> {
     fn build(&self, app: &mut App) {
         app.configure_sets(
             Update,
-            (SceneSet::Tick, SceneSet::Draw, SceneSet::Automation).chain(),
+            (
+                SceneSet::Clock,
+                SceneSet::Input,
+                SceneSet::Tick,
+                SceneSet::Draw,
+                SceneSet::Automation,
+            )
+                .chain(),
         )
-        .add_systems(Startup, spawn_scene_view::<S>)
-        .add_systems(
-            Update,
-            (advance_clock, tick_scene::<S>, orbit)
-                .chain()
-                .in_set(SceneSet::Tick),
-        )
+        .add_message::<SolverError>()
+        .add_systems(Startup, spawn_scene_view::<R>)
+        .add_systems(Update, advance_clock.in_set(SceneSet::Clock))
+        .add_systems(Update, orbit.in_set(SceneSet::Input))
+        .add_systems(Update, tick_scene::<R>.in_set(SceneSet::Tick))
         .add_systems(Update, automation.in_set(SceneSet::Automation));
     }
 }
 
-/// The camera (at [`WindowScene::initial_orbit`]) and the floor.
-fn spawn_scene_view<S: WindowScene>(
+/// The camera (at [`HostedScene::initial_orbit`]) and the floor.
+fn spawn_scene_view<R: HostedScene>(
     mut commands: Commands,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
     adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
-    res: Res<SceneRuntime<S>>,
+    res: Res<R>,
 ) {
+    // A software rasteriser (lavapipe/llvmpipe) shades every MSAA sample on
+    // the CPU: without multisampling the frame costs a quarter.
     let software = adapter
         .as_ref()
         .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
-    let orbit = S::initial_orbit(&res.latest.data);
-    spawn_view(&mut commands, &mut meshes, &mut materials, software, orbit);
+    spawn_view(
+        &mut commands,
+        &mut meshes,
+        &mut materials,
+        software,
+        res.initial_orbit(),
+    );
 }
 
 /// Runs a scene window until it is closed (or the automation exits): the
-/// base plugins, the host ([`SceneHostPlugin`]) for `res`'s scene, and what
-/// `view` adds (the scene's resources, drawing and panels).
+/// base plugins, the host ([`SceneHostPlugin`]) for `res`, and what `view`
+/// adds (the scene's resources, drawing and panels).
 ///
 /// # Errors
 /// The app exited with an error code.
-pub fn run_scene_window<S: WindowScene>(
-    res: SceneRuntime<S>,
+pub fn run_scene_window<R: HostedScene>(
+    res: R,
     window: WindowOptions,
     launched: Instant,
     view: impl FnOnce(&mut App),
 ) -> anyhow::Result<()> {
-    let mut app = scene_app::<S>(&window);
+    let mut app = scene_app::<R>(&window);
     view(&mut app);
     run_scene(app, res, &window, launched)
 }
 
-/// The window's app with the host of scene `S`, before the scene exists
-/// (a scene that shares the renderer's device is built after the plugins
-/// are finished).
-pub fn scene_app<S: WindowScene>(window: &WindowOptions) -> App {
+/// The window's app with the host of scene resource `R`, before the scene
+/// exists (a scene that shares the renderer's device is built after the
+/// plugins are finished).
+pub fn scene_app<R: HostedScene>(window: &WindowOptions) -> App {
     let mut app = base_app(
         window.title.clone(),
         window.width,
         window.height,
         window.no_vsync,
     );
-    app.add_plugins(SceneHostPlugin::<S>::default());
+    app.add_plugins(SceneHostPlugin::<R>::default());
     app
 }
 
@@ -439,9 +600,9 @@ pub fn scene_app<S: WindowScene>(window: &WindowOptions) -> App {
 ///
 /// # Errors
 /// The app exited with an error code.
-pub fn run_scene<S: WindowScene>(
+pub fn run_scene<R: HostedScene>(
     mut app: App,
-    res: SceneRuntime<S>,
+    res: R,
     window: &WindowOptions,
     launched: Instant,
 ) -> anyhow::Result<()> {

@@ -12,8 +12,9 @@
 
 use bevy::prelude::*;
 
-use super::view::{PlaygroundSet, to_transform};
+use super::view::to_transform;
 use super::{PlaygroundRes, UiState};
+use crate::gui::scene_common::SceneSet;
 
 /// The gizmo group of the particle cloud (its own line width and depth
 /// bias, independent of other gizmos).
@@ -27,7 +28,7 @@ impl Plugin for ParticleCloudPlugin {
         app.init_gizmo_group::<ParticleCloudGizmos>()
             .init_resource::<CloudScratch>()
             .add_systems(Startup, configure)
-            .add_systems(Update, draw_cloud.in_set(PlaygroundSet::Draw));
+            .add_systems(Update, draw_cloud.in_set(SceneSet::Draw));
     }
 }
 

@@ -6,18 +6,17 @@
 //!   the click. Right-click a target (or select it and press Delete): it is
 //!   removed.
 //! - Right-drag (or left-drag on empty space): orbit. Middle-drag or
-//!   Shift + right-drag: pan. Wheel: zoom.
+//!   Shift + right-drag: pan. Wheel: zoom (the host's orbit, as in every
+//!   scene: [`crate::gui::scene_common::orbit`]).
 //! - Space pauses, S single-steps, R resets the pose and the cloud.
 
-use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
-use bevy::picking::hover::HoverMap;
-use bevy::picking::pointer::{PointerButton, PointerId};
+use bevy::picking::pointer::PointerButton;
 use bevy::prelude::*;
 use bevy_egui::input::EguiWantsInput;
 
-use super::view::{BodySegment, PlaygroundSet, TargetMarker, display_point, skeleton_point};
+use super::view::{BodySegment, InputSet, TargetMarker, display_point, skeleton_point};
 use super::{PlaygroundRes, SceneCommand, UiState};
-use crate::gui::OrbitCamera;
+use crate::gui::scene_common::SceneSet;
 
 pub struct InteractionPlugin;
 
@@ -28,7 +27,7 @@ impl Plugin for InteractionPlugin {
             .add_observer(drag_target)
             .add_observer(end_drag)
             .add_observer(click)
-            .add_systems(Update, (orbit_camera, keys).in_set(PlaygroundSet::Input));
+            .add_systems(Update, keys.in_set(SceneSet::Input).in_set(InputSet));
     }
 }
 
@@ -36,8 +35,6 @@ impl Plugin for InteractionPlugin {
 #[derive(Resource, Default)]
 struct DragState {
     active: Option<(usize, Vec3, Vec3)>,
-    /// The left button went down over empty space: that drag orbits.
-    orbiting: bool,
 }
 
 fn start_drag(
@@ -134,62 +131,6 @@ fn click(
             Ok(i) => ui.selected_target = Some(i),
             Err(e) => ui.fail("adding a target", &e),
         }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn orbit_camera(
-    buttons: Res<ButtonInput<MouseButton>>,
-    keys: Res<ButtonInput<KeyCode>>,
-    motion: Res<AccumulatedMouseMotion>,
-    scroll: Res<AccumulatedMouseScroll>,
-    egui: Res<EguiWantsInput>,
-    hover: Res<HoverMap>,
-    mut drag: ResMut<DragState>,
-    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
-) {
-    let Ok((mut orbit, mut transform)) = camera.single_mut() else {
-        return;
-    };
-    if buttons.just_pressed(MouseButton::Left) {
-        let over_entity = hover
-            .get(&PointerId::Mouse)
-            .is_some_and(|hits| !hits.is_empty());
-        drag.orbiting = !over_entity && !egui.wants_any_pointer_input();
-    }
-    if !buttons.pressed(MouseButton::Left) {
-        drag.orbiting = false;
-    }
-    let over_ui = egui.wants_any_pointer_input();
-    let shift = keys.pressed(KeyCode::ShiftLeft) || keys.pressed(KeyCode::ShiftRight);
-    let delta = motion.delta;
-    let pan =
-        buttons.pressed(MouseButton::Middle) || (shift && buttons.pressed(MouseButton::Right));
-    let rotate =
-        !pan && (buttons.pressed(MouseButton::Right) || (drag.orbiting && drag.active.is_none()));
-    let mut changed = false;
-    if rotate && !over_ui && delta != Vec2::ZERO {
-        orbit.yaw -= delta.x * 0.008;
-        orbit.pitch = (orbit.pitch + delta.y * 0.008).clamp(-1.4, 1.4);
-        changed = true;
-    }
-    if pan && !over_ui && delta != Vec2::ZERO {
-        let scale = orbit.distance * 0.0015;
-        let right = transform.right().as_vec3();
-        let up = transform.up().as_vec3();
-        orbit.focus += (-delta.x * right + delta.y * up) * scale;
-        changed = true;
-    }
-    if !over_ui && scroll.delta.y != 0.0 {
-        let lines = match scroll.unit {
-            MouseScrollUnit::Line => scroll.delta.y,
-            MouseScrollUnit::Pixel => scroll.delta.y / 40.0,
-        };
-        orbit.distance = (orbit.distance * 0.9f32.powf(lines)).clamp(0.1, 100.0);
-        changed = true;
-    }
-    if changed {
-        *transform = orbit.transform();
     }
 }
 

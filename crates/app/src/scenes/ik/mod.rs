@@ -1,18 +1,20 @@
-//! The IK playground (`--scene human|arm|chain|hand`, `--urdf`, `--bvh`):
-//! Bevy 0.19 + bevy_egui, as a list of
-//! plugins (see the workspace's STYLE guide). The scene lives in one
-//! [`PlaygroundRes`] resource: an [`IkSession`] whose solver runs on its
-//! own thread ([`crate::runtime`]); the plugins read its latest snapshot
-//! and send it edits:
+//! The IK playground (`--scene human|arm|chain|hand`, `--urdf`, `--bvh`)
+//! on the scene host ([`crate::gui::scene_common`]): the host gives it the
+//! window, clock, orbit camera and floor, and the `--screenshot` /
+//! `--quit-after` automation; the scene lives in one [`PlaygroundRes`]
+//! resource, an [`IkSession`] whose solver runs on its own thread
+//! ([`crate::runtime`]). Its plugins read the latest snapshot and send it
+//! edits:
 //!
-//! - [`view::IkScenePlugin`]: camera, lights, floor, the estimate drawn as
-//!   solid capsules, target markers; ticks the solver every frame.
+//! - [`view::IkScenePlugin`]: lights, the estimate drawn as solid capsules,
+//!   target markers, scene switches.
 //! - [`cloud::ParticleCloudPlugin`]: every particle pose as line segments
 //!   coloured by weight, in one batched instanced draw.
 //! - [`input::InteractionPlugin`]: drag targets, click joints to add
-//!   targets, orbit/pan/zoom, keys.
+//!   targets, keys.
 //! - [`panels::TuningPanelPlugin`]: egui panels and plots.
-//! - [`automation::AutomationPlugin`]: `--screenshot`, `--script`, `--report`.
+//! - [`automation::ScriptPlugin`]: `--script` replays and the `--report`
+//!   CSV.
 //!
 //! The model: [`scene`] (which body, targets and constraints),
 //! [`playground`] (the solver), [`session`] (the solver on its own thread
@@ -35,10 +37,9 @@ use std::time::Instant;
 
 use anyhow::Result;
 use bevy::prelude::*;
-use bevy::window::WindowResolution;
-use bevy_egui::EguiPlugin;
 
-use crate::runtime::Pacing;
+use crate::gui::OrbitCamera;
+use crate::gui::scene_common::{HostedScene, WindowOptions, run_scene_window};
 use scene::{Scene, SceneSource};
 use session::IkSession;
 use settings::Settings;
@@ -52,29 +53,37 @@ pub struct GuiOptions {
     pub settings: Option<Settings>,
     /// Particle count override (`--particles N`).
     pub particles: Option<usize>,
-    pub screenshot: Option<PathBuf>,
-    pub after_secs: f64,
+    /// Timed input to replay (`--script FILE`).
     pub script: Option<PathBuf>,
+    /// One CSV row per frame (`--report FILE`).
     pub report: Option<PathBuf>,
-    pub quit_after: Option<f64>,
-    pub width: u32,
-    pub height: u32,
-    /// Advance the playground's clock by this many seconds per frame
-    /// instead of wall time (`--fixed-dt`): scripts, plots, screenshots and
-    /// quitting then happen after the same frames on any machine.
-    pub fixed_dt: Option<f64>,
-    /// Present frames without waiting for vertical sync (frame-time
-    /// measurements).
-    pub no_vsync: bool,
     /// Draw at most this many particles (`--cloud-limit`; 0 hides the
     /// cloud; default all).
     pub cloud_limit: Option<usize>,
+    /// The window flags every scene takes; with `--fixed-dt` the clock
+    /// advances a fixed step per frame, so scripts, plots, screenshots and
+    /// quitting happen after the same frames on any machine.
+    pub window: WindowOptions,
 }
 
 /// The IK scene as the frame sees it (the solver runs on its own thread),
 /// shared by every plugin.
 #[derive(Resource)]
 pub struct PlaygroundRes(pub IkSession);
+
+impl HostedScene for PlaygroundRes {
+    fn label(&self) -> &str {
+        "solver"
+    }
+
+    fn tick(&mut self, clock: f64) -> Option<String> {
+        self.0.frame(clock)
+    }
+
+    fn initial_orbit(&self) -> OrbitCamera {
+        view::framing(&self.0.scene)
+    }
+}
 
 /// What the panels, keys and scripts ask of the scene, handled once per
 /// frame before the solver's tick.
@@ -104,29 +113,13 @@ pub struct UiState {
     /// Draw at most this many particles (heaviest first).
     pub cloud_limit: usize,
     pub show_cloud: bool,
-    /// Frames per second (Bevy's frame-time diagnostics).
-    pub fps: f64,
     /// Worst violation counts seen since the scene started.
     pub max_estimate_violations: usize,
     pub max_particle_violations: usize,
-    /// When `main` started, and when the first frame ran / the first frame
-    /// faster than 100 ms ran (pipelines compiled: interactive).
-    pub launched: Instant,
-    pub first_frame: Option<f64>,
-    pub first_interactive: Option<f64>,
-    /// The playground's clock (s): wall time since start-up, or frames ×
-    /// `fixed_dt`; scripts, plots and the automation read it.
-    pub clock: f64,
-    pub fixed_dt: Option<f64>,
-    /// How solvers are paced: threaded with a time budget, or inline
-    /// (`--fixed-dt` replays).
-    pub pacing: Pacing,
-    /// Frames run so far.
-    pub frames: u64,
 }
 
 impl UiState {
-    fn new(launched: Instant) -> Self {
+    fn new() -> Self {
         Self {
             error: None,
             selected_target: None,
@@ -137,16 +130,8 @@ impl UiState {
             confirm_overwrite: None,
             cloud_limit: 10_000,
             show_cloud: true,
-            fps: 0.0,
             max_estimate_violations: 0,
             max_particle_violations: 0,
-            launched,
-            first_frame: None,
-            first_interactive: None,
-            clock: 0.0,
-            fixed_dt: None,
-            pacing: Pacing::Budget,
-            frames: 0,
         }
     }
 
@@ -186,56 +171,28 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
     let scene = Scene::build(&options.scene)?;
     crate::gui::check_display_and_adapter()?;
     let settings = initial_settings(&scene, options.settings.as_ref(), options.particles);
-    let title = format!("posecloud — {}", scene.source.label());
-    // Replays step the solver on the frame's thread so that a script gives
-    // the same result on any machine; otherwise it runs on its own thread.
-    let pacing = if options.fixed_dt.is_some() {
-        Pacing::Inline
-    } else {
-        Pacing::Budget
+    let window = WindowOptions {
+        title: format!("posecloud — {}", scene.source.label()),
+        ..options.window.clone()
     };
-    let session = IkSession::new(scene, settings, pacing)?;
+    let session = IkSession::new(scene, settings, window.pacing())?;
     let automation = automation::Automation::new(&options)?;
-    let mut app = App::new();
-    app.insert_resource(ClearColor(Color::srgb(0.16, 0.17, 0.19)))
-        .add_plugins(DefaultPlugins.set(WindowPlugin {
-            primary_window: Some(Window {
-                title,
-                resolution: WindowResolution::new(options.width, options.height),
-                present_mode: if options.no_vsync {
-                    bevy::window::PresentMode::AutoNoVsync
-                } else {
-                    bevy::window::PresentMode::AutoVsync
-                },
-                ..default()
-            }),
-            ..default()
-        }))
-        .add_plugins(MeshPickingPlugin)
-        .add_plugins(EguiPlugin::default())
-        .add_plugins(crate::gui::render_errors::RenderErrorsPlugin)
-        .add_plugins(bevy::diagnostic::FrameTimeDiagnosticsPlugin::default())
-        .add_message::<SceneCommand>()
-        .insert_resource(PlaygroundRes(session))
-        .insert_resource({
-            let mut ui = UiState {
-                fixed_dt: options.fixed_dt,
-                pacing,
-                ..UiState::new(launched)
-            };
-            if let Some(limit) = options.cloud_limit {
-                ui.show_cloud = limit > 0;
-                ui.cloud_limit = limit.max(1);
-            }
-            ui
-        })
-        .insert_resource(automation)
-        .add_plugins((
-            view::IkScenePlugin,
-            cloud::ParticleCloudPlugin,
-            input::InteractionPlugin,
-            panels::TuningPanelPlugin,
-            automation::AutomationPlugin,
-        ));
-    crate::gui::scene_common::finish(app.run())
+    let mut ui = UiState::new();
+    if let Some(limit) = options.cloud_limit {
+        ui.show_cloud = limit > 0;
+        ui.cloud_limit = limit.max(1);
+    }
+    run_scene_window(PlaygroundRes(session), window, launched, |app| {
+        app.add_plugins(MeshPickingPlugin)
+            .add_message::<SceneCommand>()
+            .insert_resource(ui)
+            .insert_resource(automation)
+            .add_plugins((
+                view::IkScenePlugin,
+                cloud::ParticleCloudPlugin,
+                input::InteractionPlugin,
+                panels::TuningPanelPlugin,
+                automation::ScriptPlugin,
+            ));
+    })
 }

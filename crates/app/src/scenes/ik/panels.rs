@@ -12,6 +12,7 @@ use egui_plot::{Legend, Line, Plot};
 use super::{PlaygroundRes, SceneCommand, UiState};
 use crate::colormap::{WEIGHT_DECADES, viridis};
 use crate::gui::OrbitCamera;
+use crate::gui::scene_common::{SceneClock, frame_view};
 use crate::runtime::Pacing;
 use crate::scenes::ik::playground::{HISTORY_SECONDS, noise_axes};
 use crate::scenes::ik::scene::{SCENE_NAMES, SceneSource};
@@ -36,6 +37,7 @@ fn panels(
     mut contexts: EguiContexts,
     mut pg: ResMut<PlaygroundRes>,
     mut ui_state: ResMut<UiState>,
+    clock: Res<SceneClock>,
     mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
     window: Single<&Window, With<PrimaryWindow>>,
     mut scene_commands: MessageWriter<SceneCommand>,
@@ -50,7 +52,7 @@ fn panels(
         .show(&mut root, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 scene_section(ui, &mut ui_state, &pg.0, &mut requests);
-                status_section(ui, &ui_state, &pg.0, &mut requests);
+                status_section(ui, &ui_state, &clock, &pg.0, &mut requests);
                 filter_section(ui, &mut ui_state, &mut settings);
                 noise_section(ui, &pg.0, &mut settings);
                 constraint_section(ui, &mut ui_state, &mut pg.0, &mut settings);
@@ -73,16 +75,9 @@ fn panels(
     {
         ui_state.fail("settings", &e);
     }
-    // Centre the body in what the panels leave (logical pixels).
-    let (w, h) = (window.width().max(1.0), window.height().max(1.0));
-    let offset = Vec2::new(left / w, bottom / h);
-    if let Ok((mut orbit, mut t)) = camera.single_mut()
-        && (orbit.screen_offset != offset || orbit.aspect != w / h)
-    {
-        orbit.screen_offset = offset;
-        orbit.aspect = w / h;
-        *t = orbit.transform();
-    }
+    // Centre the body in what the panels leave (the focus stays where the
+    // user panned it).
+    frame_view(&mut camera, &window, (left, 0.0, bottom), None);
     Ok(())
 }
 
@@ -180,6 +175,7 @@ fn scene_section(
 fn status_section(
     ui: &mut egui::Ui,
     state: &UiState,
+    clock: &SceneClock,
     p: &IkSession,
     requests: &mut Vec<SceneCommand>,
 ) {
@@ -190,7 +186,7 @@ fn status_section(
             let r = &snap.data;
             egui::Grid::new("status").num_columns(2).show(ui, |ui| {
                 ui.label("fps");
-                ui.label(format!("{:.1}", state.fps));
+                ui.label(format!("{:.1}", clock.fps));
                 ui.end_row();
                 ui.label("particles");
                 ui.label(if p.settings().filter.solver.has_cloud() {
@@ -237,7 +233,7 @@ fn status_section(
                 );
                 ui.end_row();
                 ui.label("startup");
-                ui.label(match (state.first_frame, state.first_interactive) {
+                ui.label(match (clock.first_frame, clock.first_interactive) {
                     (Some(a), Some(b)) => format!("first frame {a:.1} s, interactive {b:.1} s"),
                     (Some(a), None) => format!("first frame {a:.1} s"),
                     _ => "—".into(),

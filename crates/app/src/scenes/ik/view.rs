@@ -1,28 +1,18 @@
-//! `IkScenePlugin`: the 3D view. Camera, lights and floor; the estimate
-//! (MAP + Eq. 15 smoothing) as solid capsules, one entity per body segment;
-//! target markers; and the per-frame solver tick (the solver itself runs on
-//! its own thread, see [`crate::runtime`]).
+//! `IkScenePlugin`: the 3D view on the host's camera and floor. Lights;
+//! the estimate (MAP + Eq. 15 smoothing) as solid capsules, one entity per
+//! body segment; target markers; scene switches; the solver's errors and
+//! limit violations for the panel (the host ticks the solver, which runs
+//! on its own thread, see [`crate::runtime`]).
 
-use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::light::GlobalAmbientLight;
 use bevy::prelude::*;
-use bevy::render::renderer::RenderAdapterInfo;
 use nalgebra::{Isometry3, Point3, Vector3};
-
-use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 
 use super::{PlaygroundRes, SceneCommand, UiState, initial_settings};
 use crate::gui::OrbitCamera;
+use crate::gui::scene_common::{SceneSet, SolverError};
 use crate::scenes::ik::scene::Scene;
 use crate::scenes::ik::session::IkSession;
-
-/// Frame stages, in order: input (mouse, script) → solve → draw.
-#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
-pub enum PlaygroundSet {
-    Input,
-    Solve,
-    Draw,
-}
 
 /// Colours the screenshot test looks for (sRGB, unlit: exact on screen).
 pub const FLOOR_COLOUR: [f32; 3] = [0.30, 0.33, 0.36];
@@ -33,16 +23,7 @@ pub struct IkScenePlugin;
 
 impl Plugin for IkScenePlugin {
     fn build(&self, app: &mut App) {
-        app.configure_sets(
-            Update,
-            (
-                PlaygroundSet::Input,
-                PlaygroundSet::Solve,
-                PlaygroundSet::Draw,
-            )
-                .chain(),
-        )
-        .insert_resource(GlobalAmbientLight {
+        app.insert_resource(GlobalAmbientLight {
             color: Color::WHITE,
             brightness: 600.0,
             ..default()
@@ -51,16 +32,20 @@ impl Plugin for IkScenePlugin {
         .add_systems(
             Update,
             (
-                tick_clock.before(PlaygroundSet::Input),
-                (scene_commands, solve).chain().in_set(PlaygroundSet::Solve),
-                (sync_body, sync_targets).in_set(PlaygroundSet::Draw),
+                // After the keys and the script, which send commands.
+                scene_commands.in_set(SceneSet::Input).after(InputSet),
+                (solver_status, sync_body, sync_targets).in_set(SceneSet::Draw),
             ),
         );
     }
 }
 
+/// The IK scene's input systems (keys, script), before its scene commands.
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct InputSet;
+
 /// The IK scene's starting view of `scene`.
-fn framing(scene: &Scene) -> OrbitCamera {
+pub(super) fn framing(scene: &Scene) -> OrbitCamera {
     OrbitCamera {
         focus: to_vec3(&scene.focus),
         distance: scene.distance as f32,
@@ -126,25 +111,7 @@ fn setup_world(
     mut commands: Commands,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
-    adapter: Option<Res<RenderAdapterInfo>>,
-    pg: Res<PlaygroundRes>,
 ) {
-    let orbit = framing(&pg.0.scene);
-    // A software rasteriser (lavapipe/llvmpipe) shades every MSAA sample on
-    // the CPU: without multisampling the frame costs a quarter.
-    let software = adapter
-        .as_ref()
-        .is_some_and(|a| a.device_type == wgpu::DeviceType::Cpu);
-    let msaa = if software { Msaa::Off } else { Msaa::Sample4 };
-    commands.spawn((
-        Camera3d::default(),
-        // Unlit colours reach the screen unchanged (the screenshot test
-        // looks for them).
-        Tonemapping::None,
-        msaa,
-        orbit.transform(),
-        orbit,
-    ));
     commands.spawn((
         DirectionalLight {
             illuminance: 7000.0,
@@ -160,17 +127,6 @@ fn setup_world(
             ..default()
         },
         Transform::from_xyz(-4.0, 2.0, -3.0).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
-    let [r, g, b] = FLOOR_COLOUR;
-    commands.spawn((
-        Mesh3d(meshes.add(Plane3d::default().mesh().size(8.0, 8.0))),
-        MeshMaterial3d(materials.add(StandardMaterial {
-            base_color: Color::srgb(r, g, b),
-            unlit: true,
-            ..default()
-        })),
-        Transform::from_xyz(0.0, -0.001, 0.0),
-        Pickable::IGNORE,
     ));
     let [r, g, b] = TARGET_COLOUR;
     commands.insert_resource(TargetAssets {
@@ -310,7 +266,7 @@ fn scene_commands(
     let Some(source) = load else {
         return;
     };
-    let pacing = ui.pacing;
+    let pacing = pg.0.pacing();
     let built = Scene::build(&source).and_then(|scene| {
         let settings = initial_settings(&scene, None, None);
         IkSession::new(scene, settings, pacing)
@@ -340,41 +296,15 @@ fn scene_commands(
     }
 }
 
-/// Advances the playground's clock: wall time, or a fixed step per frame.
-fn tick_clock(mut ui: ResMut<UiState>, time: Res<Time<Real>>) {
-    ui.clock = match ui.fixed_dt {
-        Some(dt) => ui.frames as f64 * dt,
-        None => time.elapsed_secs_f64(),
-    };
-    ui.frames += 1;
-}
-
-/// Ticks the solver (it runs this frame's slice on its own thread, or
-/// inline for replays) and takes its latest snapshot; never waits for it.
-fn solve(
-    mut pg: ResMut<PlaygroundRes>,
+/// The solver's new errors for the panel, and the worst limit violations
+/// since the scene started.
+fn solver_status(
+    pg: Res<PlaygroundRes>,
     mut ui: ResMut<UiState>,
-    time: Res<Time<Real>>,
-    diagnostics: Res<DiagnosticsStore>,
+    mut errors: MessageReader<SolverError>,
 ) {
-    let t = ui.clock;
-    let dt = time.delta_secs_f64();
-    let now = ui.launched.elapsed().as_secs_f64();
-    if ui.first_frame.is_none() {
-        ui.first_frame = Some(now);
-        eprintln!("posecloud: first frame {now:.2} s after launch");
-    } else if ui.first_interactive.is_none() && dt > 0.0 && dt < 0.1 {
-        ui.first_interactive = Some(now);
-        eprintln!("posecloud: interactive (frame time < 100 ms) {now:.2} s after launch");
-    }
-    if let Some(fps) = diagnostics
-        .get(&FrameTimeDiagnosticsPlugin::FPS)
-        .and_then(|d| d.smoothed())
-    {
-        ui.fps = fps;
-    }
-    if let Some(e) = pg.0.frame(t) {
-        ui.fail("solver", &anyhow::anyhow!(e));
+    for SolverError(e) in errors.read() {
+        ui.error = Some(format!("solver: {e}"));
     }
     let d = &pg.0.snapshot().data;
     let (e, p) = (d.estimate_violations, d.particle_violations);

@@ -423,7 +423,7 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         title: format!("posecloud — {}", options.spec.label()),
         ..options.window.clone()
     };
-    let mut app = scene_app::<TrackingScene>(&window);
+    let mut app = scene_app::<TrackRes>(&window);
     app.add_plugins(TrackingScenePlugin);
     let device = renderer_device(&mut app);
     let res = start_scene(&options.spec, &options.settings, pacing, device.clone())?;
