@@ -67,7 +67,7 @@
 //! keypoint (with RTPF's upper body, the knees and ankles, whose hips and
 //! knees stay at the calibration pose; the hips stay, moved by the root).
 
-use keypoints::{Keypoints, landmark_index};
+use keypoints::{Keypoints, TRACKED_KEYPOINTS, landmark_index};
 use labels::Camera;
 use nalgebra::{Isometry3, Point3, Vector3};
 use skeleton::{BatchForwardKinematics, BodyPart, Skeleton};
@@ -117,21 +117,12 @@ pub struct KeypointMap {
     scheme: &'static str,
 }
 
-/// The limb landmarks, in [`KeypointMap`] order (left then right).
-const LIMB_LANDMARKS: [&str; 12] = [
-    "left_shoulder",
-    "right_shoulder",
-    "left_elbow",
-    "right_elbow",
-    "left_wrist",
-    "right_wrist",
-    "left_hip",
-    "right_hip",
-    "left_knee",
-    "right_knee",
-    "left_ankle",
-    "right_ankle",
-];
+/// The limb landmarks, in [`KeypointMap`] order (left then right): the
+/// tracked keypoints after the nose.
+const LIMB_LANDMARKS: &[&str] = TRACKED_KEYPOINTS
+    .split_first()
+    .expect("the nose and the limbs")
+    .1;
 
 /// Joint names of each scheme for one side: shoulder, elbow, wrist (each
 /// with alternatives), hip, knee, ankle.

@@ -3,6 +3,9 @@
 //! keypoints, and a tracker that follows the right elbow of the CMU walk
 //! with keypoints where the regions alone lose it.
 
+mod common;
+
+use common::preset_camera;
 use labels::Camera;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
@@ -37,6 +40,32 @@ fn cmu_body(walk: &Bvh, hop: &Bvh, start: usize) -> TrackedBody {
 fn cmu_camera(body: &TrackedBody, pose: &[f64]) -> Camera {
     let spec = ClipSpec::default();
     clip_camera(body, &[pose.to_vec()], &spec).unwrap()
+}
+
+/// The CMU walk at clip frame 240 (body calibrated at 200), its camera,
+/// keypoint map and world transforms.
+struct WalkScene {
+    body: TrackedBody,
+    truth: Vec<f64>,
+    cam: Camera,
+    map: KeypointMap,
+    world: Vec<skeleton::nalgebra::Isometry3<f64>>,
+}
+
+fn walk_scene() -> WalkScene {
+    let (walk, hop) = (motion("cmu_131_01_walk.bvh"), motion("cmu_131_03_hop.bvh"));
+    let body = cmu_body(&walk, &hop, 200);
+    let truth = walk.frames.pose(240).to_vec();
+    let cam = cmu_camera(&body, &truth);
+    let map = KeypointMap::for_body(&body);
+    let world = body.skeleton().forward_kinematics(&truth).unwrap();
+    WalkScene {
+        body,
+        truth,
+        cam,
+        map,
+        world,
+    }
 }
 
 #[test]
@@ -110,48 +139,23 @@ fn the_map_follows_each_naming_scheme() {
     for w in ["Left", "Right"] {
         let s = if w == "Left" { 1.0 } else { -1.0 };
         let n = |x: &str| format!("mixamorig:{w}{x}");
-        b.joint(
-            &n("Shoulder"),
-            Some("mixamorig:Spine"),
-            [0.05 * s, 0.2, 0.0],
-            JointKind::ball(),
-        );
-        b.joint(
-            &n("Arm"),
-            Some(&n("Shoulder")),
-            [0.12 * s, 0.0, 0.0],
-            JointKind::ball(),
-        );
-        b.joint(
-            &n("ForeArm"),
-            Some(&n("Arm")),
-            [0.0, -0.28, 0.0],
-            JointKind::ball(),
-        );
-        b.joint(
-            &n("Hand"),
-            Some(&n("ForeArm")),
-            [0.0, -0.25, 0.0],
-            JointKind::ball(),
-        );
-        b.joint(
-            &n("UpLeg"),
-            Some("mixamorig:Hips"),
-            [0.1 * s, -0.05, 0.0],
-            JointKind::ball(),
-        );
-        b.joint(
-            &n("Leg"),
-            Some(&n("UpLeg")),
-            [0.0, -0.42, 0.0],
-            JointKind::ball(),
-        );
-        b.joint(
-            &n("Foot"),
-            Some(&n("Leg")),
-            [0.0, -0.42, 0.0],
-            JointKind::ball(),
-        );
+        // (joint, parent, offset): the arms hang from the spine, the legs
+        // from the hips.
+        for (joint, parent, offset) in [
+            ("Shoulder", "Spine", [0.05 * s, 0.2, 0.0]),
+            ("Arm", "Shoulder", [0.12 * s, 0.0, 0.0]),
+            ("ForeArm", "Arm", [0.0, -0.28, 0.0]),
+            ("Hand", "ForeArm", [0.0, -0.25, 0.0]),
+            ("UpLeg", "Hips", [0.1 * s, -0.05, 0.0]),
+            ("Leg", "UpLeg", [0.0, -0.42, 0.0]),
+            ("Foot", "Leg", [0.0, -0.42, 0.0]),
+        ] {
+            let parent = match parent {
+                "Spine" | "Hips" => format!("mixamorig:{parent}"),
+                _ => n(parent),
+            };
+            b.joint(&n(joint), Some(&parent), offset, JointKind::ball());
+        }
     }
     b.joint(
         "mixamorig:Head",
@@ -180,13 +184,14 @@ fn the_map_follows_each_naming_scheme() {
 
 #[test]
 fn the_true_pose_scores_highest_among_perturbed_ones() {
-    let (walk, hop) = (motion("cmu_131_01_walk.bvh"), motion("cmu_131_03_hop.bvh"));
-    let body = cmu_body(&walk, &hop, 200);
-    let truth = walk.frames.pose(240).to_vec();
-    let cam = cmu_camera(&body, &truth);
-    let map = KeypointMap::for_body(&body);
+    let WalkScene {
+        body,
+        truth,
+        cam,
+        map,
+        world,
+    } = walk_scene();
     let skel = body.skeleton();
-    let world = skel.forward_kinematics(&truth).unwrap();
     let obs = KeypointObservation::from_pixels(&map, &map.project(&world, &cam));
     assert_eq!(obs.points().len(), map.len());
     // The torso of the walker 4 m away at 160 × 120: ~ 10 px.
@@ -245,13 +250,14 @@ fn the_true_pose_scores_highest_among_perturbed_ones() {
 
 #[test]
 fn missing_keypoints_contribute_nothing() {
-    let (walk, hop) = (motion("cmu_131_01_walk.bvh"), motion("cmu_131_03_hop.bvh"));
-    let body = cmu_body(&walk, &hop, 200);
-    let truth = walk.frames.pose(240).to_vec();
-    let cam = cmu_camera(&body, &truth);
-    let map = KeypointMap::for_body(&body);
+    let WalkScene {
+        body,
+        truth,
+        cam,
+        map,
+        world,
+    } = walk_scene();
     let skel = body.skeleton();
-    let world = skel.forward_kinematics(&truth).unwrap();
     let mut pixels = map.project(&world, &cam);
     // Shift every detection a little, then lose the right elbow and wrist.
     for p in pixels.iter_mut().flatten() {
@@ -349,19 +355,6 @@ fn missing_keypoints_contribute_nothing() {
     let bad = KeypointObservation::new(bad_points);
     let e = tracker.set_keypoints(Some(bad)).unwrap_err();
     assert!(e.to_string().contains("keypoints"), "{e}");
-}
-
-fn preset_camera(w: u32, h: u32) -> Camera {
-    // As tests/track.rs: 3.5 m in front of the preset, slightly aside.
-    Camera::looking_at(
-        Point3::new(0.4, 1.3, 3.5),
-        Point3::new(0.0, 1.2, 0.0),
-        Vector3::y(),
-        35f64.to_radians(),
-        w,
-        h,
-    )
-    .unwrap()
 }
 
 /// The preset waving its right forearm in the image plane: the upper arm

@@ -2,28 +2,17 @@
 //! the projected joint centres, the simplex lowers F, PFRTH follows a
 //! short clip. Small images and few particles keep these fast in debug.
 
-use labels::{Camera, IDENTITY_LABEL_MAP};
-use skeleton::nalgebra::{Point3, Vector3};
+mod common;
+
+use common::preset_camera;
+use labels::{Camera, IDENTITY_LABEL_MAP, LabelMap, Observation};
+use skeleton::nalgebra::Point3;
 use track::flip::{FlipArm, flip_hypotheses};
 use track::simplex::lockstep_simplex;
 use track::synthetic::{render_observation, upper_body_parts};
 use track::{
     Arm, BackendChoice, FilterKind, Side, TrackedBody, Tracker, TrackerConfig, search_root_position,
 };
-
-fn camera(w: u32, h: u32) -> Camera {
-    // 3.5 m in front of the preset (which faces +z), slightly to the side
-    // so that depth flips are not symmetric.
-    Camera::looking_at(
-        Point3::new(0.4, 1.3, 3.5),
-        Point3::new(0.0, 1.2, 0.0),
-        Vector3::y(),
-        35f64.to_radians(),
-        w,
-        h,
-    )
-    .unwrap()
-}
 
 /// The preset with the right arm raised forward and the elbow bent.
 fn arm_pose(body: &TrackedBody, raise: f64, elbow: f64) -> Vec<f64> {
@@ -38,11 +27,26 @@ fn arm_pose(body: &TrackedBody, raise: f64, elbow: f64) -> Vec<f64> {
     pose
 }
 
+/// Each pose of `truth` rendered with 1% of its pixels flipped (seeded by
+/// its frame).
+fn observations(
+    body: &TrackedBody,
+    cam: &Camera,
+    map: &LabelMap,
+    truth: &[Vec<f64>],
+) -> Vec<Observation> {
+    truth
+        .iter()
+        .enumerate()
+        .map(|(k, p)| render_observation(body, cam, p, map, 0.01, k as u64).unwrap())
+        .collect()
+}
+
 #[test]
 fn kinematic_flips_project_to_the_same_image_points() {
     let body = TrackedBody::rtpf_upper_body();
     let skel = body.skeleton();
-    let cam = camera(160, 120);
+    let cam = preset_camera(160, 120);
     let pose = arm_pose(&body, -0.9, 0.8);
     let arms: Vec<FlipArm> = [Side::Left, Side::Right]
         .into_iter()
@@ -92,7 +96,7 @@ fn kinematic_flips_project_to_the_same_image_points() {
 #[test]
 fn the_simplex_lowers_the_non_overlap() {
     let body = TrackedBody::rtpf_upper_body();
-    let cam = camera(80, 60);
+    let cam = preset_camera(80, 60);
     let truth = arm_pose(&body, -0.6, 0.9);
     let map = upper_body_parts();
     let obs = render_observation(&body, &cam, &truth, &map, 0.01, 0).unwrap();
@@ -134,7 +138,7 @@ fn the_simplex_lowers_the_non_overlap() {
 #[test]
 fn pfrth_follows_a_short_elbow_clip() {
     let body = TrackedBody::rtpf_upper_body();
-    let cam = camera(80, 60);
+    let cam = preset_camera(80, 60);
     let map = upper_body_parts();
     // 16 frames: the arm rises and the elbow bends and unbends.
     let truth: Vec<Vec<f64>> = (0..16)
@@ -149,11 +153,7 @@ fn pfrth_follows_a_short_elbow_clip() {
             p
         })
         .collect();
-    let obs: Vec<_> = truth
-        .iter()
-        .enumerate()
-        .map(|(k, p)| render_observation(&body, &cam, p, &map, 0.01, k as u64).unwrap())
-        .collect();
+    let obs = observations(&body, &cam, &map, &truth);
     // The PCA prior (RTPF §IV-D) from a corpus of the same kind of motion
     // at other amplitudes: it settles the depth ambiguity that the flips
     // expose (a flipped elbow projects to the same image points).
@@ -208,7 +208,7 @@ fn pfrth_follows_a_short_elbow_clip() {
 #[test]
 fn root_search_finds_a_shifted_subject_and_bad_settings_are_errors() {
     let body = TrackedBody::rtpf_upper_body();
-    let cam = camera(80, 60);
+    let cam = preset_camera(80, 60);
     let mut truth = body.base().to_vec();
     truth[0] += 0.2;
     truth[2] -= 0.3;
@@ -252,7 +252,7 @@ fn root_search_finds_a_shifted_subject_and_bad_settings_are_errors() {
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn gpu_and_cpu_back_ends_track_identically() {
     let body = TrackedBody::rtpf_upper_body();
-    let cam = camera(80, 60);
+    let cam = preset_camera(80, 60);
     let map = upper_body_parts();
     let truth: Vec<Vec<f64>> = (0..4)
         .map(|k| arm_pose(&body, -0.5, 0.5 + 0.1 * k as f64))
@@ -303,7 +303,7 @@ fn new_back_ends_are_built_on_the_device_the_tracker_was_given() {
         queue: g.queue.clone(),
     };
     let body = TrackedBody::rtpf_upper_body();
-    let cam = camera(80, 60);
+    let cam = preset_camera(80, 60);
     let map = upper_body_parts();
     let pose = arm_pose(&body, -0.5, 0.6);
     let obs = render_observation(&body, &cam, &pose, &map, 0.01, 3).unwrap();
@@ -385,7 +385,7 @@ fn partitioned_sampling_moves_one_partition_at_a_time_and_fits_closer() {
     assert_eq!(total, body.dim());
 
     // Both arms move at once; PFS with and without partitions.
-    let cam = camera(80, 60);
+    let cam = preset_camera(80, 60);
     let map = upper_body_parts();
     let skel = body.skeleton();
     let l_sh = skel.param_range(skel.find("l_shoulder").unwrap()).start;
@@ -399,11 +399,7 @@ fn partitioned_sampling_moves_one_partition_at_a_time_and_fits_closer() {
             p
         })
         .collect();
-    let obs: Vec<_> = truth
-        .iter()
-        .enumerate()
-        .map(|(k, p)| render_observation(&body, &cam, p, &map, 0.01, k as u64).unwrap())
-        .collect();
+    let obs = observations(&body, &cam, &map, &truth);
     let run = |partitioned: bool| {
         let config = TrackerConfig {
             particles: 100,
@@ -436,7 +432,7 @@ fn partitioned_sampling_moves_one_partition_at_a_time_and_fits_closer() {
 #[test]
 fn with_partitions_the_simplex_runs_in_each_partition() {
     let body = TrackedBody::rtpf_upper_body();
-    let cam = camera(80, 60);
+    let cam = preset_camera(80, 60);
     let map = upper_body_parts();
     let truth: Vec<Vec<f64>> = (0..4)
         .map(|k| arm_pose(&body, -0.4 - 0.1 * k as f64, 0.5 + 0.15 * k as f64))
