@@ -3,6 +3,9 @@
 //! `tools/dynamics_fixtures.py` writes (see docs/dynamics.md to regenerate
 //! them). Relative error ≤ 1e-9 in the max norm of each quantity.
 
+mod common;
+
+use common::{numbers, relative_error};
 use dynamics::{MassSource, Model, ModelOptions};
 use serde_json::Value;
 
@@ -10,24 +13,6 @@ const TOLERANCE: f64 = 1e-9;
 
 fn root() -> String {
     format!("{}/../..", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn numbers(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .expect("array")
-        .iter()
-        .map(|x| x.as_f64().expect("number"))
-        .collect()
-}
-
-fn relative_error(ours: &[f64], reference: &[f64]) -> f64 {
-    assert_eq!(ours.len(), reference.len());
-    let scale = reference.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = ours
-        .iter()
-        .zip(reference)
-        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-    diff / scale
 }
 
 fn check(name: &str, model: &Model) {

@@ -4,8 +4,11 @@
 //! Pinocchio's at the seeded states of `tests/fixtures/robot_corpus.json`
 //! (written by `tools/robot_corpus_fixtures.py`; see docs/dynamics.md).
 
+mod common;
+
 use std::collections::BTreeMap;
 
+use common::{numbers, relative_error};
 use dynamics::Model;
 use serde_json::Value;
 use skeleton::UrdfAdjustment::{self, *};
@@ -49,26 +52,6 @@ const ADJUSTED: &[(&str, &[UrdfAdjustment])] = &[
 
 fn corpus() -> String {
     format!("{}/../../assets/robots/corpus", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn numbers(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .expect("array")
-        .iter()
-        .map(|x| x.as_f64().expect("number"))
-        .collect()
-}
-
-/// `max |ours − reference| / max |reference|` (the absolute error when the
-/// reference is all zeros, as G of a robot moving only about vertical axes).
-fn relative_error(ours: &[f64], reference: &[f64]) -> f64 {
-    assert_eq!(ours.len(), reference.len());
-    let scale = reference.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = ours
-        .iter()
-        .zip(reference)
-        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-    if scale > 0.0 { diff / scale } else { diff }
 }
 
 /// Adjustment kinds, sorted by name, without repeats.

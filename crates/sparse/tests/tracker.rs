@@ -22,6 +22,17 @@ fn walk() -> Clip {
     .unwrap()
 }
 
+/// The paper's sensor layout on `clip`'s skeleton and a tracker wearing it
+/// with the reference prior and `config`, at rest in clip frame `frame`.
+fn paper_tracker(clip: &Clip, config: SparseConfig, frame: usize) -> (SensorSet, SparseTracker) {
+    let sk = &clip.skeleton;
+    let sensors = SensorSet::paper_layout(sk).unwrap();
+    let mut t =
+        SparseTracker::new(sk, sensors.clone(), MotionPrior::reference(sk), config).unwrap();
+    t.reset(&clip.poses[frame], None).unwrap();
+    (sensors, t)
+}
+
 #[test]
 fn clip_is_resampled_to_60_hz() {
     let clip = walk();
@@ -309,14 +320,7 @@ fn bad_input_is_a_clear_error() {
             .unwrap();
         assert!(e.to_string().contains("imu_stiffness"), "{e}");
     }
-    let mut t = SparseTracker::new(
-        sk,
-        sensors.clone(),
-        MotionPrior::reference(sk),
-        SparseConfig::default(),
-    )
-    .unwrap();
-    t.reset(&clip.poses[0], None).unwrap();
+    let (_, mut t) = paper_tracker(&clip, SparseConfig::default(), 0);
     let good = SyntheticSensors::default()
         .synthesize(&sensors, sk, &clip.poses[..2])
         .unwrap();
@@ -374,15 +378,7 @@ fn bad_input_is_a_clear_error() {
 fn toggling_sensors_changes_the_rows() {
     let clip = walk();
     let sk = &clip.skeleton;
-    let sensors = SensorSet::paper_layout(sk).unwrap();
-    let mut t = SparseTracker::new(
-        sk,
-        sensors.clone(),
-        MotionPrior::reference(sk),
-        SparseConfig::default(),
-    )
-    .unwrap();
-    t.reset(&clip.poses[0], None).unwrap();
+    let (sensors, mut t) = paper_tracker(&clip, SparseConfig::default(), 0);
     let r = SyntheticSensors::default()
         .synthesize(&sensors, sk, &clip.poses[..3])
         .unwrap();
@@ -451,15 +447,12 @@ fn standing_still_is_carried_by_the_feet() {
 fn final_torques_respect_the_limits() {
     let clip = walk();
     let sk = &clip.skeleton;
-    let sensors = SensorSet::paper_layout(sk).unwrap();
     let config = SparseConfig {
         torque_limit_scale: 0.05,
         ..SparseConfig::tuned()
     };
     let limits = sparse::tracker::torque_limits(sk, config.total_mass, config.torque_limit_scale);
-    let mut t =
-        SparseTracker::new(sk, sensors.clone(), MotionPrior::reference(sk), config).unwrap();
-    t.reset(&clip.poses[0], None).unwrap();
+    let (sensors, mut t) = paper_tracker(&clip, config, 0);
     let r = SyntheticSensors::default()
         .synthesize(&sensors, sk, &clip.poses[..12])
         .unwrap();
@@ -481,15 +474,7 @@ fn final_torques_respect_the_limits() {
 fn predicted_readings_match_the_reset_pose() {
     let clip = walk();
     let sk = &clip.skeleton;
-    let sensors = SensorSet::paper_layout(sk).unwrap();
-    let mut t = SparseTracker::new(
-        sk,
-        sensors.clone(),
-        MotionPrior::reference(sk),
-        SparseConfig::tuned(),
-    )
-    .unwrap();
-    t.reset(&clip.poses[7], None).unwrap();
+    let (sensors, t) = paper_tracker(&clip, SparseConfig::tuned(), 7);
     let want = SyntheticSensors::default()
         .synthesize(&sensors, sk, &clip.poses[7..8])
         .unwrap();
