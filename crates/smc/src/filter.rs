@@ -612,16 +612,7 @@ mod tests {
                 policy: ResamplePolicy::EssBelow(0.7),
                 history: History::None,
             };
-            let one = rayon::ThreadPoolBuilder::new()
-                .num_threads(1)
-                .build()
-                .unwrap();
-            let two = rayon::ThreadPoolBuilder::new()
-                .num_threads(2)
-                .build()
-                .unwrap();
-            let (p1, f1) = one.install(|| run(config, 20_000));
-            let (p2, f2) = two.install(|| run(config, 20_000));
+            let ((p1, f1), (p2, f2)) = crate::on_one_and_two_threads(|| run(config, 20_000));
             let bits = |xs: &[f64]| xs.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(p1.states()), bits(p2.states()), "{scheme}");
             assert_eq!(bits(p1.log_weights()), bits(p2.log_weights()), "{scheme}");

@@ -72,3 +72,16 @@ pub use nalgebra;
 pub use rand;
 /// The `rand_distr` matching [`rand`].
 pub use rand_distr;
+
+/// `f` run in a 1-thread and in a 2-thread rayon pool: the unit tests that
+/// results agree bit for bit whatever the thread count.
+#[cfg(test)]
+pub(crate) fn on_one_and_two_threads<T: Send>(f: impl Fn() -> T + Sync) -> (T, T) {
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    (pool(1).install(&f), pool(2).install(&f))
+}

@@ -295,16 +295,7 @@ mod tests {
         let lw: Vec<f64> = (0..(PAR_MIN * 3 + 17))
             .map(|i| ((i * 7919) % 1000) as f64 * -0.01)
             .collect();
-        let one = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let two = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
-        let a = one.install(|| Weights::from_log_weights(&lw).unwrap());
-        let b = two.install(|| Weights::from_log_weights(&lw).unwrap());
+        let (a, b) = crate::on_one_and_two_threads(|| Weights::from_log_weights(&lw).unwrap());
         assert_eq!(a.ess().to_bits(), b.ess().to_bits());
         assert_eq!(a.log_sum().to_bits(), b.log_sum().to_bits());
         assert!(
