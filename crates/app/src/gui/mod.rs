@@ -4,6 +4,7 @@
 //! ([`scene_common`]). The scenes themselves — a Bevy-free model and a view
 //! each — are in [`crate::scenes`].
 
+pub mod layout;
 pub mod render_errors;
 pub mod scene_common;
 

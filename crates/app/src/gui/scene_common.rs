@@ -626,17 +626,3 @@ pub fn finish(exit: AppExit) -> anyhow::Result<()> {
         AppExit::Error(code) => anyhow::bail!("the app exited with code {code}"),
     }
 }
-
-/// The egui root over the whole window that a scene's panels are laid out
-/// in (left controls, right/bottom panels; the 3D view shows through the
-/// rest).
-pub fn window_root(ctx: &bevy_egui::egui::Context, id: &'static str) -> bevy_egui::egui::Ui {
-    use bevy_egui::egui;
-    egui::Ui::new(
-        ctx.clone(),
-        id.into(),
-        egui::UiBuilder::new()
-            .layer_id(egui::LayerId::background())
-            .max_rect(ctx.viewport_rect()),
-    )
-}

@@ -7,14 +7,14 @@ use std::path::PathBuf;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
-use egui_plot::{Legend, Line, Plot};
 
 use super::{PlaygroundRes, SceneCommand, UiState};
 use crate::colormap::{WEIGHT_DECADES, viridis};
 use crate::gui::OrbitCamera;
-use crate::gui::scene_common::{SceneClock, frame_view};
+use crate::gui::layout::{Chart, PanelLayout};
+use crate::gui::scene_common::SceneClock;
 use crate::runtime::Pacing;
-use crate::scenes::ik::playground::{HISTORY_SECONDS, noise_axes};
+use crate::scenes::ik::playground::{HISTORY_SECONDS, Sample, noise_axes};
 use crate::scenes::ik::scene::{SCENE_NAMES, SceneSource};
 use crate::scenes::ik::session::IkSession;
 use crate::scenes::ik::settings::{
@@ -44,31 +44,18 @@ fn panels(
 ) -> Result {
     let mut requests = Vec::new();
     let ctx = contexts.ctx_mut()?;
-    let mut root = crate::gui::scene_common::window_root(ctx, "posecloud-root");
+    let mut layout = PanelLayout::new(ctx, "posecloud-root");
     let mut settings = pg.0.settings().clone();
-    let left = egui::Panel::left("tuning")
-        .resizable(true)
-        .default_size(PANEL_WIDTH)
-        .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| {
-                scene_section(ui, &mut ui_state, &pg.0, &mut requests);
-                status_section(ui, &ui_state, &clock, &pg.0, &mut requests);
-                filter_section(ui, &mut ui_state, &mut settings);
-                noise_section(ui, &pg.0, &mut settings);
-                constraint_section(ui, &mut ui_state, &mut pg.0, &mut settings);
-                legend_section(ui);
-                file_section(ui, &mut ui_state, &pg.0, &mut settings);
-            });
-        })
-        .response
-        .rect
-        .width();
-    let bottom = egui::Panel::bottom("plots")
-        .exact_size(PLOT_HEIGHT)
-        .show(&mut root, |ui| plots(ui, &pg.0))
-        .response
-        .rect
-        .height();
+    layout.left("tuning", PANEL_WIDTH, |ui| {
+        scene_section(ui, &mut ui_state, &pg.0, &mut requests);
+        status_section(ui, &ui_state, &clock, &pg.0, &mut requests);
+        filter_section(ui, &mut ui_state, &mut settings);
+        noise_section(ui, &pg.0, &mut settings);
+        constraint_section(ui, &mut ui_state, &mut pg.0, &mut settings);
+        legend_section(ui);
+        file_section(ui, &mut ui_state, &pg.0, &mut settings);
+    });
+    layout.charts("plots", PLOT_HEIGHT, charts(&pg.0));
     scene_commands.write_batch(requests);
     if settings != *pg.0.settings()
         && let Err(e) = pg.0.set_settings(settings)
@@ -77,7 +64,7 @@ fn panels(
     }
     // Centre the body in what the panels leave (the focus stays where the
     // user panned it).
-    frame_view(&mut camera, &window, (left, 0.0, bottom), None);
+    layout.frame(&mut camera, &window, None);
     Ok(())
 }
 
@@ -518,63 +505,30 @@ fn save_settings(state: &mut UiState, s: &Settings, path: &std::path::Path, over
     }
 }
 
-fn plots(ui: &mut egui::Ui, p: &IkSession) {
+/// The last [`HISTORY_SECONDS`]: each target's distance, the ESS and the
+/// solver's time per frame.
+fn charts(p: &IkSession) -> Vec<Chart> {
     let history = p.history();
     let now = history.back().map(|s| s.time).unwrap_or(0.0);
-    let width = (ui.available_width() - 16.0) / 3.0;
-    let height = PLOT_HEIGHT - 16.0;
-    let names: Vec<String> = p
-        .targets()
-        .iter()
-        .map(|t| p.skeleton().joint(t.joint).name.clone())
-        .collect();
-    ui.horizontal(|ui| {
-        ui.vertical(|ui| {
-            ui.set_width(width);
-            ui.small("distance to each target (mm)");
-            Plot::new("distances")
-                .height(height - 14.0)
-                .include_x(-HISTORY_SECONDS)
-                .include_x(0.0)
-                .include_y(0.0)
-                .legend(Legend::default().position(egui_plot::Corner::LeftTop))
-                .allow_drag(false)
-                .allow_zoom(false)
-                .allow_scroll(false)
-                .show(ui, |plot| {
-                    for (k, name) in names.iter().enumerate() {
-                        let pts: Vec<[f64; 2]> = history
-                            .iter()
-                            .filter(|s| s.distances.len() == names.len())
-                            .map(|s| [s.time - now, s.distances[k] * 1e3])
-                            .collect();
-                        plot.line(Line::new(name.clone(), pts));
-                    }
-                });
-        });
-        for (id, title, value) in [
-            ("ess", "effective sample size", 0usize),
-            ("step", "solver time per frame (ms)", 1usize),
-        ] {
-            ui.vertical(|ui| {
-                ui.set_width(width);
-                ui.small(title);
-                Plot::new(id)
-                    .height(height - 14.0)
-                    .include_x(-HISTORY_SECONDS)
-                    .include_x(0.0)
-                    .include_y(0.0)
-                    .allow_drag(false)
-                    .allow_zoom(false)
-                    .allow_scroll(false)
-                    .show(ui, |plot| {
-                        let pts: Vec<[f64; 2]> = history
-                            .iter()
-                            .map(|s| [s.time - now, if value == 0 { s.ess } else { s.step_ms }])
-                            .collect();
-                        plot.line(Line::new(title, pts));
-                    });
-            });
-        }
-    });
+    let window = |c: Chart| c.include_x(-HISTORY_SECONDS).include_x(0.0);
+    let series = |f: &dyn Fn(&Sample) -> f64| -> Vec<[f64; 2]> {
+        history.iter().map(|s| [s.time - now, f(s)]).collect()
+    };
+    let targets = p.targets();
+    let distances = targets.iter().enumerate().fold(
+        window(Chart::new("distances", "distance to each target (mm)")),
+        |c, (k, t)| {
+            let points = history
+                .iter()
+                .filter(|s| s.distances.len() == targets.len())
+                .map(|s| [s.time - now, s.distances[k] * 1e3])
+                .collect();
+            c.line(p.skeleton().joint(t.joint).name.clone(), points)
+        },
+    );
+    vec![
+        distances,
+        window(Chart::new("ess", "effective sample size")).line("ESS", series(&|s| s.ess)),
+        window(Chart::new("step", "solver time per frame (ms)")).line("ms", series(&|s| s.step_ms)),
+    ]
 }

@@ -16,12 +16,11 @@ use anyhow::Result;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
-use egui_plot::{Legend, Line, Plot};
 
 use crate::gui::OrbitCamera;
+use crate::gui::layout::{Chart, PanelLayout};
 use crate::gui::scene_common::{
-    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, frame_view, play_buttons,
-    run_scene_window,
+    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, play_buttons, run_scene_window,
 };
 use crate::scenes::sparse::model::{
     PriorKind, SparseEdit, SparseScene, SparseSettings, SparseSnapshot,
@@ -163,154 +162,107 @@ fn panels(
     let ctx = contexts.ctx_mut()?.clone();
     let snap = res.latest.clone();
     let s = &snap.data;
-    let mut root = crate::gui::scene_common::window_root(&ctx, "posecloud-sparse-root");
+    let mut layout = PanelLayout::new(&ctx, "posecloud-sparse-root");
     let mut settings = ui_state.settings.clone();
     let mut play = Default::default();
     let r = &mut *res;
-    let left = egui::Panel::left("sparse-controls")
-        .resizable(true)
-        .default_size(LEFT_WIDTH)
-        .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| {
-                ui.heading("Sparse sensors (SPARSE)");
-                play = play_buttons(ui, r.paused);
-                ui.checkbox(&mut settings.realtime, "play at 60 frames/s");
-                egui::CollapsingHeader::new("Status")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.label(format!(
-                            "{} · frame {} of {} · {:.0} fps · step {:.2} ms",
-                            s.clip_name, s.frame, s.frames, clock.fps, s.step_ms
-                        ));
-                        if let Some(h) = s.history.back() {
-                            ui.label(format!(
-                                "body error {:.1} cm, {:.1}° · contacts {} ({:.0} N up)",
-                                h.position_cm,
-                                h.orientation_deg,
-                                s.contacts.len(),
-                                h.contact_force
-                            ));
-                        }
-                        if let Some(e) = &r.error {
-                            ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
-                        }
-                    });
-                egui::CollapsingHeader::new("Sensors")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.label("IMUs (orientation):");
-                        for (i, name) in s.sensor_names.0.iter().enumerate() {
-                            if let Some(on) = settings.imus.get_mut(i) {
-                                ui.checkbox(on, name.as_str());
-                            }
-                        }
-                        ui.label("markers (position):");
-                        for (i, name) in s.sensor_names.1.iter().enumerate() {
-                            if let Some(on) = settings.markers.get_mut(i) {
-                                ui.checkbox(on, name.as_str());
-                            }
-                        }
-                    });
-                egui::CollapsingHeader::new("Prior and compliance")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        egui::ComboBox::from_label("prior")
-                            .selected_text(settings.prior.name())
-                            .show_ui(ui, |ui| {
-                                for k in PriorKind::ALL {
-                                    ui.selectable_value(&mut settings.prior, k, k.name());
-                                }
-                            });
-                        for (value, label) in [
-                            (&mut settings.marker_stiffness, "marker stiffness"),
-                            (&mut settings.imu_stiffness, "IMU stiffness"),
-                            (&mut settings.prior_stiffness, "prior stiffness"),
-                        ] {
-                            ui.add(
-                                egui::Slider::new(value, 1e4..=1e10)
-                                    .logarithmic(true)
-                                    .text(label),
-                            );
-                        }
-                        ui.add(
-                            egui::Slider::new(&mut settings.damping, 0.1..=10.0)
-                                .text("sensor damping"),
-                        );
-                        ui.add(
-                            egui::Slider::new(&mut settings.prior_damping, 0.1..=10.0)
-                                .text("prior damping"),
-                        );
-                        ui.checkbox(&mut settings.physics, "physics (contacts, torques)");
-                    });
+    layout.left("sparse-controls", LEFT_WIDTH, |ui| {
+        ui.heading("Sparse sensors (SPARSE)");
+        play = play_buttons(ui, r.paused);
+        ui.checkbox(&mut settings.realtime, "play at 60 frames/s");
+        egui::CollapsingHeader::new("Status")
+            .default_open(true)
+            .show(ui, |ui| {
+                ui.label(format!(
+                    "{} · frame {} of {} · {:.0} fps · step {:.2} ms",
+                    s.clip_name, s.frame, s.frames, clock.fps, s.step_ms
+                ));
+                if let Some(h) = s.history.back() {
+                    ui.label(format!(
+                        "body error {:.1} cm, {:.1}° · contacts {} ({:.0} N up)",
+                        h.position_cm,
+                        h.orientation_deg,
+                        s.contacts.len(),
+                        h.contact_force
+                    ));
+                }
+                if let Some(e) = &r.error {
+                    ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
+                }
             });
-        })
-        .response
-        .rect
-        .width();
-    let bottom = egui::Panel::bottom("sparse-plots")
-        .exact_size(PLOT_HEIGHT)
-        .show(&mut root, |ui| plots(ui, s))
-        .response
-        .rect
-        .height();
+        egui::CollapsingHeader::new("Sensors")
+            .default_open(true)
+            .show(ui, |ui| {
+                ui.label("IMUs (orientation):");
+                for (i, name) in s.sensor_names.0.iter().enumerate() {
+                    if let Some(on) = settings.imus.get_mut(i) {
+                        ui.checkbox(on, name.as_str());
+                    }
+                }
+                ui.label("markers (position):");
+                for (i, name) in s.sensor_names.1.iter().enumerate() {
+                    if let Some(on) = settings.markers.get_mut(i) {
+                        ui.checkbox(on, name.as_str());
+                    }
+                }
+            });
+        egui::CollapsingHeader::new("Prior and compliance")
+            .default_open(true)
+            .show(ui, |ui| {
+                egui::ComboBox::from_label("prior")
+                    .selected_text(settings.prior.name())
+                    .show_ui(ui, |ui| {
+                        for k in PriorKind::ALL {
+                            ui.selectable_value(&mut settings.prior, k, k.name());
+                        }
+                    });
+                for (value, label) in [
+                    (&mut settings.marker_stiffness, "marker stiffness"),
+                    (&mut settings.imu_stiffness, "IMU stiffness"),
+                    (&mut settings.prior_stiffness, "prior stiffness"),
+                ] {
+                    ui.add(
+                        egui::Slider::new(value, 1e4..=1e10)
+                            .logarithmic(true)
+                            .text(label),
+                    );
+                }
+                ui.add(egui::Slider::new(&mut settings.damping, 0.1..=10.0).text("sensor damping"));
+                ui.add(
+                    egui::Slider::new(&mut settings.prior_damping, 0.1..=10.0)
+                        .text("prior damping"),
+                );
+                ui.checkbox(&mut settings.physics, "physics (contacts, torques)");
+            });
+    });
+    layout.charts("sparse-plots", PLOT_HEIGHT, charts(s));
     r.play(play);
     if settings != ui_state.settings {
         ui_state.settings = settings.clone();
         r.edit(SparseEdit::Settings(settings));
     }
     let focus = s.body.first().map(|p| Vec3::new(p[0], p[1].max(0.6), p[2]));
-    frame_view(&mut camera, &window, (left, 0.0, bottom), focus);
+    layout.frame(&mut camera, &window, focus);
     Ok(())
 }
 
-fn plots(ui: &mut egui::Ui, s: &SparseSnapshot) {
-    let width = (ui.available_width() - 24.0) / 3.0;
-    let height = PLOT_HEIGHT - 30.0;
+/// Body error, knee torques and contact force per frame.
+fn charts(s: &SparseSnapshot) -> Vec<Chart> {
     let series = |f: &dyn Fn(&crate::scenes::sparse::model::SparseSample) -> f64| -> Vec<[f64; 2]> {
         s.history.iter().map(|h| [h.frame as f64, f(h)]).collect()
     };
-    ui.horizontal(|ui| {
-        ui.vertical(|ui| {
-            ui.set_width(width);
-            ui.small("mean body error: position (cm), orientation (deg)");
-            Plot::new("sparse-err")
-                .height(height)
-                .include_y(0.0)
-                .legend(Legend::default().position(egui_plot::Corner::LeftTop))
-                .allow_drag(false)
-                .allow_zoom(false)
-                .allow_scroll(false)
-                .show(ui, |plot| {
-                    plot.line(Line::new("cm", series(&|h| h.position_cm)));
-                    plot.line(Line::new("deg", series(&|h| h.orientation_deg)));
-                });
-        });
-        ui.vertical(|ui| {
-            ui.set_width(width);
-            ui.small("knee flexion torque (N·m)");
-            Plot::new("sparse-knee")
-                .height(height)
-                .legend(Legend::default().position(egui_plot::Corner::LeftTop))
-                .allow_drag(false)
-                .allow_zoom(false)
-                .allow_scroll(false)
-                .show(ui, |plot| {
-                    plot.line(Line::new("left", series(&|h| h.knee_torque[0])));
-                    plot.line(Line::new("right", series(&|h| h.knee_torque[1])));
-                });
-        });
-        ui.vertical(|ui| {
-            ui.set_width(width);
-            ui.small("vertical contact force (N)");
-            Plot::new("sparse-contact")
-                .height(height)
-                .include_y(0.0)
-                .allow_drag(false)
-                .allow_zoom(false)
-                .allow_scroll(false)
-                .show(ui, |plot| {
-                    plot.line(Line::new("force", series(&|h| h.contact_force)));
-                });
-        });
-    });
+    vec![
+        Chart::new(
+            "sparse-err",
+            "mean body error: position (cm), orientation (deg)",
+        )
+        .line("cm", series(&|h| h.position_cm))
+        .line("deg", series(&|h| h.orientation_deg)),
+        Chart::new("sparse-knee", "knee flexion torque (N·m)")
+            .free_y()
+            .line("left", series(&|h| h.knee_torque[0]))
+            .line("right", series(&|h| h.knee_torque[1])),
+        Chart::new("sparse-contact", "vertical contact force (N)")
+            .line("force", series(&|h| h.contact_force)),
+    ]
 }

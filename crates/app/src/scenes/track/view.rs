@@ -35,14 +35,14 @@ use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
-use egui_plot::{Legend, Line, Plot};
 use track::{FilterKind, ObservationMode, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
 use crate::gui::OrbitCamera;
+use crate::gui::layout::{Chart, PanelLayout};
 use crate::gui::scene_common::{
-    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, frame_view, play_buttons,
-    run_scene, scene_app,
+    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, play_buttons, run_scene,
+    scene_app,
 };
 use crate::runtime::{Pacing, Published};
 use crate::scenes::track::model::{
@@ -901,7 +901,7 @@ fn panels(
     let snap = track.latest.clone();
     update_textures(&mut contexts, &mut images, &mut ui_state, &snap);
     let ctx = contexts.ctx_mut()?.clone();
-    let mut root = crate::gui::scene_common::window_root(&ctx, "posecloud-track-root");
+    let mut layout = PanelLayout::new(&ctx, "posecloud-track-root");
     // Every edit applied and the scene's settings still differ: the last
     // one failed (e.g. `gpu` on a device that cannot run it; the error is
     // in the status). The panel shows what runs.
@@ -914,11 +914,7 @@ fn panels(
     let mut play = Default::default();
     let s = &snap.data;
     let ui_s = &mut *ui_state;
-    let left = egui::Panel::left("track-controls")
-        .resizable(true)
-        .default_size(LEFT_WIDTH)
-        .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| {
+    layout.left("track-controls", LEFT_WIDTH, |ui| {
                 ui.heading("Tracking (RTPF)");
                 egui::CollapsingHeader::new("Source")
                     .default_open(true)
@@ -1227,75 +1223,60 @@ fn panels(
                         );
                         ui.checkbox(&mut ui_s.keypoint_overlay, "detected keypoints over the frame");
                     });
-            });
-        })
-        .response
-        .rect
-        .width();
-    let right = egui::Panel::right("track-frame")
-        .resizable(true)
-        .default_size(RIGHT_WIDTH)
-        .show(&mut root, |ui| {
-            ui.label("camera frame");
-            let width = ui.available_width().max(64.0);
-            if let Some((id, (w, h))) = ui_s.frame_tex.as_ref().map(|t| (t.id, t.size)) {
-                let size = egui::vec2(width, width * h as f32 / w.max(1) as f32);
-                let sense = if ui_s.sampling.on {
-                    egui::Sense::click_and_drag()
-                } else {
-                    egui::Sense::hover()
-                };
-                let (rect, response) = ui.allocate_exact_size(size, sense);
-                let uv = egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0));
-                ui.painter().image(id, rect, uv, egui::Color32::WHITE);
-                if ui_s.overlay
-                    && let Some(labels) = &ui_s.label_tex
-                {
-                    ui.painter()
-                        .image(labels.id, rect, uv, egui::Color32::WHITE);
-                }
-                let painter = ui.painter_at(rect);
-                if ui_s.skeleton_overlay {
-                    paint_skeletons(&painter, rect, (w, h), s);
-                }
-                if ui_s.keypoint_overlay {
-                    paint_keypoints(&painter, rect, (w, h), s);
-                }
-                paint_status(&painter, rect, s);
-                if ui_s.sampling.on {
-                    sample_on_frame(&mut ui_s.sampling, &response, rect, (w, h), s);
-                }
-                paint_strokes(&painter, rect, (w, h), &ui_s.sampling.strokes);
+    });
+    layout.right("track-frame", RIGHT_WIDTH, true, |ui| {
+        ui.label("camera frame");
+        let width = ui.available_width().max(64.0);
+        if let Some((id, (w, h))) = ui_s.frame_tex.as_ref().map(|t| (t.id, t.size)) {
+            let size = egui::vec2(width, width * h as f32 / w.max(1) as f32);
+            let sense = if ui_s.sampling.on {
+                egui::Sense::click_and_drag()
+            } else {
+                egui::Sense::hover()
+            };
+            let (rect, response) = ui.allocate_exact_size(size, sense);
+            let uv = egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0));
+            ui.painter().image(id, rect, uv, egui::Color32::WHITE);
+            if ui_s.overlay
+                && let Some(labels) = &ui_s.label_tex
+            {
+                ui.painter()
+                    .image(labels.id, rect, uv, egui::Color32::WHITE);
             }
-            ui.horizontal_wrapped(|ui| {
-                for id in 1..=vision::SEG_CLASSES as u8 {
-                    let [r, g, b] = class_colour(id);
-                    ui.colored_label(
-                        egui::Color32::from_rgb(r, g, b),
-                        vision::SegClass::from_id(id).map_or("?", |c| c.name()),
-                    );
-                }
-            });
-            ui.separator();
-            let was_on = ui_s.sampling.on;
-            if let Some(edit) = sampling_controls(ui, &mut ui_s.sampling, s) {
-                edits.push(edit);
+            let painter = ui.painter_at(rect);
+            if ui_s.skeleton_overlay {
+                paint_skeletons(&painter, rect, (w, h), s);
             }
-            // Strokes are learned on the frame they were drawn on: sampling
-            // pauses the source.
-            if ui_s.sampling.on && !was_on && !track.paused && !play.toggle_pause {
-                play.toggle_pause = true;
+            if ui_s.keypoint_overlay {
+                paint_keypoints(&painter, rect, (w, h), s);
             }
-        })
-        .response
-        .rect
-        .width();
-    let bottom = egui::Panel::bottom("track-plots")
-        .exact_size(PLOT_HEIGHT)
-        .show(&mut root, |ui| plots(ui, s))
-        .response
-        .rect
-        .height();
+            paint_status(&painter, rect, s);
+            if ui_s.sampling.on {
+                sample_on_frame(&mut ui_s.sampling, &response, rect, (w, h), s);
+            }
+            paint_strokes(&painter, rect, (w, h), &ui_s.sampling.strokes);
+        }
+        ui.horizontal_wrapped(|ui| {
+            for id in 1..=vision::SEG_CLASSES as u8 {
+                let [r, g, b] = class_colour(id);
+                ui.colored_label(
+                    egui::Color32::from_rgb(r, g, b),
+                    vision::SegClass::from_id(id).map_or("?", |c| c.name()),
+                );
+            }
+        });
+        ui.separator();
+        let was_on = ui_s.sampling.on;
+        if let Some(edit) = sampling_controls(ui, &mut ui_s.sampling, s) {
+            edits.push(edit);
+        }
+        // Strokes are learned on the frame they were drawn on: sampling
+        // pauses the source.
+        if ui_s.sampling.on && !was_on && !track.paused && !play.toggle_pause {
+            play.toggle_pause = true;
+        }
+    });
+    layout.charts("track-plots", PLOT_HEIGHT, charts(s));
 
     track.play(play);
     if play.reset {
@@ -1349,62 +1330,42 @@ fn panels(
         .estimate
         .first()
         .map(|p| Vec3::new(p[0], p[1].max(0.5), p[2]));
-    frame_view(&mut camera, &window, (left, right, bottom), focus);
+    layout.frame(&mut camera, &window, focus);
     Ok(())
 }
 
-fn plots(ui: &mut egui::Ui, s: &TrackSnapshot) {
-    let width = (ui.available_width() - 16.0) / 2.0;
-    let height = PLOT_HEIGHT - 30.0;
-    ui.horizontal(|ui| {
-        ui.vertical(|ui| {
-            ui.set_width(width);
-            ui.small("residual F of the MAP particle (RTPF Eq. 1) per frame");
-            Plot::new("track-f")
-                .height(height)
-                .include_y(0.0)
-                .allow_drag(false)
-                .allow_zoom(false)
-                .allow_scroll(false)
-                .show(ui, |plot| {
-                    let pts: Vec<[f64; 2]> = s
-                        .history
-                        .iter()
-                        .map(|h| [h.frame as f64, h.residual])
-                        .collect();
-                    plot.line(Line::new("F", pts));
-                });
-        });
-        ui.vertical(|ui| {
-            ui.set_width(width);
-            ui.small("right-elbow angle (degrees)");
-            Plot::new("track-elbow")
-                .height(height)
-                .include_y(0.0)
-                .include_y(150.0)
-                .legend(Legend::default().position(egui_plot::Corner::LeftTop))
-                .allow_drag(false)
-                .allow_zoom(false)
-                .allow_scroll(false)
-                .show(ui, |plot| {
-                    let est: Vec<[f64; 2]> = s
-                        .history
-                        .iter()
-                        .filter(|h| h.elbow_deg.is_finite())
-                        .map(|h| [h.frame as f64, h.elbow_deg])
-                        .collect();
-                    plot.line(Line::new("estimate", est));
-                    let truth: Vec<[f64; 2]> = s
-                        .history
-                        .iter()
-                        .filter_map(|h| h.truth_elbow_deg.map(|t| [h.frame as f64, t]))
-                        .collect();
-                    if !truth.is_empty() {
-                        plot.line(Line::new("ground truth", truth));
-                    }
-                });
-        });
-    });
+/// The MAP particle's residual and the right-elbow angle per frame.
+fn charts(s: &TrackSnapshot) -> Vec<Chart> {
+    let residual: Vec<[f64; 2]> = s
+        .history
+        .iter()
+        .map(|h| [h.frame as f64, h.residual])
+        .collect();
+    let elbow: Vec<[f64; 2]> = s
+        .history
+        .iter()
+        .filter(|h| h.elbow_deg.is_finite())
+        .map(|h| [h.frame as f64, h.elbow_deg])
+        .collect();
+    let truth: Vec<[f64; 2]> = s
+        .history
+        .iter()
+        .filter_map(|h| h.truth_elbow_deg.map(|t| [h.frame as f64, t]))
+        .collect();
+    let mut elbow_chart = Chart::new("track-elbow", "right-elbow angle (degrees)")
+        .include_y(150.0)
+        .line("estimate", elbow);
+    if !truth.is_empty() {
+        elbow_chart = elbow_chart.line("ground truth", truth);
+    }
+    vec![
+        Chart::new(
+            "track-f",
+            "residual F of the MAP particle (RTPF Eq. 1) per frame",
+        )
+        .line("F", residual),
+        elbow_chart,
+    ]
 }
 
 #[cfg(test)]

@@ -19,14 +19,13 @@ use anyhow::Result;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
-use egui_plot::{Legend, Line, Plot};
 use walker::Dynamics;
 use walker::mocap::POINTS;
 
 use crate::gui::OrbitCamera;
+use crate::gui::layout::{Chart, PanelLayout};
 use crate::gui::scene_common::{
-    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, frame_view, play_buttons,
-    run_scene_window,
+    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, play_buttons, run_scene_window,
 };
 use crate::scenes::walker::model::{
     MAX_WALKER_PARTICLES, POINT_NAMES, WalkerEdit, WalkerScene, WalkerSettings, WalkerSnapshot,
@@ -202,116 +201,88 @@ fn panels(
     let ctx = contexts.ctx_mut()?.clone();
     let snap = res.latest.clone();
     let s = &snap.data;
-    let mut root = crate::gui::scene_common::window_root(&ctx, "posecloud-walker-root");
+    let mut layout = PanelLayout::new(&ctx, "posecloud-walker-root");
     let mut settings = ui_state.settings.clone();
     let mut play = Default::default();
     let r = &mut *res;
     let u = &mut *ui_state;
-    let left = egui::Panel::left("walker-controls")
-        .resizable(true)
-        .default_size(LEFT_WIDTH)
-        .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| {
-                ui.heading("Walker (PHYSPRIOR)");
-                play = play_buttons(ui, r.paused);
-                ui.checkbox(&mut settings.realtime, "play at 30 frames/s");
-                egui::CollapsingHeader::new("Status")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.label(format!(
-                            "frame {} of {} · {:.0} fps · step {:.1} ms",
-                            s.frame + 1,
-                            s.frames,
-                            clock.fps,
-                            s.step_ms
-                        ));
-                        if let Some(h) = s.history.back() {
-                            ui.label(format!(
-                                "ESS {:.0} / {} · P(left stance) {:.2}",
-                                h.ess,
-                                s.weights.len(),
-                                s.left_stance.clamp(0.0, 1.0) + 0.0
-                            ));
-                            ui.label(format!(
-                                "2D error (px): hip {:.1}, knees {:.1} / {:.1}, feet {:.1} / {:.1}",
-                                h.err_px[0], h.err_px[1], h.err_px[3], h.err_px[2], h.err_px[4]
-                            ));
-                            ui.label(format!("knee/foot ellipse area {:.0} px²", h.leg_area));
-                        }
-                        if s.occluded {
-                            ui.colored_label(egui::Color32::YELLOW, "knees and feet occluded");
-                        }
-                        if let Some(e) = &r.error {
-                            ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
-                        }
-                    });
-                egui::CollapsingHeader::new("Prior and filter")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        egui::ComboBox::from_label("prior")
-                            .selected_text(settings.dynamics.name())
-                            .show_ui(ui, |ui| {
-                                for d in [
-                                    Dynamics::Anthropomorphic,
-                                    Dynamics::Monopode,
-                                    Dynamics::ConstantVelocity,
-                                ] {
-                                    ui.selectable_value(&mut settings.dynamics, d, d.name());
-                                }
-                            });
-                        ui.add(
-                            egui::Slider::new(&mut settings.particles, 50..=MAX_WALKER_PARTICLES)
-                                .logarithmic(true)
-                                .text("N"),
-                        );
-                        let n = settings.particles;
-                        ui.add(
-                            egui::Slider::new(&mut settings.resample_threshold, 0..=n)
-                                .text("N_thres"),
-                        );
-                        ui.add(
-                            egui::Slider::new(&mut settings.noise_px, 0.0..=10.0)
-                                .text("pixel noise σ"),
-                        );
-                        ui.add(
-                            egui::Slider::new(&mut settings.force_sigma, 0.0..=5.0)
-                                .text("force noise σ_f / σ_κ"),
-                        );
-                        ui.add(egui::Slider::new(&mut settings.seed, 1..=100).text("seed"));
-                        ui.checkbox(&mut settings.show_map, "MAP trajectory (green)");
-                    });
-                egui::CollapsingHeader::new("Occlusion")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.checkbox(&mut u.occlude, "hide knees and feet");
-                        let frames = s.frames.max(2);
-                        ui.add(
-                            egui::Slider::new(&mut u.occlude_from, 0..=frames - 1)
-                                .text("from frame"),
-                        );
-                        ui.add(egui::Slider::new(&mut u.occlude_frames, 1..=frames).text("frames"));
-                    });
+    layout.left("walker-controls", LEFT_WIDTH, |ui| {
+        ui.heading("Walker (PHYSPRIOR)");
+        play = play_buttons(ui, r.paused);
+        ui.checkbox(&mut settings.realtime, "play at 30 frames/s");
+        egui::CollapsingHeader::new("Status")
+            .default_open(true)
+            .show(ui, |ui| {
+                ui.label(format!(
+                    "frame {} of {} · {:.0} fps · step {:.1} ms",
+                    s.frame + 1,
+                    s.frames,
+                    clock.fps,
+                    s.step_ms
+                ));
+                if let Some(h) = s.history.back() {
+                    ui.label(format!(
+                        "ESS {:.0} / {} · P(left stance) {:.2}",
+                        h.ess,
+                        s.weights.len(),
+                        s.left_stance.clamp(0.0, 1.0) + 0.0
+                    ));
+                    ui.label(format!(
+                        "2D error (px): hip {:.1}, knees {:.1} / {:.1}, feet {:.1} / {:.1}",
+                        h.err_px[0], h.err_px[1], h.err_px[3], h.err_px[2], h.err_px[4]
+                    ));
+                    ui.label(format!("knee/foot ellipse area {:.0} px²", h.leg_area));
+                }
+                if s.occluded {
+                    ui.colored_label(egui::Color32::YELLOW, "knees and feet occluded");
+                }
+                if let Some(e) = &r.error {
+                    ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
+                }
             });
-        })
-        .response
-        .rect
-        .width();
+        egui::CollapsingHeader::new("Prior and filter")
+            .default_open(true)
+            .show(ui, |ui| {
+                egui::ComboBox::from_label("prior")
+                    .selected_text(settings.dynamics.name())
+                    .show_ui(ui, |ui| {
+                        for d in [
+                            Dynamics::Anthropomorphic,
+                            Dynamics::Monopode,
+                            Dynamics::ConstantVelocity,
+                        ] {
+                            ui.selectable_value(&mut settings.dynamics, d, d.name());
+                        }
+                    });
+                ui.add(
+                    egui::Slider::new(&mut settings.particles, 50..=MAX_WALKER_PARTICLES)
+                        .logarithmic(true)
+                        .text("N"),
+                );
+                let n = settings.particles;
+                ui.add(egui::Slider::new(&mut settings.resample_threshold, 0..=n).text("N_thres"));
+                ui.add(egui::Slider::new(&mut settings.noise_px, 0.0..=10.0).text("pixel noise σ"));
+                ui.add(
+                    egui::Slider::new(&mut settings.force_sigma, 0.0..=5.0)
+                        .text("force noise σ_f / σ_κ"),
+                );
+                ui.add(egui::Slider::new(&mut settings.seed, 1..=100).text("seed"));
+                ui.checkbox(&mut settings.show_map, "MAP trajectory (green)");
+            });
+        egui::CollapsingHeader::new("Occlusion")
+            .default_open(true)
+            .show(ui, |ui| {
+                ui.checkbox(&mut u.occlude, "hide knees and feet");
+                let frames = s.frames.max(2);
+                ui.add(egui::Slider::new(&mut u.occlude_from, 0..=frames - 1).text("from frame"));
+                ui.add(egui::Slider::new(&mut u.occlude_frames, 1..=frames).text("frames"));
+            });
+    });
     settings.occlusion = u
         .occlude
         .then_some((u.occlude_from, u.occlude_from + u.occlude_frames));
-    let right = egui::Panel::right("walker-image")
-        .resizable(false)
-        .exact_size(RIGHT_WIDTH)
-        .show(&mut root, |ui| image_view(ui, s))
-        .response
-        .rect
-        .width();
-    let bottom = egui::Panel::bottom("walker-plots")
-        .exact_size(PLOT_HEIGHT)
-        .show(&mut root, |ui| plots(ui, s))
-        .response
-        .rect
-        .height();
+    layout.right("walker-image", RIGHT_WIDTH, false, |ui| image_view(ui, s));
+    layout.charts("walker-plots", PLOT_HEIGHT, charts(s));
     r.play(play);
     if settings != u.settings {
         match settings.validate() {
@@ -323,12 +294,7 @@ fn panels(
         }
     }
     let t = s.truth[0];
-    frame_view(
-        &mut camera,
-        &window,
-        (left, right, bottom),
-        Some(Vec3::new(t[0], 0.6, t[2])),
-    );
+    layout.frame(&mut camera, &window, Some(Vec3::new(t[0], 0.6, t[2])));
     Ok(())
 }
 
@@ -430,45 +396,15 @@ fn image_view(ui: &mut egui::Ui, s: &WalkerSnapshot) {
     });
 }
 
-fn plots(ui: &mut egui::Ui, s: &WalkerSnapshot) {
-    let width = (ui.available_width() - 16.0) / 2.0;
-    let height = PLOT_HEIGHT - 30.0;
-    ui.horizontal(|ui| {
-        ui.vertical(|ui| {
-            ui.set_width(width);
-            ui.small("effective sample size");
-            Plot::new("walker-ess")
-                .height(height)
-                .include_y(0.0)
-                .allow_drag(false)
-                .allow_zoom(false)
-                .allow_scroll(false)
-                .show(ui, |plot| {
-                    let pts: Vec<[f64; 2]> =
-                        s.history.iter().map(|h| [h.frame as f64, h.ess]).collect();
-                    plot.line(Line::new("ESS", pts));
-                });
-        });
-        ui.vertical(|ui| {
-            ui.set_width(width);
-            ui.small("2D error of each point's mean (px)");
-            Plot::new("walker-err")
-                .height(height)
-                .include_y(0.0)
-                .legend(Legend::default().position(egui_plot::Corner::LeftTop))
-                .allow_drag(false)
-                .allow_zoom(false)
-                .allow_scroll(false)
-                .show(ui, |plot| {
-                    for (k, name) in POINT_NAMES.iter().enumerate() {
-                        let pts: Vec<[f64; 2]> = s
-                            .history
-                            .iter()
-                            .map(|h| [h.frame as f64, h.err_px[k]])
-                            .collect();
-                        plot.line(Line::new(*name, pts));
-                    }
-                });
-        });
-    });
+/// ESS and each point's 2D error per frame.
+fn charts(s: &WalkerSnapshot) -> Vec<Chart> {
+    let series = |f: &dyn Fn(&crate::scenes::walker::model::WalkerSample) -> f64| -> Vec<[f64; 2]> {
+        s.history.iter().map(|h| [h.frame as f64, f(h)]).collect()
+    };
+    let ess = Chart::new("walker-ess", "effective sample size").line("ESS", series(&|h| h.ess));
+    let err = POINT_NAMES.iter().enumerate().fold(
+        Chart::new("walker-err", "2D error of each point's mean (px)"),
+        |c, (k, name)| c.line(*name, series(&|h| h.err_px[k])),
+    );
+    vec![ess, err]
 }
