@@ -15,9 +15,9 @@ use std::time::Instant;
 use nalgebra::Isometry3;
 use plotkit::{Corner, Panel, Series};
 use sparse::{
-    Clip, ClusterOptions, ClusteredDatabase, IkMethod, IkTracker, MotionPrior, SensorSet,
-    SparseConfig, SparseTracker, StepReport, SyntheticSensors, body_errors, error_bodies,
-    finite_difference_velocity,
+    Clip, ClusterOptions, ClusteredDatabase, IkMethod, IkTracker, MotionPrior, SensorFrame,
+    SensorSet, SparseConfig, SparseTracker, StepReport, SyntheticSensors, body_errors,
+    error_bodies, finite_difference_velocity,
 };
 
 struct Options {
@@ -129,6 +129,36 @@ fn run_physics(
         clip.frame_time,
     )?;
     tracker.reset(&clip.poses[0], Some(&v0))?;
+    record(clip, sensors, frames, label, |r| {
+        let report = tracker.step(r)?;
+        Ok((report.pose.clone(), Some(report)))
+    })
+}
+
+fn run_ik(
+    clip: &Clip,
+    sensors: &SensorSet,
+    prior: MotionPrior,
+    method: IkMethod,
+    frames: usize,
+) -> Result<Run, Box<dyn Error>> {
+    let mut ik = IkTracker::new(&clip.skeleton, sensors.clone(), prior, method)?;
+    ik.reset(&clip.poses[0])?;
+    record(clip, sensors, frames, method.name().to_string(), |r| {
+        Ok((ik.step(r)?.to_vec(), None))
+    })
+}
+
+/// Runs `step` on the synthetic readings of `clip`'s first `frames` frames
+/// (from the second: the tracker starts at the first) and records the
+/// errors of the poses it returns, its mean time per frame and its reports.
+fn record(
+    clip: &Clip,
+    sensors: &SensorSet,
+    frames: usize,
+    label: String,
+    mut step: impl FnMut(&SensorFrame) -> Result<(Vec<f64>, Option<StepReport>), Box<dyn Error>>,
+) -> Result<Run, Box<dyn Error>> {
     let readings =
         SyntheticSensors::default().synthesize(sensors, &clip.skeleton, &clip.poses[..frames])?;
     let bodies = error_bodies(&clip.skeleton);
@@ -142,44 +172,12 @@ fn run_physics(
     let mut elapsed = 0.0;
     for (f, r) in readings.iter().enumerate().skip(1) {
         let t = Instant::now();
-        let report = tracker.step(r)?;
-        elapsed += t.elapsed().as_secs_f64();
-        let (p, a) = errors_of(clip, &bodies, f, &report.pose);
-        run.pos_cm.push(p);
-        run.ang_deg.push(a);
-        run.reports.push(report);
-    }
-    run.ms = elapsed * 1e3 / (frames - 1) as f64;
-    Ok(run)
-}
-
-fn run_ik(
-    clip: &Clip,
-    sensors: &SensorSet,
-    prior: MotionPrior,
-    method: IkMethod,
-    frames: usize,
-) -> Result<Run, Box<dyn Error>> {
-    let mut ik = IkTracker::new(&clip.skeleton, sensors.clone(), prior, method)?;
-    ik.reset(&clip.poses[0])?;
-    let readings =
-        SyntheticSensors::default().synthesize(sensors, &clip.skeleton, &clip.poses[..frames])?;
-    let bodies = error_bodies(&clip.skeleton);
-    let mut run = Run {
-        label: method.name().to_string(),
-        pos_cm: Vec::new(),
-        ang_deg: Vec::new(),
-        ms: 0.0,
-        reports: Vec::new(),
-    };
-    let mut elapsed = 0.0;
-    for (f, r) in readings.iter().enumerate().skip(1) {
-        let t = Instant::now();
-        let pose = ik.step(r)?.to_vec();
+        let (pose, report) = step(r)?;
         elapsed += t.elapsed().as_secs_f64();
         let (p, a) = errors_of(clip, &bodies, f, &pose);
         run.pos_cm.push(p);
         run.ang_deg.push(a);
+        run.reports.extend(report);
     }
     run.ms = elapsed * 1e3 / (frames - 1) as f64;
     Ok(run)
