@@ -29,6 +29,8 @@
 //!   own mutations (BVH nesting, Y4M header fields, …) live in its test and
 //!   are mixed in with `prop_oneof!`; the helpers [`lines_of`], [`runs`]
 //!   and [`replace`] are public for them.
+//! * [`fuzz_mutations`]: the loop of a mutation fuzz test — mutated
+//!   copies of a valid input through a check, with a summary line.
 //! * [`child::run`] (Unix): runs a command with a wall-clock timeout and a
 //!   resident-set limit, both of which kill its whole process group, and
 //!   returns its exit status, output and peak RSS — for fuzzing a binary's
@@ -175,6 +177,45 @@ pub fn config(default_cases: u32, default_seed: u64) -> Config {
         failure_persistence: None,
         rng_seed: RngSeed::Fixed(seed(default_seed)),
         ..Config::default()
+    }
+}
+
+/// The loop every mutation fuzz test runs: checks that `base` itself is
+/// accepted (otherwise every case is a trivial error), then runs
+/// [`cases`]`(default_cases)` inputs, each `base` with a list of one to
+/// three mutations drawn by `mutation` and applied in turn by `apply`,
+/// through `check` (whether the input was accepted; a [`TestCaseError`]
+/// fails the case). Prints how many were accepted and the worst heap ratio,
+/// and panics with `name` and proptest's minimal failing case.
+pub fn fuzz_mutations<M: std::fmt::Debug>(
+    name: &str,
+    base: &[u8],
+    (default_cases, default_seed): (u32, u64),
+    mutation: impl Strategy<Value = M>,
+    apply: impl Fn(Vec<u8>, &M) -> Vec<u8>,
+    check: impl Fn(&[u8]) -> Result<bool, TestCaseError>,
+) {
+    assert!(check(base).unwrap(), "{name}: the base input is refused");
+    reset_worst_heap_ratio();
+    let mut runner = proptest::test_runner::TestRunner::new(config(default_cases, default_seed));
+    let accepted = Cell::new(0usize);
+    let result = runner.run(&proptest::collection::vec(mutation, 1..4), |mutations| {
+        let mut b = base.to_vec();
+        for m in &mutations {
+            b = apply(b, m);
+        }
+        accepted.set(accepted.get() + usize::from(check(&b)?));
+        Ok(())
+    });
+    eprintln!(
+        "{name}: {} mutated inputs, {} accepted, peak heap <= {:.1} % of the bound (seed {})",
+        cases(default_cases),
+        accepted.get(),
+        100.0 * worst_heap_ratio(),
+        seed(default_seed)
+    );
+    if let Err(e) = result {
+        panic!("{name}: {e}");
     }
 }
 

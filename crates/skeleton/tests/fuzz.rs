@@ -20,13 +20,12 @@
 //! the fixed seed. For example
 //! `FUZZ_CASES=50000 cargo test --release -p skeleton --test fuzz`.
 
-use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use fuzzkit::{HOSTILE_COUNTS, TextMutation, line_count, lines_of, measured, panic_message};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use proptest::test_runner::{TestCaseError, TestRunner};
+use proptest::test_runner::TestCaseError;
 use skeleton::{Bvh, SkeletonError};
 
 #[global_allocator]
@@ -271,41 +270,24 @@ fn check_urdf(bytes: &[u8]) -> Result<(), TestCaseError> {
 }
 
 fn fuzz(base: &str, bvh: bool) {
-    // The unmutated file must parse: otherwise every case is a trivial error.
-    let base = base.as_bytes().to_vec();
-    if bvh {
-        Bvh::parse_bytes(&base, "base.bvh").unwrap();
-    } else {
-        skeleton::urdf::parse_urdf_bytes(&base, "base.urdf").unwrap();
-    }
-    fuzzkit::reset_worst_heap_ratio();
-    let mut runner = TestRunner::new(fuzzkit::config(cases(), seed()));
-    let accepted = Cell::new(0usize);
-    let result = runner.run(&proptest::collection::vec(mutation(), 1..4), |mutations| {
-        let mut b = base.clone();
-        for m in &mutations {
-            b = apply(b, m, bvh);
-        }
+    let check = |b: &[u8]| -> Result<bool, TestCaseError> {
         if bvh {
-            check_bvh(&b)?;
-            accepted.set(accepted.get() + Bvh::parse_bytes(&b, "f").is_ok() as usize);
+            check_bvh(b)?;
+            Ok(Bvh::parse_bytes(b, "f").is_ok())
         } else {
-            check_urdf(&b)?;
-            accepted
-                .set(accepted.get() + skeleton::urdf::parse_urdf_bytes(&b, "f").is_ok() as usize);
+            check_urdf(b)?;
+            Ok(skeleton::urdf::parse_urdf_bytes(b, "f").is_ok())
         }
-        Ok(())
-    });
-    eprintln!(
-        "{} mutated inputs, {} accepted, peak heap <= {:.0} % of the bound (seed {})",
-        cases(),
-        accepted.get(),
-        100.0 * fuzzkit::worst_heap_ratio(),
-        seed()
+    };
+    let name = if bvh { "bvh" } else { "urdf" };
+    fuzzkit::fuzz_mutations(
+        name,
+        base.as_bytes(),
+        (cases(), seed()),
+        mutation(),
+        |b, m| apply(b, m, bvh),
+        check,
     );
-    if let Err(e) = result {
-        panic!("{e}");
-    }
 }
 
 #[test]

@@ -336,30 +336,7 @@ fn check_camera(bytes: &[u8]) -> Result<bool, TestCaseError> {
 }
 
 fn fuzz(name: &str, base: Vec<u8>, check: impl Fn(&[u8]) -> Result<bool, TestCaseError>) {
-    // The unmutated input must be accepted: otherwise every case is a
-    // trivial error.
-    assert!(check(&base).unwrap(), "{name}: the base input is refused");
-    fuzzkit::reset_worst_heap_ratio();
-    let mut runner = TestRunner::new(fuzzkit::config(cases(), seed()));
-    let accepted = Cell::new(0usize);
-    let result = runner.run(&proptest::collection::vec(mutation(), 1..4), |mutations| {
-        let mut b = base.clone();
-        for m in &mutations {
-            b = apply(b, m);
-        }
-        accepted.set(accepted.get() + usize::from(check(&b)?));
-        Ok(())
-    });
-    eprintln!(
-        "{name}: {} mutated inputs, {} accepted, peak heap <= {:.1} % of the bound (seed {})",
-        cases(),
-        accepted.get(),
-        100.0 * fuzzkit::worst_heap_ratio(),
-        seed(),
-    );
-    if let Err(e) = result {
-        panic!("{name}: {e}");
-    }
+    fuzzkit::fuzz_mutations(name, &base, (cases(), seed()), mutation(), apply, check);
 }
 
 fn fuzz_y4m(colour_space: &str, w: usize, h: usize) {
