@@ -37,10 +37,16 @@ pub trait Solver: Send + 'static {
     /// One unit of work (an SMC iteration, a tracked frame, a physics
     /// step) at the app's clock `time` (seconds).
     fn step(&mut self, time: f64) -> Result<()>;
-    /// Fixed steps per frame for inline replays.
-    fn steps_per_frame(&self) -> usize;
-    /// Time budget per frame for the threaded runtime.
-    fn budget(&self) -> Duration;
+    /// Fixed steps per frame for inline replays (default one: a frame of a
+    /// clip per displayed frame).
+    fn steps_per_frame(&self) -> usize {
+        1
+    }
+    /// Time budget per frame for the threaded runtime (default 1 ms: the
+    /// runtime always takes one step, so one step per tick).
+    fn budget(&self) -> Duration {
+        Duration::from_millis(1)
+    }
     /// Writes the current state into `out` (reusing its allocations).
     fn snapshot_into(&self, out: &mut Self::Snapshot);
 }
@@ -487,12 +493,6 @@ mod tests {
             self.0 += 1;
             assert!(self.0 != 3, "step {} went wrong", self.0);
             Ok(())
-        }
-        fn steps_per_frame(&self) -> usize {
-            1
-        }
-        fn budget(&self) -> Duration {
-            Duration::from_millis(1)
         }
         fn snapshot_into(&self, out: &mut u32) {
             *out = self.0;

@@ -151,13 +151,7 @@ impl Playground {
 
     /// The distinct noise regions in joint order.
     pub fn region_names(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for r in &self.regions {
-            if !out.contains(r) {
-                out.push(r.clone());
-            }
-        }
-        out
+        distinct(&self.regions)
     }
 
     pub fn history(&self) -> &VecDeque<Sample> {
@@ -731,6 +725,17 @@ pub fn region_of(skel: &Skeleton, joint: usize) -> String {
         return "trunk & head".into();
     }
     "joints".into()
+}
+
+/// The distinct names of `regions` (one per joint), in joint order.
+pub fn distinct(regions: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in regions {
+        if !out.contains(r) {
+            out.push(r.clone());
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -287,14 +287,9 @@ impl IkSession {
         &self.regions
     }
 
+    /// The distinct noise regions in joint order.
     pub fn region_names(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for r in &self.regions {
-            if !out.contains(r) {
-                out.push(r.clone());
-            }
-        }
-        out
+        crate::scenes::ik::playground::distinct(&self.regions)
     }
 
     /// The σ a joint walks with now, as last published.

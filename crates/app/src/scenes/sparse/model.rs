@@ -68,28 +68,19 @@ impl Default for SparseSettings {
     /// The tuned configuration with the paper's six IMUs and five markers
     /// all on (what [`SparseScene::new`] starts with).
     fn default() -> Self {
-        let c = SparseConfig::tuned();
-        Self {
-            prior: PriorKind::NoisyTruth,
-            imus: vec![true; 6],
-            markers: vec![true; 5],
-            marker_stiffness: c.marker_stiffness,
-            imu_stiffness: c.imu_stiffness,
-            prior_stiffness: c.prior_stiffness,
-            damping: c.damping,
-            prior_damping: c.prior_damping,
-            physics: c.physics,
-            realtime: true,
-        }
+        // The paper's layout: six IMUs, five markers.
+        Self::from_config(&SparseConfig::tuned(), (6, 5))
     }
 }
 
 impl SparseSettings {
-    fn from_config(c: &SparseConfig, sensors: &SensorSet) -> Self {
+    /// `c`'s stiffnesses and dampings with every one of `(imus, markers)`
+    /// sensors on.
+    fn from_config(c: &SparseConfig, (imus, markers): (usize, usize)) -> Self {
         Self {
             prior: PriorKind::NoisyTruth,
-            imus: vec![true; sensors.imus.len()],
-            markers: vec![true; sensors.markers.len()],
+            imus: vec![true; imus],
+            markers: vec![true; markers],
             marker_stiffness: c.marker_stiffness,
             imu_stiffness: c.imu_stiffness,
             prior_stiffness: c.prior_stiffness,
@@ -197,7 +188,8 @@ impl SparseScene {
         let readings =
             SyntheticSensors::default().synthesize(&sensors, &clip.skeleton, &clip.poses)?;
         let base_config = SparseConfig::tuned();
-        let settings = SparseSettings::from_config(&base_config, &sensors);
+        let settings =
+            SparseSettings::from_config(&base_config, (sensors.imus.len(), sensors.markers.len()));
         let prior = MotionPrior::noisy_ground_truth(clip.poses.clone(), 0.12, 11)?;
         let mut tracker =
             SparseTracker::new(&clip.skeleton, sensors.clone(), prior, base_config.clone())?;
@@ -343,14 +335,6 @@ impl Solver for SparseScene {
         self.last = Some(r);
         self.frame += 1;
         Ok(())
-    }
-
-    fn steps_per_frame(&self) -> usize {
-        1
-    }
-
-    fn budget(&self) -> std::time::Duration {
-        std::time::Duration::from_millis(1)
     }
 
     fn snapshot_into(&self, out: &mut SparseSnapshot) {

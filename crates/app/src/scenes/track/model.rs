@@ -631,19 +631,12 @@ impl TrackingScene {
         self.session.set_segmentation(segmentation);
         self.frame_serial += 1;
         let params = self.session.segmenter().params();
-        let counts =
-            stroke_label_pixels(strokes, (f.width, f.height), (params.width, params.height));
-        let per_class: Vec<String> = ColourClass::ALL
-            .into_iter()
-            .zip(counts)
-            .filter(|&(_, n)| n > 0)
-            .map(|(class, n)| format!("{n} {}", class.name()))
-            .collect();
+        let per_class = stroke_summary(strokes, (f.width, f.height), (params.width, params.height));
         let n = strokes.len();
         self.message = Some(format!(
             "colours learned from {n} stroke{} ({} label pixels) on frame {}",
             if n == 1 { "" } else { "s" },
-            per_class.join(", "),
+            per_class,
             f.index
         ));
         Ok(())
@@ -721,6 +714,19 @@ pub fn click_patch(
 /// [`vision::Segmenter::learn_colours_from_strokes`] fits, with its mapping of a
 /// frame pixel to the label pixel that contains it. Points outside the
 /// frame are skipped (all of them for an empty frame or label image).
+/// The label pixels of [`stroke_label_pixels`] per colour class, as
+/// "N skin, M shirt" (classes without any left out).
+pub fn stroke_summary(strokes: &[Stroke], frame: (u32, u32), labels: (u32, u32)) -> String {
+    let counts = stroke_label_pixels(strokes, frame, labels);
+    let per_class: Vec<String> = ColourClass::ALL
+        .into_iter()
+        .zip(counts)
+        .filter(|&(_, n)| n > 0)
+        .map(|(class, n)| format!("{n} {}", class.name()))
+        .collect();
+    per_class.join(", ")
+}
+
 pub fn stroke_label_pixels(
     strokes: &[Stroke],
     (frame_w, frame_h): (u32, u32),
@@ -969,10 +975,6 @@ impl Solver for TrackingScene {
         }
         self.history.push_back(sample);
         Ok(())
-    }
-
-    fn steps_per_frame(&self) -> usize {
-        1
     }
 
     fn budget(&self) -> std::time::Duration {
@@ -1580,6 +1582,23 @@ mod tests {
         })
     }
 
+    /// A device standing in for the window's, and 40-particle settings
+    /// on the GPU back end.
+    fn gpu_settings() -> (gpu::HeadlessGpu, SharedDevice, TrackSettings) {
+        let g = app_device();
+        let shared = SharedDevice {
+            device: g.device.clone(),
+            queue: g.queue.clone(),
+        };
+        let settings = TrackSettings {
+            particles: 40,
+            realtime: false,
+            backend: BackendChoice::Gpu,
+            ..TrackSettings::default()
+        };
+        (g, shared, settings)
+    }
+
     #[test]
     fn opening_runs_off_the_callers_thread_and_reports_once() {
         let (go, wait) = std::sync::mpsc::channel::<()>();
@@ -1628,17 +1647,7 @@ mod tests {
     #[test]
     #[ignore = "needs a GPU adapter (lavapipe in CI)"]
     fn a_lost_device_hands_the_tracking_to_the_cpu_likelihood() {
-        let g = app_device();
-        let shared = SharedDevice {
-            device: g.device.clone(),
-            queue: g.queue.clone(),
-        };
-        let settings = TrackSettings {
-            particles: 40,
-            realtime: false,
-            backend: BackendChoice::Gpu,
-            ..TrackSettings::default()
-        };
+        let (g, shared, settings) = gpu_settings();
         let mut scene = TrackingScene::with_device(short_walk(), settings, Some(shared)).unwrap();
         scene.step(0.0).unwrap();
         scene.step(0.0).unwrap();
@@ -1693,17 +1702,7 @@ mod tests {
     #[test]
     #[ignore = "needs a GPU adapter (lavapipe in CI)"]
     fn the_gpu_back_end_runs_on_the_apps_device_after_every_change() {
-        let g = app_device();
-        let shared = SharedDevice {
-            device: g.device.clone(),
-            queue: g.queue.clone(),
-        };
-        let settings = TrackSettings {
-            particles: 40,
-            realtime: false,
-            backend: BackendChoice::Gpu,
-            ..TrackSettings::default()
-        };
+        let (g, shared, settings) = gpu_settings();
         let mut scene =
             TrackingScene::with_device(short_walk(), settings.clone(), Some(shared)).unwrap();
         let on_device = format!(

@@ -48,7 +48,7 @@ use crate::runtime::{Pacing, Published};
 use crate::scenes::track::model::{
     BACKENDS, MAX_TRACK_PARTICLES, OVERLAY_PARTICLES, Opening, TrackEdit, TrackSettings,
     TrackSnapshot, TrackSpec, TrackingScene, backend_name, class_colour, click_patch, repo_path,
-    stroke_label_pixels,
+    stroke_summary,
 };
 
 /// Colours the screenshot test looks for (sRGB).
@@ -290,18 +290,12 @@ fn sampling_controls(
         }
     });
     if pending {
-        let counts = stroke_label_pixels(&sampling.strokes, s.frame_size, s.label_size);
-        let per_class: Vec<String> = ColourClass::ALL
-            .into_iter()
-            .zip(counts)
-            .filter(|&(_, n)| n > 0)
-            .map(|(class, n)| format!("{n} {}", class.name()))
-            .collect();
+        let per_class = stroke_summary(&sampling.strokes, s.frame_size, s.label_size);
         ui.small(format!(
             "{} stroke(s) on frame {}: {} label pixels",
             sampling.strokes.len(),
             sampling.frame.map_or("?".into(), |k| k.to_string()),
-            per_class.join(", ")
+            per_class
         ));
         if sampling.frame != s.frame_index {
             ui.colored_label(

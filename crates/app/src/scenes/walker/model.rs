@@ -322,14 +322,6 @@ impl Solver for WalkerScene {
         Ok(())
     }
 
-    fn steps_per_frame(&self) -> usize {
-        1
-    }
-
-    fn budget(&self) -> std::time::Duration {
-        std::time::Duration::from_millis(1)
-    }
-
     fn snapshot_into(&self, out: &mut WalkerSnapshot) {
         let shown = self.frame.saturating_sub(1).min(self.clip.len() - 1);
         out.frame = shown;
