@@ -48,7 +48,6 @@
 //! changes the fixed seed (default 31), e.g.
 //! `FUZZ_CASES=2000 cargo test --release -p posecloud --test fuzz`.
 
-use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -143,8 +142,7 @@ fn human() -> &'static Scene {
     SCENE.get_or_init(|| Scene::build(&SceneSource::Human).unwrap())
 }
 
-/// Runs `cases` mutated inputs of `base` through `check` (returning whether
-/// the input was accepted), after checking that `base` itself is accepted.
+/// [`fuzzkit::fuzz_mutations`] with this file's seed.
 fn fuzz<M: std::fmt::Debug>(
     name: &str,
     base: &[u8],
@@ -153,28 +151,7 @@ fn fuzz<M: std::fmt::Debug>(
     apply: impl Fn(Vec<u8>, &M) -> Vec<u8>,
     check: impl Fn(&[u8]) -> Result<bool, TestCaseError>,
 ) {
-    assert!(check(base).unwrap(), "{name}: the base input is refused");
-    fuzzkit::reset_worst_heap_ratio();
-    let mut runner = TestRunner::new(fuzzkit::config(default_cases, seed()));
-    let accepted = Cell::new(0usize);
-    let result = runner.run(&proptest::collection::vec(mutation, 1..4), |mutations| {
-        let mut b = base.to_vec();
-        for m in &mutations {
-            b = apply(b, m);
-        }
-        accepted.set(accepted.get() + usize::from(check(&b)?));
-        Ok(())
-    });
-    eprintln!(
-        "{name}: {} mutated inputs, {} accepted, peak heap <= {:.1} % of the bound (seed {})",
-        fuzzkit::cases(default_cases),
-        accepted.get(),
-        100.0 * fuzzkit::worst_heap_ratio(),
-        seed()
-    );
-    if let Err(e) = result {
-        panic!("{name}: {e}");
-    }
+    fuzzkit::fuzz_mutations(name, base, (default_cases, seed()), mutation, apply, check);
 }
 
 // ---- settings --------------------------------------------------------------------
