@@ -382,16 +382,16 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         if !(1..=MAX_TRACK_PARTICLES).contains(&n) {
             bail!("--particles: must be 1 … {MAX_TRACK_PARTICLES}, got {n}");
         }
-        settings.particles = n;
+        settings.tracker.particles = n;
     }
     if let Some(b) = a.backend {
-        settings.backend = b.into();
+        settings.tracker.backend = b.into();
     }
     if let Some(s) = a.sampling {
-        settings.partitioned = s == posecloud::cli::track::SamplingArg::Partitioned;
+        settings.tracker.partitioned = s == posecloud::cli::track::SamplingArg::Partitioned;
     }
     if let Some(o) = a.observation {
-        settings.observation = o.into();
+        settings.tracker.observation = o.into();
     }
     run(
         TrackGuiOptions {

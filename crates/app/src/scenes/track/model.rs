@@ -21,9 +21,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail, ensure};
 use skeleton::{Bvh, Skeleton};
 use track::session::{FilterSettings, Session, SessionSpec, Stage};
-use track::{
-    Arm, BackendChoice, FilterKind, ObservationMode, Recorder, SharedDevice, Side, StartPose,
-};
+use track::{Arm, BackendChoice, Recorder, SharedDevice, Side, StartPose};
 use vision::{
     ColourClass, FrameSource, RenderOptions, SegClass, Segmentation, Sleeves, Stroke,
     SyntheticRenderer, SyntheticSource, load_camera, open_source,
@@ -171,52 +169,29 @@ pub fn backend_name(choice: BackendChoice) -> &'static str {
     }
 }
 
-/// What the user may change while tracking.
+/// The tracking window's settings: the tracker's, as `posecloud track`
+/// takes them, and how file sources play.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrackSettings {
-    pub particles: usize,
-    pub filter: FilterKind,
-    pub sigma_f: f64,
-    pub sigma_translation: f64,
-    pub sigma_limb: f64,
-    pub sigma_trunk: f64,
-    pub seed: u64,
-    /// The likelihood back end (RTPF Eq. 1–2): GPU on a hardware adapter
-    /// else CPU (`Auto`), or the one named.
-    pub backend: BackendChoice,
+    /// Particles, filter, σ, likelihood back end (RTPF Eq. 1–2: GPU on a
+    /// hardware adapter else CPU with `Auto`), sampling, observation.
+    pub tracker: FilterSettings,
     /// Play file sources at their frame rate (else as fast as the tracker
     /// runs).
     pub realtime: bool,
-    /// Use the weighted mean as the estimate (else the MAP particle).
-    pub mean_estimate: bool,
-    /// Partitioned sampling: trunk, then each limb chain
-    /// ([`track::TrackerConfig::partitioned`]).
-    pub partitioned: bool,
-    /// The likelihood terms: regions, learned keypoints, or both.
-    pub observation: ObservationMode,
-    /// σ of the keypoint term, a fraction of the person's size.
-    pub keypoint_sigma: f64,
 }
 
 impl Default for TrackSettings {
     fn default() -> Self {
         Self {
-            particles: 300,
-            filter: FilterKind::Pfrth,
-            sigma_f: 0.1,
-            // The walk moves ~4.4 cm per rendered frame towards the camera
-            // (docs/track.md, the `posecloud track` table: 0.05 keeps up).
-            sigma_translation: 0.05,
-            sigma_limb: 0.08,
-            sigma_trunk: 0.02,
-            seed: 1,
-            backend: BackendChoice::Auto,
+            tracker: FilterSettings {
+                // The walk moves ~4.4 cm per rendered frame towards the
+                // camera (docs/track.md, the `posecloud track` table: 0.05
+                // keeps up).
+                sigma_translation: 0.05,
+                ..FilterSettings::default()
+            },
             realtime: true,
-            mean_estimate: false,
-            // As `posecloud track`'s default `--sampling partitioned`.
-            partitioned: true,
-            observation: ObservationMode::Both,
-            keypoint_sigma: track::keypoint_term::DEFAULT_KEYPOINT_SIGMA,
         }
     }
 }
@@ -225,50 +200,17 @@ impl TrackSettings {
     /// Checks every field, naming the first bad one.
     ///
     /// # Errors
-    /// Particles outside 1 … [`MAX_TRACK_PARTICLES`], non-finite or
-    /// negative σ, σ_F = 0.
+    /// Particles outside 1 … [`MAX_TRACK_PARTICLES`]; what
+    /// [`FilterSettings::validate`] refuses (non-finite or negative σ,
+    /// σ_F = 0).
     pub fn validate(&self) -> Result<()> {
+        let n = self.tracker.particles;
         ensure!(
-            (1..=MAX_TRACK_PARTICLES).contains(&self.particles),
-            "particles: {} is outside 1 … {MAX_TRACK_PARTICLES}",
-            self.particles
+            (1..=MAX_TRACK_PARTICLES).contains(&n),
+            "particles: {n} is outside 1 … {MAX_TRACK_PARTICLES}"
         );
-        for (name, v) in [
-            ("sigma_f", self.sigma_f),
-            ("sigma_translation", self.sigma_translation),
-            ("sigma_limb", self.sigma_limb),
-            ("sigma_trunk", self.sigma_trunk),
-        ] {
-            ensure!(
-                v.is_finite() && v >= 0.0,
-                "{name}: {v} must be finite and ≥ 0"
-            );
-        }
-        ensure!(self.sigma_f > 0.0, "sigma_f: must be > 0");
-        ensure!(
-            self.keypoint_sigma.is_finite() && self.keypoint_sigma > 0.0,
-            "keypoint_sigma: {} must be finite and > 0",
-            self.keypoint_sigma
-        );
+        self.tracker.validate()?;
         Ok(())
-    }
-
-    /// The session's filter settings.
-    pub fn filter_settings(&self) -> FilterSettings {
-        FilterSettings {
-            particles: self.particles,
-            filter: self.filter,
-            sigma_f: self.sigma_f,
-            sigma_translation: self.sigma_translation,
-            sigma_limb: self.sigma_limb,
-            sigma_trunk: self.sigma_trunk,
-            seed: self.seed,
-            backend: self.backend,
-            partitioned: self.partitioned,
-            mean_estimate: self.mean_estimate,
-            observation: self.observation,
-            keypoint_sigma: self.keypoint_sigma,
-        }
     }
 }
 
@@ -515,7 +457,7 @@ impl TrackingScene {
         };
         let session = Session::open(
             spec.session_spec(),
-            settings.filter_settings(),
+            settings.tracker.clone(),
             source,
             device,
         )
@@ -803,9 +745,9 @@ impl TrackingScene {
     /// [`TrackEdit::LeaveGpu`]: the CPU likelihood weighs the same cloud.
     fn leave_gpu(&mut self, reason: &str) -> Result<()> {
         let mut s = self.settings.clone();
-        s.backend = BackendChoice::Cpu;
+        s.tracker.backend = BackendChoice::Cpu;
         self.session
-            .set_settings(s.filter_settings())
+            .set_settings(s.tracker.clone())
             .context("switching to the CPU likelihood")?;
         self.settings = s;
         let line = format!("{reason}: likelihood now {}", self.describe_backend());
@@ -832,13 +774,13 @@ impl Solver for TrackingScene {
         match edit {
             TrackEdit::Settings(s) => {
                 s.validate()?;
-                let new_backend = s.backend != self.settings.backend;
+                let new_backend = s.tracker.backend != self.settings.tracker.backend;
                 // A new back end is built on the session's device (the
                 // app's), and weighs the same cloud.
                 self.session
-                    .set_settings(s.filter_settings())
+                    .set_settings(s.tracker.clone())
                     .with_context(|| {
-                        format!("likelihood back end `{}`", backend_name(s.backend))
+                        format!("likelihood back end `{}`", backend_name(s.tracker.backend))
                     })?;
                 self.settings = s;
                 if new_backend {
@@ -900,7 +842,7 @@ impl Solver for TrackingScene {
             Ok(step) => step,
             // A failed GPU batch (a lost device) is not the end of the run:
             // the frame is dropped and the CPU likelihood takes over.
-            Err(e) if self.settings.backend != BackendChoice::Cpu && is_gpu_failure(&e) => {
+            Err(e) if self.settings.tracker.backend != BackendChoice::Cpu && is_gpu_failure(&e) => {
                 return self.leave_gpu(&format!("the GPU likelihood failed ({e})"));
             }
             Err(e) => return Err(e.into()),
@@ -1118,9 +1060,11 @@ mod tests {
     #[test]
     fn tracks_the_synthetic_walk_and_publishes_cloud_and_truth() {
         let settings = TrackSettings {
-            particles: 60,
+            tracker: FilterSettings {
+                particles: 60,
+                ..TrackSettings::default().tracker
+            },
             realtime: false,
-            ..TrackSettings::default()
         };
         let mut scene = TrackingScene::new(short_walk(), settings).unwrap();
         for _ in 0..6 {
@@ -1182,9 +1126,11 @@ mod tests {
             ..TrackSpec::default()
         };
         let settings = TrackSettings {
-            particles: 50,
+            tracker: FilterSettings {
+                particles: 50,
+                ..TrackSettings::default().tracker
+            },
             realtime: false,
-            ..TrackSettings::default()
         };
         let mut scene = TrackingScene::new(spec, settings).unwrap();
         let mut stages = Vec::new();
@@ -1253,19 +1199,25 @@ mod tests {
     #[test]
     fn bad_settings_and_files_name_the_field() {
         let e = TrackSettings {
-            particles: 0,
+            tracker: FilterSettings {
+                particles: 0,
+                ..TrackSettings::default().tracker
+            },
             ..TrackSettings::default()
         }
         .validate()
         .unwrap_err();
         assert!(e.to_string().contains("particles"), "{e}");
         let e = TrackSettings {
-            sigma_f: f64::NAN,
+            tracker: FilterSettings {
+                sigma_f: f64::NAN,
+                ..TrackSettings::default().tracker
+            },
             ..TrackSettings::default()
         }
         .validate()
         .unwrap_err();
-        assert!(e.to_string().contains("sigma_f"), "{e}");
+        assert!(e.to_string().contains("sigma-f"), "{e}");
         let spec = TrackSpec {
             body: Some("/nonexistent/body.bvh".into()),
             ..short_walk()
@@ -1289,22 +1241,30 @@ mod tests {
     #[test]
     fn settings_edits_apply_and_bad_ones_keep_the_old() {
         let settings = TrackSettings {
-            particles: 40,
+            tracker: FilterSettings {
+                particles: 40,
+                ..TrackSettings::default().tracker
+            },
             realtime: false,
-            ..TrackSettings::default()
         };
         let mut scene = TrackingScene::new(short_walk(), settings.clone()).unwrap();
         scene.step(0.0).unwrap();
         let more = TrackSettings {
-            particles: 80,
-            filter: FilterKind::Pfs,
+            tracker: FilterSettings {
+                particles: 80,
+                filter: track::FilterKind::Pfs,
+                ..settings.tracker.clone()
+            },
             ..settings.clone()
         };
         scene.apply(TrackEdit::Settings(more.clone())).unwrap();
         scene.step(0.0).unwrap();
         assert_eq!(scene.session.tracker().unwrap().weights().len(), 80);
         let bad = TrackSettings {
-            sigma_limb: -1.0,
+            tracker: FilterSettings {
+                sigma_limb: -1.0,
+                ..more.tracker.clone()
+            },
             ..more.clone()
         };
         assert!(scene.apply(TrackEdit::Settings(bad)).is_err());
@@ -1378,9 +1338,11 @@ mod tests {
 
     fn small_scene() -> TrackingScene {
         let settings = TrackSettings {
-            particles: 40,
+            tracker: FilterSettings {
+                particles: 40,
+                ..TrackSettings::default().tracker
+            },
             realtime: false,
-            ..TrackSettings::default()
         };
         TrackingScene::new(short_walk(), settings).unwrap()
     }
@@ -1548,7 +1510,10 @@ mod tests {
         scene.step(0.0).unwrap();
         let cloud = scene.session.tracker().unwrap().particles().to_vec();
         let cpu = TrackSettings {
-            backend: BackendChoice::Cpu,
+            tracker: FilterSettings {
+                backend: BackendChoice::Cpu,
+                ..scene.settings().tracker.clone()
+            },
             ..scene.settings().clone()
         };
         scene.apply(TrackEdit::Settings(cpu.clone())).unwrap();
@@ -1567,7 +1532,7 @@ mod tests {
         let mut snap = TrackSnapshot::default();
         scene.snapshot_into(&mut snap);
         assert_eq!(snap.backend, d);
-        assert_eq!(snap.settings.backend, BackendChoice::Cpu);
+        assert_eq!(snap.settings.tracker.backend, BackendChoice::Cpu);
         // The name the panel and `--backend` use parses back.
         for b in BACKENDS {
             assert_eq!(backend_name(b).parse::<BackendChoice>(), Ok(b));
@@ -1591,10 +1556,12 @@ mod tests {
             queue: g.queue.clone(),
         };
         let settings = TrackSettings {
-            particles: 40,
+            tracker: FilterSettings {
+                particles: 40,
+                backend: BackendChoice::Gpu,
+                ..TrackSettings::default().tracker
+            },
             realtime: false,
-            backend: BackendChoice::Gpu,
-            ..TrackSettings::default()
         };
         (g, shared, settings)
     }
@@ -1612,9 +1579,11 @@ mod tests {
             TrackingScene::new(
                 short_walk(),
                 TrackSettings {
-                    particles: 40,
+                    tracker: FilterSettings {
+                        particles: 40,
+                        ..TrackSettings::default().tracker
+                    },
                     realtime: false,
-                    ..TrackSettings::default()
                 },
             )
         })
@@ -1664,7 +1633,7 @@ mod tests {
         );
         let mut snap = TrackSnapshot::default();
         scene.snapshot_into(&mut snap);
-        assert_eq!(snap.settings.backend, BackendChoice::Cpu);
+        assert_eq!(snap.settings.tracker.backend, BackendChoice::Cpu);
         let message = scene.message.clone().unwrap_or_default();
         assert!(
             message.contains("GPU likelihood failed") && message.contains("CPU likelihood"),
@@ -1678,9 +1647,11 @@ mod tests {
         let mut scene = TrackingScene::new(
             short_walk(),
             TrackSettings {
-                particles: 40,
+                tracker: FilterSettings {
+                    particles: 40,
+                    ..TrackSettings::default().tracker
+                },
                 realtime: false,
-                ..TrackSettings::default()
             },
         )
         .unwrap();
@@ -1718,7 +1689,10 @@ mod tests {
         scene.step(0.0).unwrap();
         for backend in [BackendChoice::Cpu, BackendChoice::Gpu] {
             let s = TrackSettings {
-                backend,
+                tracker: FilterSettings {
+                    backend,
+                    ..settings.tracker.clone()
+                },
                 ..settings.clone()
             };
             scene.apply(TrackEdit::Settings(s)).unwrap();
@@ -1731,7 +1705,10 @@ mod tests {
         );
         // Other settings keep the back end (and its device).
         let more = TrackSettings {
-            particles: 60,
+            tracker: FilterSettings {
+                particles: 60,
+                ..settings.tracker.clone()
+            },
             ..settings.clone()
         };
         scene.apply(TrackEdit::Settings(more)).unwrap();
@@ -1740,7 +1717,10 @@ mod tests {
         assert_eq!(scene.session.tracker().unwrap().weights().len(), 60);
         // Auto on a software adapter (lavapipe) says why it chose the CPU.
         let auto = TrackSettings {
-            backend: BackendChoice::Auto,
+            tracker: FilterSettings {
+                backend: BackendChoice::Auto,
+                ..settings.tracker.clone()
+            },
             ..settings.clone()
         };
         scene.apply(TrackEdit::Settings(auto)).unwrap();
@@ -1759,9 +1739,11 @@ mod tests {
     #[test]
     fn real_time_play_waits_for_the_source_clock() {
         let settings = TrackSettings {
-            particles: 20,
+            tracker: FilterSettings {
+                particles: 20,
+                ..TrackSettings::default().tracker
+            },
             realtime: true,
-            ..TrackSettings::default()
         };
         let mut scene = TrackingScene::new(short_walk(), settings).unwrap();
         scene.step(0.0).unwrap();

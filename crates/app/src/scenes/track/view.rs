@@ -35,6 +35,7 @@ use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use track::session::FilterSettings;
 use track::{FilterKind, ObservationMode, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
@@ -407,7 +408,10 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         // A bad file or a missing camera says more than "no display": the
         // scene is built (on the CPU, without a window) to report it.
         let cpu = TrackSettings {
-            backend: track::BackendChoice::Cpu,
+            tracker: FilterSettings {
+                backend: track::BackendChoice::Cpu,
+                ..options.settings.tracker.clone()
+            },
             ..options.settings.clone()
         };
         TrackingScene::new(options.spec.clone(), cpu)?;
@@ -526,7 +530,7 @@ fn leave_a_lost_device(
     }
     *seen = faults.device_lost;
     ui.device = None;
-    ui.settings.backend = track::BackendChoice::Cpu;
+    ui.settings.tracker.backend = track::BackendChoice::Cpu;
     track.edit(TrackEdit::LeaveGpu(
         "the window's GPU device was lost".into(),
     ));
@@ -1137,17 +1141,17 @@ fn panels(
                     .default_open(true)
                     .show(ui, |ui| {
                         egui::ComboBox::from_label("filter")
-                            .selected_text(settings.filter.name())
+                            .selected_text(settings.tracker.filter.name())
                             .show_ui(ui, |ui| {
                                 for k in FilterKind::ALL {
-                                    ui.selectable_value(&mut settings.filter, k, k.name());
+                                    ui.selectable_value(&mut settings.tracker.filter, k, k.name());
                                 }
                             });
                         egui::ComboBox::from_label("likelihood")
-                            .selected_text(backend_name(settings.backend))
+                            .selected_text(backend_name(settings.tracker.backend))
                             .show_ui(ui, |ui| {
                                 for b in BACKENDS {
-                                    ui.selectable_value(&mut settings.backend, b, backend_name(b));
+                                    ui.selectable_value(&mut settings.tracker.backend, b, backend_name(b));
                                 }
                             })
                             .response
@@ -1155,42 +1159,42 @@ fn panels(
                                 "auto: the GPU on a hardware adapter, else the CPU; gpu runs on the window's own device",
                             );
                         ui.add(
-                            egui::Slider::new(&mut settings.particles, 10..=MAX_TRACK_PARTICLES)
+                            egui::Slider::new(&mut settings.tracker.particles, 10..=MAX_TRACK_PARTICLES)
                                 .logarithmic(true)
                                 .text("particles"),
                         );
                         ui.add(
-                            egui::Slider::new(&mut settings.sigma_f, 0.01..=1.0)
+                            egui::Slider::new(&mut settings.tracker.sigma_f, 0.01..=1.0)
                                 .logarithmic(true)
                                 .text("σ_F"),
                         );
                         ui.label("diffusion σ per frame:");
                         ui.add(
-                            egui::Slider::new(&mut settings.sigma_translation, 0.0..=0.2)
+                            egui::Slider::new(&mut settings.tracker.sigma_translation, 0.0..=0.2)
                                 .text("root position (m)"),
                         );
                         ui.add(
-                            egui::Slider::new(&mut settings.sigma_trunk, 0.0..=0.3)
+                            egui::Slider::new(&mut settings.tracker.sigma_trunk, 0.0..=0.3)
                                 .text("trunk (rad)"),
                         );
                         ui.add(
-                            egui::Slider::new(&mut settings.sigma_limb, 0.0..=0.5)
+                            egui::Slider::new(&mut settings.tracker.sigma_limb, 0.0..=0.5)
                                 .text("limbs (rad)"),
                         );
-                        ui.checkbox(&mut settings.partitioned, "partitioned: trunk, then each limb")
+                        ui.checkbox(&mut settings.tracker.partitioned, "partitioned: trunk, then each limb")
                             .on_hover_text(
                                 "diffuse and weigh one body partition at a time (one likelihood batch each)",
                             );
-                        ui.checkbox(&mut settings.mean_estimate, "weighted mean (else MAP)");
+                        ui.checkbox(&mut settings.tracker.mean_estimate, "weighted mean (else MAP)");
                         ui.horizontal(|ui| {
                             ui.label("likelihood terms:");
-                            let mut regions = settings.observation != ObservationMode::Keypoints;
-                            let mut keypoints = settings.observation != ObservationMode::Regions;
+                            let mut regions = settings.tracker.observation != ObservationMode::Keypoints;
+                            let mut keypoints = settings.tracker.observation != ObservationMode::Regions;
                             ui.checkbox(&mut regions, "regions")
                                 .on_hover_text("RTPF's body-part regions (segmentation)");
                             ui.checkbox(&mut keypoints, "keypoints")
                                 .on_hover_text("BlazePose 2D keypoints, detected on their own thread");
-                            settings.observation = match (regions, keypoints) {
+                            settings.tracker.observation = match (regions, keypoints) {
                                 (true, true) => ObservationMode::Both,
                                 (false, true) => ObservationMode::Keypoints,
                                 // At least one term: unticking both keeps the regions.
@@ -1198,8 +1202,8 @@ fn panels(
                             };
                         });
                         ui.add_enabled(
-                            settings.observation != ObservationMode::Regions,
-                            egui::Slider::new(&mut settings.keypoint_sigma, 0.01..=0.5)
+                            settings.tracker.observation != ObservationMode::Regions,
+                            egui::Slider::new(&mut settings.tracker.keypoint_sigma, 0.01..=0.5)
                                 .logarithmic(true)
                                 .text("keypoint σ (× body size)"),
                         );
