@@ -155,10 +155,7 @@ fn main() -> Result<()> {
         h,
     )?;
     let reference = synth::arm_pose(&skel, 0.5, 0.8)?;
-    let noise = Noise {
-        flip_probability: 0.02,
-        ..Noise::default()
-    };
+    let noise = Noise::flips(0.02);
     let obs = render_observation(&skel, &camera, &reference, &noise, 1)?;
     let d = skel.dof();
     let n_max = args.particles.iter().copied().max().unwrap_or(0);

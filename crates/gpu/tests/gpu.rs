@@ -304,17 +304,7 @@ fn hand_built_scenes_agree_with_the_cpu() {
     assert!(count(BodyPart::UpperArm) > 20 && count(BodyPart::Torso) > 100);
     assert!((1..=8).contains(&count(BodyPart::Finger)), "tiny capsule");
     assert!(count(BodyPart::Shank) > 0, "straddling capsule");
-    let obs = render_observation(
-        &skel,
-        &camera,
-        &rest,
-        &Noise {
-            flip_probability: 0.05,
-            ..Noise::default()
-        },
-        9,
-    )
-    .unwrap();
+    let obs = render_observation(&skel, &camera, &rest, &Noise::flips(0.05), 9).unwrap();
     let mut states = Vec::new();
     for k in 0..8 {
         let mut p = rest.clone();
@@ -341,10 +331,7 @@ fn random_human_poses_match_the_cpu() {
     let skel = presets::human();
     let camera = Camera::default();
     let reference = arm_pose(&skel, 0.5);
-    let noise = Noise {
-        flip_probability: 0.05,
-        ..Noise::default()
-    };
+    let noise = Noise::flips(0.05);
     let obs = render_observation(&skel, &camera, &reference, &noise, 3).unwrap();
     let n = 200;
     let states = perturbed_poses(&skel, &reference, n, 11);
@@ -374,10 +361,7 @@ fn reproduction_gives_zero_and_f_grows_over_a_shoulder_sweep() {
     assert_eq!(ev.non_overlap[0], 0.0);
     assert_eq!(ev.log_likelihood[0], 0.0);
 
-    let noise = Noise {
-        flip_probability: 0.05,
-        ..Noise::default()
-    };
+    let noise = Noise::flips(0.05);
     let obs = render_observation(&skel, &camera, &reference, &noise, 42).unwrap();
     let states: Vec<f64> = (0..=10)
         .flat_map(|k| arm_pose(&skel, 0.4 + 0.03 * k as f64))
@@ -398,17 +382,7 @@ fn batches_larger_than_the_atlas_run_in_several_passes() {
     let skel = presets::human();
     let camera = Camera::default();
     let reference = arm_pose(&skel, 0.3);
-    let obs = render_observation(
-        &skel,
-        &camera,
-        &reference,
-        &Noise {
-            flip_probability: 0.02,
-            ..Noise::default()
-        },
-        5,
-    )
-    .unwrap();
+    let obs = render_observation(&skel, &camera, &reference, &Noise::flips(0.02), 5).unwrap();
     let n = 53;
     let states = perturbed_poses(&skel, &reference, n, 17);
     let small = GpuSettings {
@@ -491,10 +465,7 @@ fn overlapped_submit_and_collect_match_the_synchronous_path() {
     let skel = presets::human();
     let camera = Camera::default();
     let reference = arm_pose(&skel, 0.45);
-    let noise = Noise {
-        flip_probability: 0.03,
-        ..Noise::default()
-    };
+    let noise = Noise::flips(0.03);
     // Four frames, each with its own observation and batch size.
     let frames: Vec<(Observation, Vec<f64>)> = (0..4)
         .map(|k| {
@@ -716,17 +687,7 @@ fn the_camera_pose_does_not_matter_to_agreement() {
     )
     .unwrap();
     let reference = arm_pose(&skel, 0.2);
-    let obs = render_observation(
-        &skel,
-        &camera,
-        &reference,
-        &Noise {
-            flip_probability: 0.05,
-            ..Noise::default()
-        },
-        8,
-    )
-    .unwrap();
+    let obs = render_observation(&skel, &camera, &reference, &Noise::flips(0.05), 8).unwrap();
     let states = perturbed_poses(&skel, &reference, 24, 99);
     assert_same_as_cpu(&g, &skel, &camera, &obs, &states, "tilted camera");
 }
@@ -746,12 +707,9 @@ fn label_maps_give_the_same_counts_as_the_cpu() {
         .iter()
         .map(|&l| if l == 0 { 0 } else { map[usize::from(l) - 1] })
         .collect();
-    Noise {
-        flip_probability: 0.03,
-        ..Noise::default()
-    }
-    .apply(&mut segmented, W as u32, H as u32, 4)
-    .unwrap();
+    Noise::flips(0.03)
+        .apply(&mut segmented, W as u32, H as u32, 4)
+        .unwrap();
     let obs = Observation::new(W as u32, H as u32, segmented).unwrap();
     let states = perturbed_poses(&skel, &reference, 40, 23);
     let mut cpu = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());

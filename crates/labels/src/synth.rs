@@ -32,6 +32,14 @@ pub struct Noise {
 }
 
 impl Noise {
+    /// Only flipped pixels: each takes a random label with probability `p`.
+    pub fn flips(p: f64) -> Self {
+        Self {
+            flip_probability: p,
+            ..Self::default()
+        }
+    }
+
     fn validate(&self) -> Result<()> {
         let p = self.flip_probability;
         if !(0.0..=1.0).contains(&p) {

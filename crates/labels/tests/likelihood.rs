@@ -93,10 +93,7 @@ fn non_overlap_grows_monotonically_as_the_shoulder_moves_away() {
     let camera = Camera::default();
     let reference = arm_pose(&skel, 0.4);
     // Segmentation noise, so that no class matches exactly (see below).
-    let noise = Noise {
-        flip_probability: 0.05,
-        ..Noise::default()
-    };
+    let noise = Noise::flips(0.05);
     let obs = render_observation(&skel, &camera, &reference, &noise, 42).unwrap();
     let states: Vec<f64> = (0..=10)
         .flat_map(|k| arm_pose(&skel, 0.4 + 0.03 * k as f64))
@@ -121,17 +118,7 @@ fn smc_trait_matches_evaluate_and_thread_count_does_not_matter() {
     let skel = presets::human();
     let camera = Camera::default();
     let reference = arm_pose(&skel, 0.4);
-    let obs = render_observation(
-        &skel,
-        &camera,
-        &reference,
-        &Noise {
-            flip_probability: 0.02,
-            ..Noise::default()
-        },
-        1,
-    )
-    .unwrap();
+    let obs = render_observation(&skel, &camera, &reference, &Noise::flips(0.02), 1).unwrap();
     let d = skel.dof();
     let states: Vec<f64> = (0..37)
         .flat_map(|k| {
@@ -190,10 +177,7 @@ fn ratio_skips_classes_absent_from_both_images() {
 #[test]
 fn noise_statistics_and_reproducibility() {
     let (w, h) = (W as u32, H as u32);
-    let flips = Noise {
-        flip_probability: 0.2,
-        ..Noise::default()
-    };
+    let flips = Noise::flips(0.2);
     let mut a = vec![0u8; W * H];
     flips.apply(&mut a, w, h, 7).unwrap();
     let changed = a.iter().filter(|&&l| l != 0).count() as f64 / (W * H) as f64;
@@ -296,10 +280,7 @@ fn bad_input_is_a_clear_error() {
     assert!(lik.log_likelihood(&obs, &[], d, &mut out).is_err());
     assert!(NonOverlap::new(0.0).is_err());
     assert!(NonOverlap::new(f64::NAN).is_err());
-    let bad_noise = Noise {
-        flip_probability: 1.5,
-        ..Noise::default()
-    };
+    let bad_noise = Noise::flips(1.5);
     let mut img = vec![0u8; 16];
     assert!(matches!(
         bad_noise.apply(&mut img, 4, 4, 0),
