@@ -42,30 +42,35 @@ fn cmu_camera(body: &TrackedBody, pose: &[f64]) -> Camera {
     clip_camera(body, &[pose.to_vec()], &spec).unwrap()
 }
 
-/// The CMU walk at clip frame 240 (body calibrated at 200), its camera,
-/// keypoint map and world transforms.
-struct WalkScene {
-    body: TrackedBody,
-    truth: Vec<f64>,
-    cam: Camera,
-    map: KeypointMap,
-    world: Vec<skeleton::nalgebra::Isometry3<f64>>,
-}
-
-fn walk_scene() -> WalkScene {
+/// The CMU walk at clip frame 240 (body calibrated at 200): the body, the
+/// pose, its camera, keypoint map and world transforms.
+fn walk_scene() -> (
+    TrackedBody,
+    Vec<f64>,
+    Camera,
+    KeypointMap,
+    Vec<skeleton::nalgebra::Isometry3<f64>>,
+) {
     let (walk, hop) = (motion("cmu_131_01_walk.bvh"), motion("cmu_131_03_hop.bvh"));
     let body = cmu_body(&walk, &hop, 200);
     let truth = walk.frames.pose(240).to_vec();
     let cam = cmu_camera(&body, &truth);
     let map = KeypointMap::for_body(&body);
     let world = body.skeleton().forward_kinematics(&truth).unwrap();
-    WalkScene {
-        body,
-        truth,
-        cam,
-        map,
-        world,
-    }
+    (body, truth, cam, map, world)
+}
+
+/// A CPU tracker of `particles` weighing the keypoints alone, started at
+/// `truth`.
+fn keypoints_tracker(body: &TrackedBody, cam: &Camera, truth: &[f64], particles: usize) -> Tracker {
+    let config = TrackerConfig {
+        particles,
+        backend: BackendChoice::Cpu,
+        label_map: upper_body_parts(),
+        observation: ObservationMode::Keypoints,
+        ..TrackerConfig::default()
+    };
+    Tracker::new(body.clone(), cam.clone(), truth, None, config).unwrap()
 }
 
 #[test]
@@ -184,13 +189,7 @@ fn the_map_follows_each_naming_scheme() {
 
 #[test]
 fn the_true_pose_scores_highest_among_perturbed_ones() {
-    let WalkScene {
-        body,
-        truth,
-        cam,
-        map,
-        world,
-    } = walk_scene();
+    let (body, truth, cam, map, world) = walk_scene();
     let skel = body.skeleton();
     let obs = KeypointObservation::from_pixels(&map, &map.project(&world, &cam));
     assert_eq!(obs.points().len(), map.len());
@@ -218,14 +217,7 @@ fn the_true_pose_scores_highest_among_perturbed_ones() {
         batch.extend(s);
     }
     let obs_labels = render_observation(&body, &cam, &truth, &upper_body_parts(), 0.0, 0).unwrap();
-    let config = TrackerConfig {
-        particles: 1,
-        backend: BackendChoice::Cpu,
-        label_map: upper_body_parts(),
-        observation: ObservationMode::Keypoints,
-        ..TrackerConfig::default()
-    };
-    let mut tracker = Tracker::new(body.clone(), cam.clone(), &truth, None, config).unwrap();
+    let mut tracker = keypoints_tracker(&body, &cam, &truth, 1);
     tracker.set_keypoints(Some(obs.clone())).unwrap();
     let scores = tracker.score_states(&obs_labels, &batch).unwrap();
     let best = (0..scores.len())
@@ -250,13 +242,7 @@ fn the_true_pose_scores_highest_among_perturbed_ones() {
 
 #[test]
 fn missing_keypoints_contribute_nothing() {
-    let WalkScene {
-        body,
-        truth,
-        cam,
-        map,
-        world,
-    } = walk_scene();
+    let (body, truth, cam, map, world) = walk_scene();
     let skel = body.skeleton();
     let mut pixels = map.project(&world, &cam);
     // Shift every detection a little, then lose the right elbow and wrist.
@@ -332,14 +318,7 @@ fn missing_keypoints_contribute_nothing() {
     assert!(!none.is_usable());
     assert_eq!(term.log_likelihood(&none, &cam, &world), 0.0);
     let labels = render_observation(&body, &cam, &truth, &upper_body_parts(), 0.0, 0).unwrap();
-    let config = TrackerConfig {
-        particles: 8,
-        backend: BackendChoice::Cpu,
-        label_map: upper_body_parts(),
-        observation: ObservationMode::Keypoints,
-        ..TrackerConfig::default()
-    };
-    let mut tracker = Tracker::new(body.clone(), cam.clone(), &truth, None, config).unwrap();
+    let mut tracker = keypoints_tracker(&body, &cam, &truth, 8);
     tracker.set_keypoints(Some(none)).unwrap();
     let r = tracker.step(&labels).unwrap();
     assert_eq!((r.observation, r.keypoints), (ObservationMode::Regions, 0));
