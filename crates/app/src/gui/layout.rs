@@ -3,12 +3,55 @@
 //! the bottom, and the 3D view framed in what they leave
 //! ([`PanelLayout`]); the charts are [`Chart`]s.
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
-use bevy_egui::egui;
+use bevy::window::PrimaryWindow;
+use bevy_egui::{EguiContexts, egui};
 use egui_plot::{Legend, Line, Plot};
 
 use super::OrbitCamera;
-use super::scene_common::frame_view;
+use super::scene_common::{PlayButtons, SceneClock, frame_view, play_buttons};
+
+/// What every scene's panel system reads besides its scene: egui, the
+/// orbit camera and window the panels frame, the host's clock.
+#[derive(SystemParam)]
+pub struct PanelView<'w, 's> {
+    pub contexts: EguiContexts<'w, 's>,
+    pub camera: Query<'w, 's, (&'static mut OrbitCamera, &'static mut Transform)>,
+    pub window: Single<'w, 's, &'static Window, With<PrimaryWindow>>,
+    pub clock: Res<'w, SceneClock>,
+}
+
+impl PanelView<'_, '_> {
+    /// A layout over the whole window (`id` names its egui root).
+    ///
+    /// # Errors
+    /// No egui context on the primary window.
+    pub fn layout(&mut self, id: &'static str) -> Result<PanelLayout> {
+        Ok(PanelLayout::new(self.contexts.ctx_mut()?, id))
+    }
+
+    /// Centres `focus` (or the orbit's own focus) in what `layout`'s panels
+    /// leave.
+    pub fn frame(&mut self, layout: &PanelLayout, focus: Option<Vec3>) {
+        layout.frame(&mut self.camera, &self.window, focus);
+    }
+}
+
+/// The top of a clip scene's controls: its heading, the play / step /
+/// reset buttons and "play at `fps` frames/s" (else as fast as it runs).
+pub fn clip_header(
+    ui: &mut egui::Ui,
+    heading: &str,
+    paused: bool,
+    realtime: &mut bool,
+    fps: u32,
+) -> PlayButtons {
+    ui.heading(heading);
+    let play = play_buttons(ui, paused);
+    ui.checkbox(realtime, format!("play at {fps} frames/s"));
+    play
+}
 
 /// The panels of one frame, laid out in the order they are added; the
 /// widths and height they take frame the 3D view ([`PanelLayout::frame`]).

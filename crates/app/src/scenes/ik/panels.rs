@@ -5,13 +5,11 @@
 use std::path::PathBuf;
 
 use bevy::prelude::*;
-use bevy::window::PrimaryWindow;
-use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use bevy_egui::{EguiPrimaryContextPass, egui};
 
 use super::{PlaygroundRes, SceneCommand, UiState};
 use crate::colormap::{WEIGHT_DECADES, viridis};
-use crate::gui::OrbitCamera;
-use crate::gui::layout::{Chart, PanelLayout};
+use crate::gui::layout::{Chart, PanelView};
 use crate::gui::scene_common::SceneClock;
 use crate::runtime::Pacing;
 use crate::scenes::ik::playground::{HISTORY_SECONDS, Sample, noise_axes};
@@ -34,21 +32,18 @@ impl Plugin for TuningPanelPlugin {
 }
 
 fn panels(
-    mut contexts: EguiContexts,
+    mut view: PanelView,
     mut pg: ResMut<PlaygroundRes>,
     mut ui_state: ResMut<UiState>,
-    clock: Res<SceneClock>,
-    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
-    window: Single<&Window, With<PrimaryWindow>>,
     mut scene_commands: MessageWriter<SceneCommand>,
 ) -> Result {
     let mut requests = Vec::new();
-    let ctx = contexts.ctx_mut()?;
-    let mut layout = PanelLayout::new(ctx, "posecloud-root");
+    let mut layout = view.layout("posecloud-root")?;
+    let clock = &view.clock;
     let mut settings = pg.0.settings().clone();
     layout.left("tuning", PANEL_WIDTH, |ui| {
         scene_section(ui, &mut ui_state, &pg.0, &mut requests);
-        status_section(ui, &ui_state, &clock, &pg.0, &mut requests);
+        status_section(ui, &ui_state, clock, &pg.0, &mut requests);
         filter_section(ui, &mut ui_state, &mut settings);
         noise_section(ui, &pg.0, &mut settings);
         constraint_section(ui, &mut ui_state, &mut pg.0, &mut settings);
@@ -64,7 +59,7 @@ fn panels(
     }
     // Centre the body in what the panels leave (the focus stays where the
     // user panned it).
-    layout.frame(&mut camera, &window, None);
+    view.frame(&layout, None);
     Ok(())
 }
 

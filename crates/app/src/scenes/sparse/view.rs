@@ -14,13 +14,12 @@ use std::time::Instant;
 
 use anyhow::Result;
 use bevy::prelude::*;
-use bevy::window::PrimaryWindow;
-use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use bevy_egui::{EguiPrimaryContextPass, egui};
 
 use crate::gui::OrbitCamera;
-use crate::gui::layout::{Chart, PanelLayout};
+use crate::gui::layout::{Chart, PanelView, clip_header};
 use crate::gui::scene_common::{
-    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, play_buttons, run_scene_window,
+    SceneRuntime, SceneSet, WindowOptions, WindowScene, run_scene_window,
 };
 use crate::scenes::sparse::model::{
     PriorKind, SparseEdit, SparseScene, SparseSettings, SparseSnapshot,
@@ -152,24 +151,25 @@ fn draw(res: Res<SparseRes>, mut body: Gizmos<SparseBodyGizmos>, mut plain: Gizm
 }
 
 fn panels(
-    mut contexts: EguiContexts,
+    mut view: PanelView,
     mut res: ResMut<SparseRes>,
     mut ui_state: ResMut<SparseUi>,
-    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
-    window: Single<&Window, With<PrimaryWindow>>,
-    clock: Res<SceneClock>,
 ) -> bevy::prelude::Result {
-    let ctx = contexts.ctx_mut()?.clone();
     let snap = res.latest.clone();
     let s = &snap.data;
-    let mut layout = PanelLayout::new(&ctx, "posecloud-sparse-root");
+    let mut layout = view.layout("posecloud-sparse-root")?;
+    let clock = &view.clock;
     let mut settings = ui_state.settings.clone();
     let mut play = Default::default();
     let r = &mut *res;
     layout.left("sparse-controls", LEFT_WIDTH, |ui| {
-        ui.heading("Sparse sensors (SPARSE)");
-        play = play_buttons(ui, r.paused);
-        ui.checkbox(&mut settings.realtime, "play at 60 frames/s");
+        play = clip_header(
+            ui,
+            "Sparse sensors (SPARSE)",
+            r.paused,
+            &mut settings.realtime,
+            60,
+        );
         egui::CollapsingHeader::new("Status")
             .default_open(true)
             .show(ui, |ui| {
@@ -242,7 +242,7 @@ fn panels(
         r.edit(SparseEdit::Settings(settings));
     }
     let focus = s.body.first().map(|p| Vec3::new(p[0], p[1].max(0.6), p[2]));
-    layout.frame(&mut camera, &window, focus);
+    view.frame(&layout, focus);
     Ok(())
 }
 

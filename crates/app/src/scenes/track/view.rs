@@ -33,17 +33,15 @@ use anyhow::Result;
 use bevy::app::PluginsState;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
-use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use track::session::FilterSettings;
 use track::{FilterKind, ObservationMode, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
 use crate::gui::OrbitCamera;
-use crate::gui::layout::{Chart, PanelLayout};
+use crate::gui::layout::{Chart, PanelView};
 use crate::gui::scene_common::{
-    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, play_buttons, run_scene,
-    scene_app,
+    SceneRuntime, SceneSet, WindowOptions, WindowScene, play_buttons, run_scene, scene_app,
 };
 use crate::runtime::{Pacing, Published};
 use crate::scenes::track::model::{
@@ -888,18 +886,15 @@ fn update_textures(
 
 #[allow(clippy::too_many_arguments)]
 fn panels(
-    mut contexts: EguiContexts,
+    mut view: PanelView,
     mut track: ResMut<TrackRes>,
     mut ui_state: ResMut<TrackUi>,
-    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
-    window: Single<&Window, With<PrimaryWindow>>,
     mut images: ResMut<Assets<Image>>,
-    clock: Res<SceneClock>,
 ) -> bevy::prelude::Result {
     let snap = track.latest.clone();
-    update_textures(&mut contexts, &mut images, &mut ui_state, &snap);
-    let ctx = contexts.ctx_mut()?.clone();
-    let mut layout = PanelLayout::new(&ctx, "posecloud-track-root");
+    update_textures(&mut view.contexts, &mut images, &mut ui_state, &snap);
+    let mut layout = view.layout("posecloud-track-root")?;
+    let clock = &view.clock;
     // Every edit applied and the scene's settings still differ: the last
     // one failed (e.g. `gpu` on a device that cannot run it; the error is
     // in the status). The panel shows what runs.
@@ -1328,7 +1323,7 @@ fn panels(
         .estimate
         .first()
         .map(|p| Vec3::new(p[0], p[1].max(0.5), p[2]));
-    layout.frame(&mut camera, &window, focus);
+    view.frame(&layout, focus);
     Ok(())
 }
 

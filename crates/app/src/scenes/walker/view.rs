@@ -17,15 +17,14 @@ use std::time::Instant;
 
 use anyhow::Result;
 use bevy::prelude::*;
-use bevy::window::PrimaryWindow;
-use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use bevy_egui::{EguiPrimaryContextPass, egui};
 use walker::Dynamics;
 use walker::mocap::POINTS;
 
 use crate::gui::OrbitCamera;
-use crate::gui::layout::{Chart, PanelLayout};
+use crate::gui::layout::{Chart, PanelView, clip_header};
 use crate::gui::scene_common::{
-    SceneClock, SceneRuntime, SceneSet, WindowOptions, WindowScene, play_buttons, run_scene_window,
+    SceneRuntime, SceneSet, WindowOptions, WindowScene, run_scene_window,
 };
 use crate::scenes::walker::model::{
     MAX_WALKER_PARTICLES, POINT_NAMES, WalkerEdit, WalkerScene, WalkerSettings, WalkerSnapshot,
@@ -191,25 +190,26 @@ fn draw(
 }
 
 fn panels(
-    mut contexts: EguiContexts,
+    mut view: PanelView,
     mut res: ResMut<WalkerRes>,
     mut ui_state: ResMut<WalkerUi>,
-    mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
-    window: Single<&Window, With<PrimaryWindow>>,
-    clock: Res<SceneClock>,
 ) -> bevy::prelude::Result {
-    let ctx = contexts.ctx_mut()?.clone();
     let snap = res.latest.clone();
     let s = &snap.data;
-    let mut layout = PanelLayout::new(&ctx, "posecloud-walker-root");
+    let mut layout = view.layout("posecloud-walker-root")?;
+    let clock = &view.clock;
     let mut settings = ui_state.settings.clone();
     let mut play = Default::default();
     let r = &mut *res;
     let u = &mut *ui_state;
     layout.left("walker-controls", LEFT_WIDTH, |ui| {
-        ui.heading("Walker (PHYSPRIOR)");
-        play = play_buttons(ui, r.paused);
-        ui.checkbox(&mut settings.realtime, "play at 30 frames/s");
+        play = clip_header(
+            ui,
+            "Walker (PHYSPRIOR)",
+            r.paused,
+            &mut settings.realtime,
+            30,
+        );
         egui::CollapsingHeader::new("Status")
             .default_open(true)
             .show(ui, |ui| {
@@ -294,7 +294,7 @@ fn panels(
         }
     }
     let t = s.truth[0];
-    layout.frame(&mut camera, &window, Some(Vec3::new(t[0], 0.6, t[2])));
+    view.frame(&layout, Some(Vec3::new(t[0], 0.6, t[2])));
     Ok(())
 }
 
