@@ -42,6 +42,10 @@ pub enum SkeletonError {
     /// A joint name that the skeleton does not have.
     #[error("no joint named '{0}'")]
     UnknownJoint(String),
+    /// A mesh file of a URDF visual cannot be found or read; `file` is the
+    /// name as written or the path read.
+    #[error("{file}: {message}")]
+    Mesh { file: String, message: String },
     /// Reading or writing a file failed.
     #[error("{path}: {cause}")]
     Io {

@@ -6,15 +6,19 @@
 //! are flat parameter vectors; [`BatchForwardKinematics`] turns N of them
 //! ([`PoseBatch`]) into N × J world transforms in one rayon-parallel pass.
 //! [`presets`] builds the papers' bodies; [`bvh`] and [`urdf`] read (and for
-//! BVH write) real files, with errors that name the line or element.
+//! BVH write) real files, with errors that name the line or element;
+//! [`visual`] and [`mesh`] give URDF links their looks (shapes, colours,
+//! STL/OBJ/COLLADA meshes found through `package://` paths).
 
 pub mod bvh;
 pub mod error;
 pub mod fk;
 pub mod joint;
+pub mod mesh;
 pub mod presets;
 pub mod skeleton;
 pub mod urdf;
+pub mod visual;
 mod xml_scan;
 
 pub use bvh::{Bvh, Channel};
@@ -26,6 +30,9 @@ pub use urdf::{
     LinkInertial, UrdfAdjustment, UrdfImport, UrdfWarning, import_urdf, import_urdf_str, load_urdf,
     parse_urdf,
 };
+
+pub use mesh::{MeshWarning, PackageResolver, TriangleMesh, VisualMeshes, load_mesh};
+pub use visual::{Visual, VisualShape};
 
 pub use nalgebra;
 pub use rotation;

@@ -16,6 +16,7 @@ use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 
 use crate::error::{Result, SkeletonError};
 use crate::joint::JointKind;
+use crate::visual::Visual;
 
 /// Body-part label classes, for label rendering (RTPF Eq. 1 compares label
 /// images class by class) and for grouping joints in the UI.
@@ -160,6 +161,10 @@ pub struct Joint {
     pub rest: UnitQuaternion<f64>,
     pub kind: JointKind,
     pub body: Option<Body>,
+    /// What the link this joint carries looks like (URDF `<visual>`s, in
+    /// this joint's frame); empty for presets and BVH, which are drawn
+    /// from their capsules.
+    pub visuals: Vec<Visual>,
 }
 
 impl Joint {
@@ -176,6 +181,7 @@ impl Joint {
             rest: UnitQuaternion::identity(),
             kind,
             body: None,
+            visuals: Vec::new(),
         }
     }
 

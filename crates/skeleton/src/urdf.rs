@@ -17,7 +17,11 @@
 //! `planar` is rejected. The child link's body is a capsule from the joint
 //! origin to the mean origin of the link's own child joints (or a sphere at
 //! the origin for a leaf), with the radius of its first visual geometry and
-//! the mass of its `inertial`.
+//! the mass of its `inertial`. Its `<visual>` elements become the joint's
+//! [`Joint::visuals`](crate::Joint) (shape, `origin`, material colour inline
+//! or by name from a top-level `<material>`; [`crate::visual`]), which the
+//! app draws instead of the capsule when their meshes load
+//! ([`crate::mesh`]).
 //!
 //! # What real files need: adjustments, each a warning
 //!
@@ -48,6 +52,7 @@ use crate::bvh::{MAX_VALUE, parse_bounded, utf8_or_error};
 use crate::error::{Result, SkeletonError};
 use crate::joint::{JointKind, Range};
 use crate::skeleton::{Body, BodyPart, Capsule, Joint, Skeleton};
+use crate::visual::{Visual, VisualShape};
 use crate::xml_scan::{self, Element};
 
 /// The armature (kg·m² for a hinge, kg for a prismatic joint) that
@@ -197,6 +202,7 @@ const NUMERIC_ATTRIBUTES: &[(&str, &str, usize, bool)] = &[
     ("capsule", "radius", 1, true),
     ("capsule", "length", 1, true),
     ("mesh", "scale", 3, false),
+    ("color", "rgba", 4, true),
     ("dynamics", "damping", 1, false),
     ("dynamics", "friction", 1, false),
     ("mimic", "multiplier", 1, false),
@@ -611,6 +617,9 @@ pub fn import_urdf_str(text: &str, file: &str) -> Result<UrdfImport> {
         joint_link.push(links[child]);
         queue.extend(grand.iter().map(|&g| (g, index)));
     }
+    for (joint, &l) in joints.iter_mut().zip(&joint_link) {
+        joint.visuals = link_visuals(&robot.links[l], &robot.materials);
+    }
     if joints.len() != robot.joints.len() + 1 {
         return Err(err(
             "robot".into(),
@@ -915,4 +924,58 @@ fn link_body(robot: &Robot, link: usize, child_joints: &[usize]) -> Option<Body>
         part: BodyPart::Link,
         mass,
     })
+}
+
+/// A link's `<visual>`s in its frame (= the frame of the joint that carries
+/// it). Numbers were checked finite by [`check_numbers`]; a colour is
+/// clamped to `[0, 1]`; a material that names no colour (inline or in a
+/// top-level `<material>` of that name) gives `None`.
+fn link_visuals(link: &urdf_rs::Link, materials: &[urdf_rs::Material]) -> Vec<Visual> {
+    link.visual
+        .iter()
+        .map(|v| {
+            let [x, y, z] = v.origin.xyz.0;
+            let [roll, pitch, yaw] = v.origin.rpy.0;
+            let origin = nalgebra::Isometry3::from_parts(
+                nalgebra::Translation3::new(x, y, z),
+                UnitQuaternion::from_euler_angles(roll, pitch, yaw),
+            );
+            let shape = match &v.geometry {
+                Geometry::Box { size } => VisualShape::Box {
+                    size: Vector3::from(size.0),
+                },
+                Geometry::Cylinder { radius, length } => VisualShape::Cylinder {
+                    radius: *radius,
+                    length: *length,
+                },
+                Geometry::Capsule { radius, length } => VisualShape::Capsule {
+                    radius: *radius,
+                    length: *length,
+                },
+                Geometry::Sphere { radius } => VisualShape::Sphere { radius: *radius },
+                Geometry::Mesh { filename, scale } => VisualShape::Mesh {
+                    filename: filename.clone(),
+                    scale: scale.map_or(Vector3::repeat(1.0), |s| Vector3::from(s.0)),
+                },
+            };
+            let colour = v.material.as_ref().and_then(|m| {
+                m.color.as_ref().or_else(|| {
+                    materials
+                        .iter()
+                        .rev()
+                        .find(|top| !m.name.is_empty() && top.name == m.name)
+                        .and_then(|top| top.color.as_ref())
+                })
+            });
+            let rgba = colour
+                .map(|c| c.rgba.0)
+                .filter(|c| c.iter().all(|v| v.is_finite()))
+                .map(|c| c.map(|v| v.clamp(0.0, 1.0) as f32));
+            Visual {
+                origin,
+                shape,
+                rgba,
+            }
+        })
+        .collect()
 }
