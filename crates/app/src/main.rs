@@ -65,6 +65,7 @@ impl SceneArg {
         match self {
             Self::Human | Self::Arm | Self::Chain | Self::Hand => &[
                 "urdf",
+                "package_path",
                 "bvh",
                 "frame",
                 "particles",
@@ -151,6 +152,11 @@ struct GuiArgs {
     /// Open a robot arm from a URDF file instead of a scene.
     #[arg(long, conflicts_with = "bvh")]
     urdf: Option<PathBuf>,
+    /// IK scenes: a folder searched first for a URDF's package://NAME/…
+    /// meshes (the folder NAME itself or the folder holding it; then the
+    /// URDF's folder and those above it). Repeatable.
+    #[arg(long = "package-path", value_name = "DIR")]
+    package_path: Vec<PathBuf>,
     /// Open a BVH skeleton in the pose of --frame instead of a scene.
     #[arg(long)]
     bvh: Option<PathBuf>,
@@ -241,6 +247,9 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         bail!("--particles: must be 1 … {MAX_PARTICLES}, got {n}");
     }
     check_window_flags(&a)?;
+    if let Some(dir) = a.package_path.iter().find(|d| !d.is_dir()) {
+        bail!("--package-path {}: not a folder", dir.display());
+    }
     let settings = a.settings.as_deref().map(Settings::load).transpose()?;
     run(
         GuiOptions {
@@ -252,6 +261,7 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
             script: a.script,
             report: a.report,
             cloud_limit: a.cloud_limit,
+            package_paths: a.package_path,
         },
         launched,
     )

@@ -6,8 +6,9 @@
 //! ([`crate::runtime`]). Its plugins read the latest snapshot and send it
 //! edits:
 //!
-//! - [`view::IkScenePlugin`]: lights, the estimate drawn as solid capsules,
-//!   target markers, scene switches.
+//! - [`view::IkScenePlugin`]: lights, the estimate drawn as solid capsules
+//!   (a URDF robot's links as their visual meshes and shapes), target
+//!   markers, scene switches.
 //! - [`cloud::ParticleCloudPlugin`]: every particle pose as line segments
 //!   coloured by weight, in one batched instanced draw.
 //! - [`input::InteractionPlugin`]: drag targets, click joints to add
@@ -60,6 +61,9 @@ pub struct GuiOptions {
     /// Draw at most this many particles (`--cloud-limit`; 0 hides the
     /// cloud; default all).
     pub cloud_limit: Option<usize>,
+    /// Folders searched first for a URDF's `package://` meshes
+    /// (`--package-path DIR`, repeatable).
+    pub package_paths: Vec<PathBuf>,
     /// The window flags every scene takes; with `--fixed-dt` the clock
     /// advances a fixed step per frame, so scripts, plots, screenshots and
     /// quitting happen after the same frames on any machine.
@@ -84,6 +88,11 @@ impl HostedScene for PlaygroundRes {
         view::framing(&self.0.scene)
     }
 }
+
+/// Where URDF scenes look for `package://` meshes before their own folders
+/// (`--package-path`), for the first scene and every scene loaded later.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct PackagePaths(pub Vec<PathBuf>);
 
 /// What the panels, keys and scripts ask of the scene, handled once per
 /// frame before the solver's tick.
@@ -168,7 +177,7 @@ pub fn initial_settings(
 /// Opens the window and runs until it is closed (or a screenshot/script
 /// says to quit).
 pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
-    let scene = Scene::build(&options.scene)?;
+    let scene = Scene::build_with(&options.scene, &options.package_paths)?;
     crate::gui::check_display_and_adapter()?;
     let settings = initial_settings(&scene, options.settings.as_ref(), options.particles);
     let window = WindowOptions {
@@ -187,6 +196,7 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
             .add_message::<SceneCommand>()
             .insert_resource(ui)
             .insert_resource(automation)
+            .insert_resource(PackagePaths(options.package_paths.clone()))
             .add_plugins((
                 view::IkScenePlugin,
                 cloud::ParticleCloudPlugin,

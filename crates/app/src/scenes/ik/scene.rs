@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use ik::scenarios::{HUMAN_FEET, HumanProblem};
 use ik::{Constraint, ConstraintKind, Noise};
 use nalgebra::{UnitQuaternion, Vector3};
-use skeleton::{Bvh, JointKind, Skeleton, presets};
+use skeleton::{Bvh, JointKind, PackageResolver, Skeleton, VisualMeshes, presets};
 
 use crate::scenes::ik::settings::{ConstraintGroup, SolverKind};
 
@@ -106,8 +106,12 @@ pub struct Scene {
     pub solver: SolverKind,
     /// What the importer adjusted to load the file (URDF: unlimited
     /// limits, clamped inertias, ignored `<mimic>`, …), one line each,
-    /// shown in the panel; empty for the presets.
+    /// shown in the panel (with one line per mesh file that could not be
+    /// loaded); empty for the presets.
     pub warnings: Vec<String>,
+    /// The meshes of the skeleton's visuals (URDF), loaded once; empty for
+    /// the presets and BVH.
+    pub meshes: Arc<VisualMeshes>,
 }
 
 impl Scene {
@@ -129,13 +133,21 @@ impl Scene {
             .collect()
     }
 
+    /// Builds `source`; a URDF's `package://` meshes are searched in its
+    /// own folder and the folders above it.
     pub fn build(source: &SceneSource) -> Result<Self> {
+        Self::build_with(source, &[])
+    }
+
+    /// As [`Scene::build`], searching `package_paths` (`--package-path`)
+    /// first for a URDF's `package://` meshes ([`skeleton::mesh`]).
+    pub fn build_with(source: &SceneSource, package_paths: &[PathBuf]) -> Result<Self> {
         match source {
             SceneSource::Human => human(),
             SceneSource::Arm => Ok(chain_scene(source.clone(), presets::arm4(), false)),
             SceneSource::Chain => Ok(chain_scene(source.clone(), presets::chain(30, 3.0), true)),
             SceneSource::Hand => hand(),
-            SceneSource::Urdf(path) => urdf(path),
+            SceneSource::Urdf(path) => urdf(path, package_paths),
             SceneSource::Bvh { path, frame } => bvh(path, *frame),
         }
     }
@@ -185,6 +197,7 @@ fn human() -> Result<Scene> {
         root_sigma: 0.003,
         solver: SolverKind::SmcIkMoves,
         warnings: Vec::new(),
+        meshes: Arc::default(),
         skeleton,
     })
 }
@@ -250,6 +263,7 @@ fn chain_scene(source: SceneSource, skeleton: Skeleton, extras: bool) -> Scene {
             SolverKind::SmcIkMoves
         },
         warnings: Vec::new(),
+        meshes: Arc::default(),
         skeleton,
     }
 }
@@ -293,17 +307,30 @@ fn hand() -> Result<Scene> {
         root_sigma: 0.0,
         solver: SolverKind::SmcIkMoves,
         warnings: Vec::new(),
+        meshes: Arc::default(),
         skeleton,
     })
 }
 
-fn urdf(path: &Path) -> Result<Scene> {
+fn urdf(path: &Path, package_paths: &[PathBuf]) -> Result<Scene> {
     let import = skeleton::import_urdf(path)?;
-    let warnings: Vec<String> = import.warnings.iter().map(ToString::to_string).collect();
+    let skeleton = import.skeleton;
+    // Meshes that cannot be loaded are warnings: their links keep capsules.
+    let meshes = VisualMeshes::load(&skeleton, &PackageResolver::new(path, package_paths));
+    let warnings: Vec<String> = import
+        .warnings
+        .iter()
+        .map(ToString::to_string)
+        .chain(
+            meshes
+                .warnings
+                .iter()
+                .map(|w| format!("{}: {w}", path.display())),
+        )
+        .collect();
     for w in &warnings {
         eprintln!("posecloud: warning: {w}");
     }
-    let skeleton = import.skeleton;
     if skeleton.dof() == 0 {
         bail!("{}: the robot has no movable joint", path.display());
     }
@@ -333,6 +360,7 @@ fn urdf(path: &Path) -> Result<Scene> {
         root_sigma: 0.0,
         solver: SolverKind::SmcIkMoves,
         warnings,
+        meshes: Arc::new(meshes),
         skeleton,
     })
 }
@@ -371,6 +399,7 @@ fn bvh(path: &Path, frame: usize) -> Result<Scene> {
         root_sigma: 0.003,
         solver: SolverKind::SmcIkMoves,
         warnings: Vec::new(),
+        meshes: Arc::default(),
         skeleton,
     })
 }
@@ -456,5 +485,39 @@ mod tests {
         );
         // The presets need no adjustment.
         assert!(Scene::build(&SceneSource::Arm).unwrap().warnings.is_empty());
+    }
+
+    /// The committed Panda: every link's STL found beside the URDF
+    /// (`package://franka_description/…`), no warning; a copy of the URDF
+    /// elsewhere finds them through a package path, and without one lists
+    /// each missing mesh and keeps the links' capsules.
+    #[test]
+    fn the_panda_loads_its_meshes_and_a_missing_mesh_is_a_warning() {
+        let panda = Path::new("../../assets/robots/panda/panda.urdf");
+        let scene = Scene::build(&SceneSource::Urdf(panda.into())).unwrap();
+        assert!(scene.warnings.is_empty(), "{:#?}", scene.warnings);
+        let loaded: usize = scene.meshes.meshes.iter().flatten().flatten().count();
+        assert_eq!(loaded, 8);
+        assert!(!scene.meshes.failed.contains(&true));
+        let dir = std::env::temp_dir().join(format!("posecloud-panda-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let copy = dir.join("panda.urdf");
+        std::fs::copy(panda, &copy).unwrap();
+        let lost = Scene::build(&SceneSource::Urdf(copy.clone())).unwrap();
+        let found = Scene::build_with(
+            &SceneSource::Urdf(copy.clone()),
+            &[PathBuf::from("../../assets/robots/panda")],
+        )
+        .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(lost.warnings.len(), 8, "{:#?}", lost.warnings);
+        assert!(
+            lost.warnings[0].contains("package://franka_description/meshes/collision/link0.stl")
+                && lost.warnings[0].contains("panda.urdf"),
+            "{}",
+            lost.warnings[0]
+        );
+        assert!(lost.meshes.failed.iter().filter(|&&f| f).count() == 8);
+        assert!(found.warnings.is_empty(), "{:#?}", found.warnings);
     }
 }

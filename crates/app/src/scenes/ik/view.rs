@@ -1,14 +1,21 @@
 //! `IkScenePlugin`: the 3D view on the host's camera and floor. Lights;
 //! the estimate (MAP + Eq. 15 smoothing) as solid capsules, one entity per
-//! body segment; target markers; scene switches; the solver's errors and
+//! body segment, or for a URDF robot one entity per link visual (its mesh,
+//! box, cylinder or sphere in the URDF colour; a link whose mesh could not
+//! be loaded keeps its capsule); target markers; scene switches; the solver's errors and
 //! limit violations for the panel (the host ticks the solver, which runs
 //! on its own thread, see [`crate::runtime`]).
 
+use std::collections::HashMap;
+
+use bevy::asset::RenderAssetUsages;
 use bevy::light::GlobalAmbientLight;
+use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use nalgebra::{Isometry3, Point3, Vector3};
+use skeleton::{TriangleMesh, Visual, VisualShape};
 
-use super::{PlaygroundRes, SceneCommand, UiState, initial_settings};
+use super::{PackagePaths, PlaygroundRes, SceneCommand, UiState, initial_settings};
 use crate::gui::OrbitCamera;
 use crate::gui::scene_common::{SceneSet, SolverError};
 use crate::scenes::ik::scene::Scene;
@@ -18,6 +25,8 @@ use crate::scenes::ik::session::IkSession;
 pub const FLOOR_COLOUR: [f32; 3] = [0.30, 0.33, 0.36];
 pub const TARGET_COLOUR: [f32; 3] = [1.0, 0.45, 0.05];
 pub const BODY_COLOUR: [f32; 3] = [0.86, 0.52, 0.42];
+/// A URDF visual whose file gives no colour (sRGB).
+pub const VISUAL_DEFAULT_COLOUR: [f32; 4] = [0.62, 0.64, 0.67, 1.0];
 
 pub struct IkScenePlugin;
 
@@ -60,9 +69,8 @@ pub(super) fn framing(scene: &Scene) -> OrbitCamera {
 #[derive(Component)]
 pub struct SceneEntity;
 
-/// A solid segment of the drawn estimate: a capsule fixed in joint
-/// `attach`'s frame from `start` to `end`; `joint` is the joint it stands for
-/// when clicked.
+/// A solid part of the drawn estimate fixed in joint `attach`'s frame at
+/// `local`: a capsule from joint to joint, or one visual of a URDF link.
 #[derive(Component, Debug, Clone)]
 pub struct BodySegment {
     pub attach: usize,
@@ -181,8 +189,9 @@ fn spawn_scene(
     spawn_segments(&mut commands, &mut meshes, &mut materials, &pg.0);
 }
 
-/// One capsule entity per body segment of `p`'s skeleton (per bone when the
-/// skeleton has no bodies, as BVH and URDF files give).
+/// One entity per body segment of `p`'s skeleton: the visuals of a link
+/// that has them (all its meshes loaded), else its capsule (per bone when
+/// the skeleton has no bodies, as BVH files give).
 fn spawn_segments(
     commands: &mut Commands,
     meshes: &mut Assets<Mesh>,
@@ -199,7 +208,35 @@ fn spawn_segments(
     let has_bodies = skel.joints().iter().any(|j| j.body.is_some());
     let bone_radius = (0.012 * skeleton_size(p)).clamp(0.006, 0.03);
     let mut segments: Vec<(usize, Vector3<f64>, Vector3<f64>, f64)> = Vec::new();
+    let visuals = &p.scene.meshes;
+    let mut visual_materials = HashMap::new();
     for (j, joint) in skel.joints().iter().enumerate() {
+        let drawn = !joint.visuals.is_empty() && !visuals.failed.get(j).copied().unwrap_or(true);
+        if drawn {
+            for (k, visual) in joint.visuals.iter().enumerate() {
+                let mesh = visuals
+                    .meshes
+                    .get(j)
+                    .and_then(|m| m.get(k))
+                    .and_then(|m| m.as_deref());
+                let Some((mesh, local)) = visual_mesh(visual, mesh) else {
+                    continue;
+                };
+                let rgba = visual.rgba.unwrap_or(VISUAL_DEFAULT_COLOUR);
+                let material = visual_materials
+                    .entry(rgba.map(f32::to_bits))
+                    .or_insert_with(|| materials.add(visual_material(rgba)))
+                    .clone();
+                commands.spawn((
+                    Mesh3d(meshes.add(mesh)),
+                    MeshMaterial3d(material),
+                    Transform::default(),
+                    BodySegment { attach: j, local },
+                    SceneEntity,
+                ));
+            }
+            continue;
+        }
         if has_bodies {
             if let Some(body) = &joint.body {
                 segments.push((j, body.capsule.start, body.capsule.end, body.capsule.radius));
@@ -233,6 +270,59 @@ fn spawn_segments(
     }
 }
 
+/// The Bevy mesh of a visual and its place in the joint frame (URDF
+/// cylinders and capsules lie along z, Bevy's along y; a mesh carries its
+/// `scale`). `None` for a mesh visual without loaded triangles.
+fn visual_mesh(visual: &Visual, loaded: Option<&TriangleMesh>) -> Option<(Mesh, Transform)> {
+    let z_axis = Transform::from_rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2));
+    let (mesh, shape) = match &visual.shape {
+        VisualShape::Box { size } => (Cuboid::from_size(to_vec3(size)).into(), Transform::IDENTITY),
+        VisualShape::Sphere { radius } => (
+            Sphere::new(*radius as f32).mesh().build(),
+            Transform::IDENTITY,
+        ),
+        VisualShape::Cylinder { radius, length } => {
+            (Cylinder::new(*radius as f32, *length as f32).into(), z_axis)
+        }
+        VisualShape::Capsule { radius, length } => (
+            Capsule3d::new(*radius as f32, *length as f32).into(),
+            z_axis,
+        ),
+        VisualShape::Mesh { scale, .. } => (
+            triangle_mesh(loaded?),
+            Transform::from_scale(to_vec3(scale)),
+        ),
+    };
+    Some((mesh, to_transform(&visual.origin) * shape))
+}
+
+/// A Bevy mesh of loaded triangles.
+fn triangle_mesh(t: &TriangleMesh) -> Mesh {
+    Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::RENDER_WORLD,
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, t.positions.clone())
+    .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, t.normals.clone())
+    .with_inserted_indices(Indices::U32(t.indices.clone()))
+}
+
+/// The lit material of a URDF colour (written as display values, as rviz
+/// shows them); translucent when alpha < 1.
+fn visual_material(rgba: [f32; 4]) -> StandardMaterial {
+    let [r, g, b, a] = rgba;
+    StandardMaterial {
+        base_color: Color::srgba(r, g, b, a),
+        perceptual_roughness: 0.6,
+        alpha_mode: if a < 1.0 {
+            AlphaMode::Blend
+        } else {
+            AlphaMode::Opaque
+        },
+        ..default()
+    }
+}
+
 /// Handles the scene commands of the panels, keys and scripts: pause,
 /// single step, reset, and loading a scene (on failure the old scene stays
 /// and the error is shown).
@@ -246,6 +336,7 @@ fn scene_commands(
     mut camera: Query<(&mut OrbitCamera, &mut Transform)>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    package_paths: Res<PackagePaths>,
 ) {
     let mut load = None;
     for r in requests.read() {
@@ -267,7 +358,7 @@ fn scene_commands(
         return;
     };
     let pacing = pg.0.pacing();
-    let built = Scene::build(&source).and_then(|scene| {
+    let built = Scene::build_with(&source, &package_paths.0).and_then(|scene| {
         let settings = initial_settings(&scene, None, None);
         IkSession::new(scene, settings, pacing)
     });
