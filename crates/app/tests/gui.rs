@@ -264,7 +264,7 @@ fn scripted_drag_moves_the_hand_within_two_millimetres_inside_the_limits() {
 /// A real robot description with meshes (the committed Franka Panda,
 /// `assets/robots/panda`): the window shows its links as their STL meshes in
 /// the URDF's white (not the capsules' colour), and dragging the flange
-/// (`tests/scripts/drag_panda.txt`: 0.43 m over 1.5 s) brings it within a
+/// (`tests/scripts/drag_panda.txt`: 0.42 m over 1.5 s) brings it within a
 /// few millimetres of its target, every joint inside its limits.
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
