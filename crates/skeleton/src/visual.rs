@@ -17,8 +17,9 @@ pub struct Visual {
     /// The shape's frame in the joint (link) frame.
     pub origin: Isometry3<f64>,
     pub shape: VisualShape,
-    /// Linear RGBA in `[0, 1]` as the file writes it (URDF colours are not
-    /// gamma-encoded); `None`: the file gives no colour.
+    /// RGBA in `[0, 1]` as the file writes it (display values: rviz shows
+    /// them as sRGB, and so does the app); `None`: the file gives no
+    /// colour.
     pub rgba: Option<[f32; 4]>,
 }
 
