@@ -81,6 +81,20 @@ fn near(c: [u8; 3], target: [f32; 3], tol: i32) -> bool {
         .all(|(&a, b)| (a as i32 - (b * 255.0).round() as i32).abs() <= tol)
 }
 
+/// A pixel of a scene's shaded solid body (`gui::bodies`: orange, lit
+/// from above, so darker or lighter but the same hue).
+fn is_solid_body(c: [u8; 3]) -> bool {
+    let [r, g, b] = c.map(i32::from);
+    r >= 100 && g * 100 >= r * 28 && g * 100 <= r * 70 && b * 100 <= r * 30
+}
+
+/// A pixel of the translucent ground-truth ghost: grey, brighter than the
+/// floor and the background it is blended over.
+fn is_ghost(c: [u8; 3]) -> bool {
+    let [r, g, b] = c.map(i32::from);
+    r.max(g).max(b) - r.min(g).min(b) <= 12 && r.min(g).min(b) >= 115
+}
+
 /// What the screenshot shows, by pixel classes.
 #[derive(Debug)]
 struct Census {
@@ -395,17 +409,17 @@ fn check_tracking_screenshot(png: &Path) -> TrackedPixels {
     assert_eq!((img.width, img.height), (1280, 800), "window size");
     let px = |x: usize, y: usize| img.rgb[y * img.width + x];
     // The 3D view lies between the left controls (320 px) and the frame
-    // panel (560 px); in it the estimate's orange bones and the truth's
-    // white ones (the run this was written with: 4,118 and 1,338 pixels).
+    // panel (560 px); in it the estimate's solid orange body and the
+    // truth's translucent ghost.
     let (mut orange, mut white, mut hues) = (0, 0, std::collections::HashSet::new());
     let (mut orange_sum, mut white_sum) = ((0.0, 0.0), (0.0, 0.0));
     for y in 0..img.height - 180 {
         for x in 330..710 {
             let c = px(x, y);
-            if near(c, [1.0, 0.45, 0.05], 8) {
+            if is_solid_body(c) {
                 orange += 1;
                 orange_sum = (orange_sum.0 + x as f64, orange_sum.1 + y as f64);
-            } else if c.iter().all(|&v| v >= 235) {
+            } else if is_ghost(c) {
                 white += 1;
                 white_sum = (white_sum.0 + x as f64, white_sum.1 + y as f64);
             } else {
@@ -735,9 +749,9 @@ fn walker_scene_shows_legs_cloud_and_the_camera_image() {
     for y in 0..img.height - 180 {
         for x in 320..930 {
             let c = px(x, y);
-            if near(c, [1.0, 0.45, 0.05], 8) {
+            if is_solid_body(c) {
                 orange += 1;
-            } else if c.iter().all(|&v| v >= 235) {
+            } else if is_ghost(c) {
                 white += 1;
             } else {
                 let [r, g, b] = c.map(i32::from);
@@ -793,7 +807,7 @@ fn sparse_scene_shows_body_ghost_sensors_and_contacts() {
         for x in 330..img.width {
             let c = px(x, y);
             let [r, g, b] = c.map(i32::from);
-            if near(c, [1.0, 0.45, 0.05], 8) {
+            if is_solid_body(c) {
                 orange += 1;
             } else if r > 200 && b > 180 && g < 120 {
                 magenta += 1;

@@ -4,6 +4,8 @@
 //! ([`scene_common`]). The scenes themselves — a Bevy-free model and a view
 //! each — are in [`crate::scenes`].
 
+pub mod bodies;
+pub mod cloud_budget;
 pub mod layout;
 pub mod render_errors;
 pub mod scene_common;

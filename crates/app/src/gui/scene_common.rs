@@ -20,6 +20,7 @@ use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_dis
 use bevy_egui::input::EguiWantsInput;
 
 use super::OrbitCamera;
+use super::cloud_budget::{CloudBudget, CloudSize, adapt_cloud_budget};
 
 /// The window's clock (wall time, or frames × `--fixed-dt`), fps, start-up
 /// times and automation requests.
@@ -93,6 +94,18 @@ impl SceneClock {
     /// last): files a scene writes as it goes are flushed then.
     pub fn exiting(&self) -> bool {
         self.exiting
+    }
+
+    /// The median of the last `n` frame times (s), once interactive and
+    /// that many frames were measured.
+    pub fn recent_median_frame(&self, n: usize) -> Option<f64> {
+        let k = self.frame_times.len();
+        if n == 0 || k < n {
+            return None;
+        }
+        let mut last = self.frame_times[k - n..].to_vec();
+        last.sort_by(f64::total_cmp);
+        Some(last[n / 2])
     }
 
     /// The frame-time summary printed at exit.
@@ -499,7 +512,8 @@ pub trait WindowScene: crate::runtime::Solver {
 
 /// The order of a scene window's frame: the clock; the scene's input
 /// (mouse, keys, scripts: edits for the solver) and the orbit; the solver
-/// tick; the scene's drawing; the automation (which may exit after a
+/// tick; the scene's drawing; placing what it recorded (solid bodies,
+/// [`crate::gui::bodies`]); the automation (which may exit after a
 /// screenshot of what was drawn).
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SceneSet {
@@ -507,6 +521,7 @@ pub enum SceneSet {
     Input,
     Tick,
     Draw,
+    Place,
     Automation,
 }
 
@@ -529,13 +544,21 @@ impl<R: HostedScene> Plugin for SceneHostPlugin<R> {
                 SceneSet::Input,
                 SceneSet::Tick,
                 SceneSet::Draw,
+                SceneSet::Place,
                 SceneSet::Automation,
             )
                 .chain(),
         )
         .add_message::<SolverError>()
+        .init_resource::<CloudBudget>()
+        .init_resource::<CloudSize>()
         .add_systems(Startup, spawn_scene_view::<R>)
-        .add_systems(Update, advance_clock.in_set(SceneSet::Clock))
+        .add_systems(
+            Update,
+            (advance_clock, adapt_cloud_budget)
+                .chain()
+                .in_set(SceneSet::Clock),
+        )
         .add_systems(Update, orbit.in_set(SceneSet::Input))
         .add_systems(Update, tick_scene::<R>.in_set(SceneSet::Tick))
         .add_systems(Update, automation.in_set(SceneSet::Automation));

@@ -12,8 +12,9 @@
 
 use bevy::prelude::*;
 
+use super::PlaygroundRes;
 use super::view::to_transform;
-use super::{PlaygroundRes, UiState};
+use crate::gui::cloud_budget::{CloudBudget, CloudSize};
 use crate::gui::scene_common::SceneSet;
 
 /// The gizmo group of the particle cloud (its own line width and depth
@@ -52,17 +53,20 @@ fn configure(mut store: ResMut<GizmoConfigStore>) {
 
 fn draw_cloud(
     pg: Res<PlaygroundRes>,
-    ui: Res<UiState>,
+    (budget, mut size): (Res<CloudBudget>, ResMut<CloudSize>),
     mut scratch: ResMut<CloudScratch>,
     mut gizmos: Gizmos<ParticleCloudGizmos>,
 ) {
-    if !ui.show_cloud {
-        return;
-    }
     let p = &pg.0;
     let Some((positions, weights, joints)) = p.cloud() else {
+        size.0 = 0;
         return;
     };
+    size.0 = weights.len();
+    let cap = budget.drawn(weights.len());
+    if cap == 0 {
+        return;
+    }
     let skel = p.skeleton();
     let display = to_transform(&p.display());
     let scratch = &mut *scratch;
@@ -79,7 +83,7 @@ fn draw_cloud(
         scratch.bones_of = Some(current);
     }
     let (order, bones) = (&mut scratch.order, &scratch.bones);
-    crate::gui::draw_particle_cloud(weights, ui.cloud_limit, order, |i, colour| {
+    crate::gui::draw_particle_cloud(weights, cap, order, |i, colour| {
         let Some(world) = positions.get(i * joints..(i + 1) * joints) else {
             return;
         };

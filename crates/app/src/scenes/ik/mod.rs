@@ -59,7 +59,8 @@ pub struct GuiOptions {
     /// One CSV row per frame (`--report FILE`).
     pub report: Option<PathBuf>,
     /// Draw at most this many particles (`--cloud-limit`; 0 hides the
-    /// cloud; default all).
+    /// cloud; default: the adaptive drawing budget,
+    /// [`crate::gui::cloud_budget`]).
     pub cloud_limit: Option<usize>,
     /// Folders searched first for a URDF's `package://` meshes
     /// (`--package-path DIR`, repeatable).
@@ -119,9 +120,6 @@ pub struct UiState {
     pub settings_path: String,
     /// A Save whose file exists, waiting for "overwrite" or "cancel".
     pub confirm_overwrite: Option<std::path::PathBuf>,
-    /// Draw at most this many particles (heaviest first).
-    pub cloud_limit: usize,
-    pub show_cloud: bool,
     /// Worst violation counts seen since the scene started.
     pub max_estimate_violations: usize,
     pub max_particle_violations: usize,
@@ -137,8 +135,6 @@ impl UiState {
             bvh_frame: 0,
             settings_path: "posecloud-settings.toml".into(),
             confirm_overwrite: None,
-            cloud_limit: 10_000,
-            show_cloud: true,
             max_estimate_violations: 0,
             max_particle_violations: 0,
         }
@@ -186,15 +182,16 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
     };
     let session = IkSession::new(scene, settings, window.pacing())?;
     let automation = automation::Automation::new(&options)?;
-    let mut ui = UiState::new();
-    if let Some(limit) = options.cloud_limit {
-        ui.show_cloud = limit > 0;
-        ui.cloud_limit = limit.max(1);
-    }
+    let ui = UiState::new();
+    let budget = options
+        .cloud_limit
+        .map(crate::gui::cloud_budget::CloudBudget::fixed)
+        .unwrap_or_default();
     run_scene_window(PlaygroundRes(session), window, launched, |app| {
         app.add_plugins(MeshPickingPlugin)
             .add_message::<SceneCommand>()
             .insert_resource(ui)
+            .insert_resource(budget)
             .insert_resource(automation)
             .insert_resource(PackagePaths(options.package_paths.clone()))
             .add_plugins((

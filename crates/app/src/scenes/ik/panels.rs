@@ -9,6 +9,7 @@ use bevy_egui::{EguiPrimaryContextPass, egui};
 
 use super::{PlaygroundRes, SceneCommand, UiState};
 use crate::colormap::{WEIGHT_DECADES, viridis};
+use crate::gui::cloud_budget::CloudBudget;
 use crate::gui::layout::{Chart, PanelView};
 use crate::gui::scene_common::SceneClock;
 use crate::runtime::Pacing;
@@ -36,6 +37,7 @@ fn panels(
     mut pg: ResMut<PlaygroundRes>,
     mut ui_state: ResMut<UiState>,
     mut scene_commands: MessageWriter<SceneCommand>,
+    mut budget: ResMut<CloudBudget>,
 ) -> Result {
     let mut requests = Vec::new();
     let mut layout = view.layout("posecloud-root")?;
@@ -44,7 +46,7 @@ fn panels(
     layout.left("tuning", PANEL_WIDTH, |ui| {
         scene_section(ui, &mut ui_state, &pg.0, &mut requests);
         status_section(ui, &ui_state, clock, &pg.0, &mut requests);
-        filter_section(ui, &mut ui_state, &mut settings);
+        filter_section(ui, &mut budget, &mut settings);
         noise_section(ui, &pg.0, &mut settings);
         constraint_section(ui, &mut ui_state, &mut pg.0, &mut settings);
         legend_section(ui);
@@ -241,7 +243,7 @@ fn status_section(
         });
 }
 
-fn filter_section(ui: &mut egui::Ui, state: &mut UiState, s: &mut Settings) {
+fn filter_section(ui: &mut egui::Ui, budget: &mut CloudBudget, s: &mut Settings) {
     egui::CollapsingHeader::new("Filter")
         .default_open(true)
         .show(ui, |ui| {
@@ -298,12 +300,7 @@ fn filter_section(ui: &mut egui::Ui, state: &mut UiState, s: &mut Settings) {
                 });
             ui.checkbox(&mut f.adaptive, "adaptive noise (success rule)");
             ui.separator();
-            ui.checkbox(&mut state.show_cloud, "draw the particle cloud");
-            ui.add(
-                egui::Slider::new(&mut state.cloud_limit, 1..=MAX_PARTICLES)
-                    .logarithmic(true)
-                    .text("draw heaviest"),
-            );
+            budget.controls(ui, f.particles);
         });
 }
 

@@ -17,6 +17,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiPrimaryContextPass, egui};
 
 use crate::gui::OrbitCamera;
+use crate::gui::bodies::{Bodies, BodiesPlugin};
 use crate::gui::layout::{Chart, PanelView, clip_header};
 use crate::gui::scene_common::{
     SceneRuntime, SceneSet, WindowOptions, WindowScene, run_scene_window,
@@ -26,6 +27,10 @@ use crate::scenes::sparse::model::{
 };
 
 const LEFT_WIDTH: f32 = 320.0;
+/// Limb radii of the tracked body and of the ground-truth ghost around it
+/// (m).
+const BODY_RADIUS: f32 = 0.04;
+const GHOST_RADIUS: f32 = 0.055;
 const PLOT_HEIGHT: f32 = 170.0;
 
 /// How the sparse window starts.
@@ -68,6 +73,7 @@ impl Plugin for SparseScenePlugin {
     fn build(&self, app: &mut App) {
         app.init_gizmo_group::<SparseBodyGizmos>()
             .add_systems(Startup, configure_gizmos)
+            .add_plugins(BodiesPlugin)
             .add_systems(Update, draw.in_set(SceneSet::Draw))
             .add_systems(EguiPrimaryContextPass, panels);
     }
@@ -96,19 +102,19 @@ fn configure_gizmos(mut store: ResMut<GizmoConfigStore>) {
     body.depth_bias = -0.2;
 }
 
-fn draw(res: Res<SparseRes>, mut body: Gizmos<SparseBodyGizmos>, mut plain: Gizmos) {
+fn draw(
+    res: Res<SparseRes>,
+    mut bodies: ResMut<Bodies>,
+    mut body: Gizmos<SparseBodyGizmos>,
+    mut plain: Gizmos,
+) {
     let s = &res.latest.data;
     let v = |p: [f32; 3]| Vec3::from_array(p);
-    let white = Color::srgb(0.95, 0.95, 0.95);
+    bodies.clear();
     if s.truth.len() == s.body.len() {
-        for &(a, c) in &s.bones {
-            plain.line(v(s.truth[a]), v(s.truth[c]), white);
-        }
+        bodies.add_skeleton(true, &s.truth, &s.bones, GHOST_RADIUS);
     }
-    let orange = Color::srgb(1.0, 0.45, 0.05);
-    for &(a, c) in &s.bones {
-        body.line(v(s.body[a]), v(s.body[c]), orange);
-    }
+    bodies.add_skeleton(false, &s.body, &s.bones, BODY_RADIUS);
     for (p, q, on) in &s.imus {
         let at = v(*p);
         let rot = Quat::from_xyzw(q[0], q[1], q[2], q[3]).normalize();

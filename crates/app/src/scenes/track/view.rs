@@ -39,6 +39,8 @@ use track::{FilterKind, ObservationMode, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
 use crate::gui::OrbitCamera;
+use crate::gui::bodies::{Bodies, BodiesPlugin};
+use crate::gui::cloud_budget::{CloudBudget, CloudSize};
 use crate::gui::layout::{Chart, PanelView};
 use crate::gui::scene_common::{
     SceneRuntime, SceneSet, WindowOptions, WindowScene, play_buttons, run_scene, scene_app,
@@ -53,6 +55,9 @@ use crate::scenes::track::model::{
 /// Colours the screenshot test looks for (sRGB).
 pub const ESTIMATE_COLOUR: [f32; 3] = [1.0, 0.45, 0.05];
 pub const TRUTH_COLOUR: [f32; 3] = [0.95, 0.95, 0.95];
+/// Limb radii of the estimate and of the ground-truth ghost around it (m).
+const BODY_RADIUS: f32 = 0.04;
+const GHOST_RADIUS: f32 = 0.055;
 const LEFT_WIDTH: f32 = 320.0;
 const RIGHT_WIDTH: f32 = 560.0;
 const PLOT_HEIGHT: f32 = 170.0;
@@ -128,7 +133,6 @@ struct TrackUi {
     skeleton_overlay: bool,
     /// The detected keypoints over the frame.
     keypoint_overlay: bool,
-    show_cloud: bool,
     show_truth: bool,
     scrub: usize,
     pacing: Pacing,
@@ -392,10 +396,6 @@ impl TrackUi {
 #[derive(Default, Reflect, GizmoConfigGroup)]
 struct TrackCloudGizmos;
 
-/// The estimate's gizmo group (thick lines).
-#[derive(Default, Reflect, GizmoConfigGroup)]
-struct TrackBodyGizmos;
-
 /// Opens the tracking window and runs until it is closed.
 ///
 /// # Errors
@@ -455,7 +455,6 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         overlay: false,
         skeleton_overlay: true,
         keypoint_overlay: true,
-        show_cloud: true,
         show_truth: true,
         scrub: 0,
         pacing,
@@ -475,7 +474,7 @@ pub struct TrackingScenePlugin;
 impl Plugin for TrackingScenePlugin {
     fn build(&self, app: &mut App) {
         app.init_gizmo_group::<TrackCloudGizmos>()
-            .init_gizmo_group::<TrackBodyGizmos>()
+            .add_plugins(BodiesPlugin)
             .add_systems(Startup, configure_gizmos)
             .add_systems(
                 Update,
@@ -490,10 +489,9 @@ impl Plugin for TrackingScenePlugin {
 fn configure_gizmos(mut store: ResMut<GizmoConfigStore>) {
     let (cloud, _) = store.config_mut::<TrackCloudGizmos>();
     cloud.line.width = 1.5;
-    cloud.depth_bias = -0.5;
-    let (body, _) = store.config_mut::<TrackBodyGizmos>();
-    body.line.width = 6.0;
-    body.depth_bias = -1.0;
+    // Over the solid body: particles near the estimate lie inside its
+    // capsules (the cloud reads as an x-ray of the pose distribution).
+    cloud.depth_bias = -1.0;
 }
 
 impl WindowScene for TrackingScene {
@@ -547,7 +545,8 @@ fn follow_scrub(track: Res<TrackRes>, mut ui: ResMut<TrackUi>) {
 fn draw(
     track: Res<TrackRes>,
     ui: Res<TrackUi>,
-    mut body: Gizmos<TrackBodyGizmos>,
+    mut bodies: ResMut<Bodies>,
+    (budget, mut size): (Res<CloudBudget>, ResMut<CloudSize>),
     mut cloud: Gizmos<TrackCloudGizmos>,
     mut plain: Gizmos,
     mut order: Local<Vec<usize>>,
@@ -556,8 +555,10 @@ fn draw(
     let v = |p: [f32; 3]| Vec3::from_array(p);
     let finite = |p: &[f32; 3]| p.iter().all(|x| x.is_finite());
     // The cloud, lightest first so heavy particles draw on top.
-    if ui.show_cloud && s.joints > 0 && s.cloud.len() == s.weights.len() * s.joints {
-        crate::gui::draw_particle_cloud(&s.weights, usize::MAX, &mut order, |i, colour| {
+    size.0 = s.weights.len();
+    if s.joints > 0 && s.cloud.len() == s.weights.len() * s.joints {
+        let cap = budget.drawn(s.weights.len());
+        crate::gui::draw_particle_cloud(&s.weights, cap, &mut order, |i, colour| {
             let pose = &s.cloud[i * s.joints..(i + 1) * s.joints];
             for &(a, c) in &s.bones {
                 if finite(&pose[a]) && finite(&pose[c]) {
@@ -566,18 +567,12 @@ fn draw(
             }
         });
     }
+    bodies.clear();
     if ui.show_truth && s.truth.len() == s.joints {
-        let [r, g, b] = TRUTH_COLOUR;
-        for &(a, c) in &s.bones {
-            plain.line(v(s.truth[a]), v(s.truth[c]), Color::srgb(r, g, b));
-        }
+        bodies.add_skeleton(true, &s.truth, &s.bones, GHOST_RADIUS);
     }
     if s.estimate.len() == s.joints {
-        let [r, g, b] = ESTIMATE_COLOUR;
-        let colour = Color::srgb(r, g, b);
-        for &(a, c) in &s.bones {
-            body.line(v(s.estimate[a]), v(s.estimate[c]), colour);
-        }
+        bodies.add_skeleton(false, &s.estimate, &s.bones, BODY_RADIUS);
     }
     // The tracking camera: a small pyramid looking along its axis.
     let eye = v(s.camera_position);
@@ -890,6 +885,7 @@ fn panels(
     mut track: ResMut<TrackRes>,
     mut ui_state: ResMut<TrackUi>,
     mut images: ResMut<Assets<Image>>,
+    mut budget: ResMut<CloudBudget>,
 ) -> bevy::prelude::Result {
     let snap = track.latest.clone();
     update_textures(&mut view.contexts, &mut images, &mut ui_state, &snap);
@@ -1207,7 +1203,7 @@ fn panels(
                 egui::CollapsingHeader::new("View")
                     .default_open(true)
                     .show(ui, |ui| {
-                        ui.checkbox(&mut ui_s.show_cloud, "particle cloud (viridis by weight)");
+                        budget.controls(ui, s.weights.len());
                         ui.checkbox(&mut ui_s.show_truth, "ground truth (white)");
                         ui.checkbox(&mut ui_s.overlay, "labels over the frame");
                         ui.checkbox(

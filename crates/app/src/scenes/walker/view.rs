@@ -22,6 +22,8 @@ use walker::Dynamics;
 use walker::mocap::POINTS;
 
 use crate::gui::OrbitCamera;
+use crate::gui::bodies::{Bodies, BodiesPlugin};
+use crate::gui::cloud_budget::{CloudBudget, CloudSize};
 use crate::gui::layout::{Chart, PanelView, clip_header};
 use crate::gui::scene_common::{
     SceneRuntime, SceneSet, WindowOptions, WindowScene, run_scene_window,
@@ -31,6 +33,10 @@ use crate::scenes::walker::model::{
 };
 
 const LEFT_WIDTH: f32 = 320.0;
+/// Limb radii of the mean legs and of the ground-truth ghost around them
+/// (m).
+const BODY_RADIUS: f32 = 0.045;
+const GHOST_RADIUS: f32 = 0.06;
 const RIGHT_WIDTH: f32 = 340.0;
 const PLOT_HEIGHT: f32 = 170.0;
 /// Colour of each tracking point in the image panel (hip, left knee, left
@@ -89,21 +95,13 @@ pub fn run(options: WalkerGuiOptions, launched: Instant) -> Result<()> {
 #[derive(Default, Reflect, GizmoConfigGroup)]
 struct WalkerCloudGizmos;
 
-#[derive(Default, Reflect, GizmoConfigGroup)]
-struct WalkerBodyGizmos;
-
-/// The truth: thinner, drawn over the cloud.
-#[derive(Default, Reflect, GizmoConfigGroup)]
-struct WalkerTruthGizmos;
-
 /// The walker scene's systems and panels.
 pub struct WalkerScenePlugin;
 
 impl Plugin for WalkerScenePlugin {
     fn build(&self, app: &mut App) {
         app.init_gizmo_group::<WalkerCloudGizmos>()
-            .init_gizmo_group::<WalkerBodyGizmos>()
-            .init_gizmo_group::<WalkerTruthGizmos>()
+            .add_plugins(BodiesPlugin)
             .add_systems(Startup, configure_gizmos)
             .add_systems(Update, draw.in_set(SceneSet::Draw))
             .add_systems(EguiPrimaryContextPass, panels);
@@ -114,12 +112,6 @@ fn configure_gizmos(mut store: ResMut<GizmoConfigStore>) {
     let (cloud, _) = store.config_mut::<WalkerCloudGizmos>();
     cloud.line.width = 1.5;
     cloud.depth_bias = -0.5;
-    let (body, _) = store.config_mut::<WalkerBodyGizmos>();
-    body.line.width = 6.0;
-    body.depth_bias = -1.0;
-    let (truth, _) = store.config_mut::<WalkerTruthGizmos>();
-    truth.line.width = 3.0;
-    truth.depth_bias = -1.0;
 }
 
 impl WindowScene for WalkerScene {
@@ -138,17 +130,19 @@ impl WindowScene for WalkerScene {
 
 fn draw(
     res: Res<WalkerRes>,
-    mut body: Gizmos<WalkerBodyGizmos>,
+    mut bodies: ResMut<Bodies>,
+    (budget, mut size): (Res<CloudBudget>, ResMut<CloudSize>),
     mut cloud: Gizmos<WalkerCloudGizmos>,
-    mut truth: Gizmos<WalkerTruthGizmos>,
     mut plain: Gizmos,
     mut order: Local<Vec<usize>>,
 ) {
     let s = &res.latest.data;
     let v = |p: [f32; 3]| Vec3::from_array(p);
+    size.0 = s.weights.len();
     if s.cloud.len() == s.weights.len() {
-        // At most 2,000 particles drawn (the heaviest), 4 segments each.
-        crate::gui::draw_particle_cloud(&s.weights, 2000, &mut order, |i, colour| {
+        // The heaviest within the drawing budget, 4 segments each.
+        let cap = budget.drawn(s.weights.len());
+        crate::gui::draw_particle_cloud(&s.weights, cap, &mut order, |i, colour| {
             let q = &s.cloud[i];
             let p = |k: usize| Vec3::new(q[3 * k], q[3 * k + 1], q[3 * k + 2]);
             for (a, c) in [(0, 1), (1, 2), (0, 3), (3, 4)] {
@@ -156,19 +150,19 @@ fn draw(
             }
         });
     }
-    let white = Color::srgb(0.95, 0.95, 0.95);
-    for (a, c) in [(0, 1), (1, 2), (0, 3), (3, 4)] {
-        truth.line(v(s.truth[a]), v(s.truth[c]), white);
-    }
-    let orange = Color::srgb(1.0, 0.45, 0.05);
+    // Hip, left knee, left foot, right knee, right foot.
+    bodies.clear();
+    let legs = [(0, 1), (1, 2), (0, 3), (3, 4)];
+    bodies.add_skeleton(true, &s.truth, &legs, GHOST_RADIUS);
     for leg in &s.mean_legs {
-        for k in 0..4 {
-            body.line(v(leg[k]), v(leg[k + 1]), orange);
-        }
+        bodies.add_skeleton(false, leg, &[(0, 1), (1, 2), (2, 3), (3, 4)], BODY_RADIUS);
     }
-    if s.mean_legs[0][0] != s.mean_legs[1][0] {
-        body.line(v(s.mean_legs[0][0]), v(s.mean_legs[1][0]), orange);
-    }
+    bodies.add_skeleton(
+        false,
+        &[s.mean_legs[0][0], s.mean_legs[1][0]],
+        &[(0, 1)],
+        BODY_RADIUS,
+    );
     let green = Color::srgb(0.3, 0.95, 0.4);
     for w in s.map.windows(2) {
         for k in [0, 2, 4] {
@@ -193,6 +187,7 @@ fn panels(
     mut view: PanelView,
     mut res: ResMut<WalkerRes>,
     mut ui_state: ResMut<WalkerUi>,
+    mut budget: ResMut<CloudBudget>,
 ) -> bevy::prelude::Result {
     let snap = res.latest.clone();
     let s = &snap.data;
@@ -268,6 +263,7 @@ fn panels(
                 );
                 ui.add(egui::Slider::new(&mut settings.seed, 1..=100).text("seed"));
                 ui.checkbox(&mut settings.show_map, "MAP trajectory (green)");
+                budget.controls(ui, s.weights.len());
             });
         egui::CollapsingHeader::new("Occlusion")
             .default_open(true)
