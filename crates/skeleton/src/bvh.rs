@@ -830,10 +830,14 @@ pub fn write_bvh(
     );
     let mut previous: Vec<[f64; 3]> = vec![[0.0; 3]; skeleton.len()];
     let mut row = Vec::with_capacity(n_channels);
+    // A row holds the channels in the order the hierarchy lists the joints
+    // (depth first), which need not be the skeleton's joint order.
+    let order = hierarchy_order(skeleton);
     for pose in frames.iter() {
         skeleton.check_pose(pose)?;
         row.clear();
-        for (j, joint) in skeleton.joints().iter().enumerate() {
+        for &j in &order {
+            let joint = skeleton.joint(j);
             let p = &pose[skeleton.param_range(j)];
             let chans = &channels[j];
             if chans.is_empty() {
@@ -928,6 +932,18 @@ const MAX_INDENT: usize = 32;
 
 /// Writes joint `root` and its subtree. Iterative (an explicit stack), so a
 /// chain thousands of joints deep cannot overflow the call stack.
+/// The joints in the order [`write_joint`] lists them: depth first from
+/// the root, children in order.
+fn hierarchy_order(skeleton: &Skeleton) -> Vec<usize> {
+    let mut order = Vec::with_capacity(skeleton.len());
+    let mut stack = vec![0];
+    while let Some(j) = stack.pop() {
+        order.push(j);
+        stack.extend(skeleton.children(j).iter().rev());
+    }
+    order
+}
+
 fn write_joint(
     s: &mut String,
     skeleton: &Skeleton,
@@ -983,6 +999,36 @@ fn write_joint(
 #[cfg(test)]
 mod atomic_tests {
     use super::*;
+
+    /// The human preset lists the left leg's joints before the spine's
+    /// children are done: its joint order is not the file's depth-first
+    /// order, and every joint must still read back where it was.
+    #[test]
+    fn a_skeleton_not_in_depth_first_order_round_trips() {
+        let sk = crate::presets::human();
+        assert_ne!(hierarchy_order(&sk), (0..sk.len()).collect::<Vec<_>>());
+        let mut pose = sk.rest_pose();
+        for (k, q) in pose.iter_mut().enumerate() {
+            *q += 0.1 * (k as f64 + 1.0).sin();
+        }
+        sk.clamp_to_limits(&mut pose);
+        let chans = default_channels(&sk).unwrap();
+        let batch = PoseBatch::from_vec(sk.dof(), pose.clone()).unwrap();
+        let text = write_bvh(&sk, &chans, 1.0 / 30.0, &batch).unwrap();
+        let back = Bvh::parse(&text, "human.bvh").unwrap();
+        let want = sk.forward_kinematics(&pose).unwrap();
+        let got = back.forward_kinematics(0).unwrap();
+        for (j, a) in want.iter().enumerate() {
+            let name = &sk.joint(j).name;
+            let Ok(k) = back.skeleton.find(name) else {
+                // Leaves are unnamed end sites.
+                assert!(sk.children(j).is_empty(), "{name} missing");
+                continue;
+            };
+            let d = (a.translation.vector - got[k].translation.vector).norm();
+            assert!(d < 1e-5, "{name}: {d} m off");
+        }
+    }
 
     #[test]
     fn a_save_replaces_the_file_whole_and_leaves_no_temporary() {
