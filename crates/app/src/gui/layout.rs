@@ -19,7 +19,7 @@ pub struct PanelView<'w, 's> {
     pub contexts: EguiContexts<'w, 's>,
     pub camera: Query<'w, 's, (&'static mut OrbitCamera, &'static mut Transform)>,
     pub window: Single<'w, 's, &'static Window, With<PrimaryWindow>>,
-    pub clock: Res<'w, SceneClock>,
+    pub clock: ResMut<'w, SceneClock>,
 }
 
 impl PanelView<'_, '_> {

@@ -6,6 +6,7 @@
 
 pub mod bodies;
 pub mod cloud_budget;
+pub mod export;
 pub mod layout;
 pub mod render_errors;
 pub mod scene_common;

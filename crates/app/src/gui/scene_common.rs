@@ -16,7 +16,7 @@ use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseSc
 use bevy::picking::hover::HoverMap;
 use bevy::picking::pointer::PointerId;
 use bevy::prelude::*;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy_egui::input::EguiWantsInput;
 
 use super::OrbitCamera;
@@ -183,19 +183,15 @@ pub fn automation(
         c.quit = true;
     }
     for path in std::mem::take(&mut c.pending) {
-        if let Some(dir) = path.parent()
-            && !dir.as_os_str().is_empty()
-            && let Err(e) = std::fs::create_dir_all(dir)
-        {
-            eprintln!("posecloud: creating {}: {e}", dir.display());
-        }
-        let mut save = save_to_disk(path);
         let saved = c.saved.clone();
         c.requested += 1;
         commands
             .spawn(Screenshot::primary_window())
             .observe(move |ev: On<ScreenshotCaptured>| {
-                save(ev);
+                match super::export::save_screenshot(&ev.image, &path) {
+                    Ok(()) => eprintln!("posecloud: screenshot saved to {}", path.display()),
+                    Err(e) => eprintln!("posecloud: {e:#}"),
+                }
                 saved.fetch_add(1, Ordering::SeqCst);
             });
     }
@@ -552,6 +548,7 @@ impl<R: HostedScene> Plugin for SceneHostPlugin<R> {
         .add_message::<SolverError>()
         .init_resource::<CloudBudget>()
         .init_resource::<CloudSize>()
+        .init_resource::<super::export::Exports>()
         .add_systems(Startup, spawn_scene_view::<R>)
         .add_systems(
             Update,

@@ -10,6 +10,7 @@ use bevy_egui::{EguiPrimaryContextPass, egui};
 use super::{PlaygroundRes, SceneCommand, UiState};
 use crate::colormap::{WEIGHT_DECADES, viridis};
 use crate::gui::cloud_budget::CloudBudget;
+use crate::gui::export::{Exports, PoseNow};
 use crate::gui::layout::{Chart, PanelView};
 use crate::gui::scene_common::SceneClock;
 use crate::runtime::Pacing;
@@ -38,14 +39,24 @@ fn panels(
     mut ui_state: ResMut<UiState>,
     mut scene_commands: MessageWriter<SceneCommand>,
     mut budget: ResMut<CloudBudget>,
+    mut exports: ResMut<Exports>,
 ) -> Result {
     let mut requests = Vec::new();
     let mut layout = view.layout("posecloud-root")?;
-    let clock = &view.clock;
+    let clock = &mut *view.clock;
     let mut settings = pg.0.settings().clone();
     layout.left("tuning", PANEL_WIDTH, |ui| {
         scene_section(ui, &mut ui_state, &pg.0, &mut requests);
         status_section(ui, &ui_state, clock, &pg.0, &mut requests);
+        let p = &pg.0;
+        // One recorded frame per displayed frame (30 frames/s in the BVH).
+        let pose = PoseNow {
+            skeleton: p.skeleton(),
+            pose: &p.snapshot().data.estimate,
+            frame: clock.frames as usize,
+            frame_time: 1.0 / 30.0,
+        };
+        exports.section(ui, clock, &p.scene.source.label(), Some(pose));
         filter_section(ui, &mut budget, &mut settings);
         noise_section(ui, &pg.0, &mut settings);
         constraint_section(ui, &mut ui_state, &mut pg.0, &mut settings);

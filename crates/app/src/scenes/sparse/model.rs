@@ -8,9 +8,11 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, ensure};
 use nalgebra::Isometry3;
+use skeleton::Skeleton;
 use sparse::{
     Clip, ClusterOptions, ClusteredDatabase, MotionPrior, SensorFrame, SensorSet, SparseConfig,
     SparseTracker, SyntheticSensors, body_errors, error_bodies,
@@ -142,11 +144,18 @@ pub struct SparseSnapshot {
     pub step_ms: f64,
     pub settings: SparseSettings,
     pub clip_name: String,
+    /// The clip's skeleton, the tracked pose on it (for exports) and the
+    /// clip's seconds per frame.
+    pub skeleton: Option<Arc<Skeleton>>,
+    pub pose: Vec<f64>,
+    pub frame_time: f64,
 }
 
 /// The sparse-sensor scene (module docs).
 pub struct SparseScene {
     clip: Clip,
+    /// The clip's skeleton, shared with the snapshots.
+    skeleton: Arc<Skeleton>,
     other_clip: Option<PathBuf>,
     sensors: SensorSet,
     readings: Vec<SensorFrame>,
@@ -217,6 +226,7 @@ impl SparseScene {
             cd: None,
             due: 0.0,
             step_ms: 0.0,
+            skeleton: Arc::new(clip.skeleton.clone()),
             clip,
         })
     }
@@ -343,6 +353,16 @@ impl Solver for SparseScene {
         out.frames = self.clip.len();
         out.clip_name.clone_from(&self.clip.name);
         let tracked = self.tracker.body_transforms();
+        if !out
+            .skeleton
+            .as_ref()
+            .is_some_and(|s| Arc::ptr_eq(s, &self.skeleton))
+        {
+            out.skeleton = Some(self.skeleton.clone());
+        }
+        out.pose.clear();
+        out.pose.extend_from_slice(self.tracker.pose());
+        out.frame_time = self.clip.frame_time;
         out.body.clear();
         out.body
             .extend(tracked.iter().map(|w| f32s(&w.translation.vector)));

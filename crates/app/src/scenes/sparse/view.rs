@@ -18,6 +18,7 @@ use bevy_egui::{EguiPrimaryContextPass, egui};
 
 use crate::gui::OrbitCamera;
 use crate::gui::bodies::{Bodies, BodiesPlugin};
+use crate::gui::export::{Exports, PoseNow};
 use crate::gui::layout::{Chart, PanelView, clip_header};
 use crate::gui::scene_common::{
     SceneRuntime, SceneSet, WindowOptions, WindowScene, run_scene_window,
@@ -160,11 +161,12 @@ fn panels(
     mut view: PanelView,
     mut res: ResMut<SparseRes>,
     mut ui_state: ResMut<SparseUi>,
+    mut exports: ResMut<Exports>,
 ) -> bevy::prelude::Result {
     let snap = res.latest.clone();
     let s = &snap.data;
     let mut layout = view.layout("posecloud-sparse-root")?;
-    let clock = &view.clock;
+    let clock = &mut *view.clock;
     let mut settings = ui_state.settings.clone();
     let mut play = Default::default();
     let r = &mut *res;
@@ -240,6 +242,13 @@ fn panels(
                 );
                 ui.checkbox(&mut settings.physics, "physics (contacts, torques)");
             });
+        let pose = s.skeleton.as_deref().map(|skeleton| PoseNow {
+            skeleton,
+            pose: &s.pose,
+            frame: s.frame,
+            frame_time: s.frame_time,
+        });
+        exports.section(ui, clock, &s.clip_name, pose);
     });
     layout.charts("sparse-plots", PLOT_HEIGHT, charts(s));
     r.play(play);

@@ -41,6 +41,7 @@ use vision::{ColourClass, SegClass, Sleeves, Stroke};
 use crate::gui::OrbitCamera;
 use crate::gui::bodies::{Bodies, BodiesPlugin};
 use crate::gui::cloud_budget::{CloudBudget, CloudSize};
+use crate::gui::export::Exports;
 use crate::gui::layout::{Chart, PanelView};
 use crate::gui::scene_common::{
     SceneRuntime, SceneSet, WindowOptions, WindowScene, play_buttons, run_scene, scene_app,
@@ -886,11 +887,12 @@ fn panels(
     mut ui_state: ResMut<TrackUi>,
     mut images: ResMut<Assets<Image>>,
     mut budget: ResMut<CloudBudget>,
+    mut exports: ResMut<Exports>,
 ) -> bevy::prelude::Result {
     let snap = track.latest.clone();
     update_textures(&mut view.contexts, &mut images, &mut ui_state, &snap);
     let mut layout = view.layout("posecloud-track-root")?;
-    let clock = &view.clock;
+    let clock = &mut *view.clock;
     // Every edit applied and the scene's settings still differ: the last
     // one failed (e.g. `gpu` on a device that cannot run it; the error is
     // in the status). The panel shows what runs.
@@ -1061,6 +1063,8 @@ fn panels(
                             }
                         });
                     });
+                // Record above writes the tracked motion (CSV, BVH).
+                exports.section(ui, clock, "track", None);
                 egui::CollapsingHeader::new("Play")
                     .default_open(true)
                     .show(ui, |ui| {

@@ -24,6 +24,7 @@ use walker::mocap::POINTS;
 use crate::gui::OrbitCamera;
 use crate::gui::bodies::{Bodies, BodiesPlugin};
 use crate::gui::cloud_budget::{CloudBudget, CloudSize};
+use crate::gui::export::Exports;
 use crate::gui::layout::{Chart, PanelView, clip_header};
 use crate::gui::scene_common::{
     SceneRuntime, SceneSet, WindowOptions, WindowScene, run_scene_window,
@@ -188,11 +189,12 @@ fn panels(
     mut res: ResMut<WalkerRes>,
     mut ui_state: ResMut<WalkerUi>,
     mut budget: ResMut<CloudBudget>,
+    mut exports: ResMut<Exports>,
 ) -> bevy::prelude::Result {
     let snap = res.latest.clone();
     let s = &snap.data;
     let mut layout = view.layout("posecloud-walker-root")?;
-    let clock = &view.clock;
+    let clock = &mut *view.clock;
     let mut settings = ui_state.settings.clone();
     let mut play = Default::default();
     let r = &mut *res;
@@ -273,6 +275,8 @@ fn panels(
                 ui.add(egui::Slider::new(&mut u.occlude_from, 0..=frames - 1).text("from frame"));
                 ui.add(egui::Slider::new(&mut u.occlude_frames, 1..=frames).text("frames"));
             });
+        // The walker's body is five points, not a skeleton: a screenshot.
+        exports.section(ui, clock, "walker", None);
     });
     settings.occlusion = u
         .occlude
