@@ -86,11 +86,13 @@ pub struct TrackSpec {
 }
 
 impl Default for TrackSpec {
-    /// The synthetic walk of docs/track.md (the `posecloud track` example).
+    /// The demo: the synthetic walk of docs/track.md seen through a longer
+    /// lens than the `posecloud track` example's camera, so the person
+    /// fills most of the frame (crates/vision/assets/camera_near.toml).
     fn default() -> Self {
         Self {
             frames: None,
-            camera: Some(repo_path("crates/vision/assets/camera_front.toml")),
+            camera: Some(repo_path("crates/vision/assets/camera_near.toml")),
             fov_deg: track::DEFAULT_FOV_DEG,
             body: Some(repo_path("assets/motions/cmu_131_01_walk.bvh")),
             subject_height: None,

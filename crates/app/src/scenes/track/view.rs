@@ -762,20 +762,28 @@ fn spec_for(text: &str, camera: &str, height: Option<f64>, base: &TrackSpec) -> 
     let text = text.trim();
     let camera = camera.trim();
     let camera = (!camera.is_empty()).then(|| PathBuf::from(camera));
-    let synthetic = |clip: &str, init: usize| TrackSpec {
+    // The walk's demo camera frames the person closely; the hop moves
+    // about more and keeps the wider view.
+    let synthetic = |clip: &str, init: usize, default_camera: &str| TrackSpec {
         start_pose: base.start_pose,
         sleeves: base.sleeves,
         track: base.track.clone(),
-        camera: camera
-            .clone()
-            .or_else(|| Some(repo_path("crates/vision/assets/camera_front.toml"))),
+        camera: camera.clone().or_else(|| Some(repo_path(default_camera))),
         body: Some(repo_path(clip)),
         init_frame: init,
         ..TrackSpec::default()
     };
     match text {
-        "synthetic" | "synthetic:walk" => synthetic("assets/motions/cmu_131_01_walk.bvh", 500),
-        "synthetic:hop" => synthetic("assets/motions/cmu_131_03_hop.bvh", 40),
+        "synthetic" | "synthetic:walk" => synthetic(
+            "assets/motions/cmu_131_01_walk.bvh",
+            500,
+            "crates/vision/assets/camera_near.toml",
+        ),
+        "synthetic:hop" => synthetic(
+            "assets/motions/cmu_131_03_hop.bvh",
+            40,
+            "crates/vision/assets/camera_front.toml",
+        ),
         other => TrackSpec {
             camera,
             subject_height: height.or(base.subject_height),
