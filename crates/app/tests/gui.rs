@@ -219,6 +219,38 @@ fn bad_scene_files_are_reported_not_panics() {
     }
 }
 
+/// The distances (m) of `joint`'s target in an IK `--report` CSV, in the
+/// rows from `after_s` seconds on; every row must keep the body and every
+/// particle inside the joint limits.
+fn settled_distances(report: &Path, joint: &str, after_s: f64) -> Vec<f64> {
+    let text = std::fs::read_to_string(report).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (t_col, ev, pv, tg) = (
+        col("time_s"),
+        col("estimate_violations"),
+        col("particle_violations"),
+        col("targets"),
+    );
+    let key = format!("{joint}=");
+    let mut settled = Vec::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f[ev], "0", "joint limits violated by the body: {line}");
+        assert_eq!(f[pv], "0", "joint limits violated by a particle: {line}");
+        let distance = f[tg]
+            .split(';')
+            .find_map(|kv| kv.strip_prefix(key.as_str()))
+            .unwrap_or_else(|| panic!("no {joint} target in {line}"));
+        if f[t_col].parse::<f64>().unwrap() >= after_s {
+            settled.push(distance.parse::<f64>().unwrap());
+        }
+    }
+    assert!(!settled.is_empty(), "no frame after {after_s} s:\n{text}");
+    settled
+}
+
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn scripted_drag_moves_the_hand_within_two_millimetres_inside_the_limits() {
@@ -236,35 +268,9 @@ fn scripted_drag_moves_the_hand_within_two_millimetres_inside_the_limits() {
         "--fixed-dt",
         "0.0333333",
     ]);
-    let text = std::fs::read_to_string(&report).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (t_col, ev, pv, tg) = (
-        col("time_s"),
-        col("estimate_violations"),
-        col("particle_violations"),
-        col("targets"),
-    );
-    let mut rows = 0;
-    let mut settled = Vec::new();
-    for line in lines {
-        let f: Vec<&str> = line.split(',').collect();
-        rows += 1;
-        assert_eq!(f[ev], "0", "joint limits violated by the body: {line}");
-        assert_eq!(f[pv], "0", "joint limits violated by a particle: {line}");
-        let t: f64 = f[t_col].parse().unwrap();
-        let hand = f[tg]
-            .split(';')
-            .find_map(|kv| kv.strip_prefix("l_finger_tip="))
-            .unwrap_or_else(|| panic!("no l_finger_tip target in {line}"));
-        // The drag ends at 1.5 s; 2 s later the hand must have followed.
-        if t >= 3.5 {
-            settled.push(hand.parse::<f64>().unwrap());
-        }
-    }
-    eprintln!("{rows} frames\n{stderr}");
-    assert!(!settled.is_empty(), "no frame after 3.5 s:\n{text}");
+    // The drag ends at 1.5 s; 2 s later the hand must have followed.
+    let settled = settled_distances(&report, "l_finger_tip", 3.5);
+    eprintln!("{stderr}");
     let worst = settled.iter().copied().fold(0.0, f64::max);
     // The replay is deterministic and lands within ~0.2 mm; 2 mm leaves a
     // margin for other drivers' float differences while a solver that stops
@@ -336,31 +342,8 @@ fn urdf_robot_is_drawn_with_its_meshes_and_its_flange_follows_a_drag() {
     assert!(white > 0.03, "no white links: {white}");
     assert!(capsule < 0.0005, "capsules drawn: {capsule}");
 
-    let text = std::fs::read_to_string(&report).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (t_col, ev, pv, tg) = (
-        col("time_s"),
-        col("estimate_violations"),
-        col("particle_violations"),
-        col("targets"),
-    );
-    let mut settled = Vec::new();
-    for line in lines {
-        let f: Vec<&str> = line.split(',').collect();
-        assert_eq!(f[ev], "0", "joint limits violated by the arm: {line}");
-        assert_eq!(f[pv], "0", "joint limits violated by a particle: {line}");
-        let flange = f[tg]
-            .split(';')
-            .find_map(|kv| kv.strip_prefix("panda_joint8="))
-            .unwrap_or_else(|| panic!("no panda_joint8 target in {line}"));
-        // The drag ends at 2 s; 1.5 s later the flange must be there.
-        if f[t_col].parse::<f64>().unwrap() >= 3.5 {
-            settled.push(flange.parse::<f64>().unwrap());
-        }
-    }
-    assert!(!settled.is_empty(), "no frame after 3.5 s:\n{text}");
+    // The drag ends at 2 s; 1.5 s later the flange must be there.
+    let settled = settled_distances(&report, "panda_joint8", 3.5);
     let worst = settled.iter().copied().fold(0.0, f64::max);
     assert!(
         worst < 0.003,
