@@ -1052,6 +1052,17 @@ pub fn class_colour(id: u8) -> [u8; 3] {
 mod tests {
     use super::*;
 
+    /// `particles` particles, every frame tracked as fast as it goes.
+    fn offline(particles: usize) -> TrackSettings {
+        TrackSettings {
+            tracker: FilterSettings {
+                particles,
+                ..TrackSettings::default().tracker
+            },
+            realtime: false,
+        }
+    }
+
     fn short_walk() -> TrackSpec {
         TrackSpec {
             synthetic_frames: 24,
@@ -1061,13 +1072,7 @@ mod tests {
 
     #[test]
     fn tracks_the_synthetic_walk_and_publishes_cloud_and_truth() {
-        let settings = TrackSettings {
-            tracker: FilterSettings {
-                particles: 60,
-                ..TrackSettings::default().tracker
-            },
-            realtime: false,
-        };
+        let settings = offline(60);
         let mut scene = TrackingScene::new(short_walk(), settings).unwrap();
         for _ in 0..6 {
             scene.step(0.0).unwrap();
@@ -1127,13 +1132,7 @@ mod tests {
             background_frames: Some(1),
             ..TrackSpec::default()
         };
-        let settings = TrackSettings {
-            tracker: FilterSettings {
-                particles: 50,
-                ..TrackSettings::default().tracker
-            },
-            realtime: false,
-        };
+        let settings = offline(50);
         let mut scene = TrackingScene::new(spec, settings).unwrap();
         let mut stages = Vec::new();
         for _ in 0..22 {
@@ -1242,13 +1241,7 @@ mod tests {
 
     #[test]
     fn settings_edits_apply_and_bad_ones_keep_the_old() {
-        let settings = TrackSettings {
-            tracker: FilterSettings {
-                particles: 40,
-                ..TrackSettings::default().tracker
-            },
-            realtime: false,
-        };
+        let settings = offline(40);
         let mut scene = TrackingScene::new(short_walk(), settings.clone()).unwrap();
         scene.step(0.0).unwrap();
         let more = TrackSettings {
@@ -1339,13 +1332,7 @@ mod tests {
     }
 
     fn small_scene() -> TrackingScene {
-        let settings = TrackSettings {
-            tracker: FilterSettings {
-                particles: 40,
-                ..TrackSettings::default().tracker
-            },
-            realtime: false,
-        };
+        let settings = offline(40);
         TrackingScene::new(short_walk(), settings).unwrap()
     }
 
@@ -1578,16 +1565,7 @@ mod tests {
                 std::thread::current().id() != caller,
                 "on the caller's thread"
             );
-            TrackingScene::new(
-                short_walk(),
-                TrackSettings {
-                    tracker: FilterSettings {
-                        particles: 40,
-                        ..TrackSettings::default().tracker
-                    },
-                    realtime: false,
-                },
-            )
+            TrackingScene::new(short_walk(), offline(40))
         })
         .unwrap();
         // Still opening: the caller (the window) goes on.
@@ -1646,17 +1624,7 @@ mod tests {
         scene.step(0.0).unwrap();
         assert_eq!(scene.history.len(), before + 1);
         // The window's own report of a lost device does the same.
-        let mut scene = TrackingScene::new(
-            short_walk(),
-            TrackSettings {
-                tracker: FilterSettings {
-                    particles: 40,
-                    ..TrackSettings::default().tracker
-                },
-                realtime: false,
-            },
-        )
-        .unwrap();
+        let mut scene = TrackingScene::new(short_walk(), offline(40)).unwrap();
         scene
             .apply(TrackEdit::LeaveGpu(
                 "the window's GPU device was lost".into(),
