@@ -87,8 +87,9 @@ impl SceneArg {
                 "bvh",
                 "frame",
                 "particles",
+                "cloud_limit",
             ],
-            Self::Walker => &["bvh", "particles"],
+            Self::Walker => &["bvh", "particles", "cloud_limit"],
             Self::Sparse => &["bvh"],
         }
     }
@@ -199,8 +200,9 @@ struct GuiArgs {
     /// times).
     #[arg(long)]
     no_vsync: bool,
-    /// IK scenes: draw at most this many particles of the cloud (heaviest
-    /// first; 0 hides it). The panel's "draw the particle cloud" controls.
+    /// Draw at most this many particles of the cloud (heaviest first; 0
+    /// hides it) instead of the cap that adapts to the frame rate (IK,
+    /// track and walker scenes; the panel's cloud controls).
     #[arg(long)]
     cloud_limit: Option<usize>,
 }
@@ -260,7 +262,6 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
             window: window_options(&a, "posecloud"),
             script: a.script,
             report: a.report,
-            cloud_limit: a.cloud_limit,
             package_paths: a.package_path,
         },
         launched,
@@ -309,6 +310,7 @@ fn window_options(a: &GuiArgs, title: &str) -> posecloud::gui::scene_common::Win
         screenshot: a.screenshot.clone(),
         after_secs: a.after_secs,
         quit_after: a.quit_after,
+        cloud_limit: a.cloud_limit,
     }
 }
 

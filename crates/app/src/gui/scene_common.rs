@@ -483,6 +483,9 @@ pub struct WindowOptions {
     pub screenshot: Option<PathBuf>,
     pub after_secs: f64,
     pub quit_after: Option<f64>,
+    /// `--cloud-limit N`: a fixed cap for the particle cloud instead of
+    /// the adaptive one ([`crate::gui::cloud_budget`]).
+    pub cloud_limit: Option<usize>,
 }
 
 impl WindowOptions {
@@ -626,6 +629,9 @@ pub fn run_scene<R: HostedScene>(
     window: &WindowOptions,
     launched: Instant,
 ) -> anyhow::Result<()> {
+    if let Some(limit) = window.cloud_limit {
+        app.insert_resource(CloudBudget::fixed(limit));
+    }
     app.insert_resource(res).insert_resource(SceneClock::new(
         launched,
         window.fixed_dt,

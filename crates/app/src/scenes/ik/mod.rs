@@ -58,10 +58,6 @@ pub struct GuiOptions {
     pub script: Option<PathBuf>,
     /// One CSV row per frame (`--report FILE`).
     pub report: Option<PathBuf>,
-    /// Draw at most this many particles (`--cloud-limit`; 0 hides the
-    /// cloud; default: the adaptive drawing budget,
-    /// [`crate::gui::cloud_budget`]).
-    pub cloud_limit: Option<usize>,
     /// Folders searched first for a URDF's `package://` meshes
     /// (`--package-path DIR`, repeatable).
     pub package_paths: Vec<PathBuf>,
@@ -183,15 +179,10 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
     let session = IkSession::new(scene, settings, window.pacing())?;
     let automation = automation::Automation::new(&options)?;
     let ui = UiState::new();
-    let budget = options
-        .cloud_limit
-        .map(crate::gui::cloud_budget::CloudBudget::fixed)
-        .unwrap_or_default();
     run_scene_window(PlaygroundRes(session), window, launched, |app| {
         app.add_plugins(MeshPickingPlugin)
             .add_message::<SceneCommand>()
             .insert_resource(ui)
-            .insert_resource(budget)
             .insert_resource(automation)
             .insert_resource(PackagePaths(options.package_paths.clone()))
             .add_plugins((
