@@ -91,6 +91,26 @@ pub fn save_pose(stem: &Path, p: PoseNow) -> Result<PathBuf> {
     Ok(bvh)
 }
 
+/// Writes named points (metres) as a CSV (`point,x,y,z`, one row each) at
+/// `stem`.csv; returns its path. For estimates that are points, not a
+/// skeleton pose (the walker's legs).
+///
+/// # Errors
+/// An unwritable folder.
+pub fn save_points(stem: &Path, points: &[(String, [f32; 3])]) -> Result<PathBuf> {
+    if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let path = stem.with_extension("csv");
+    let mut text = String::from("point,x,y,z\n");
+    for (name, [x, y, z]) in points {
+        text += &format!("{name},{x:.6},{y:.6},{z:.6}\n");
+    }
+    skeleton::bvh::write_atomically(&path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
+
 /// Writes a captured window as PNG to `path` (its folder created), whole
 /// or not at all.
 ///
@@ -199,6 +219,19 @@ impl Exports {
         scene: &str,
         pose: Option<PoseNow>,
     ) {
+        self.section_with(ui, clock, scene, pose, |_| {});
+    }
+
+    /// [`Self::section`] with the scene's own export buttons (`extra`) in
+    /// the same row.
+    pub fn section_with(
+        &mut self,
+        ui: &mut egui::Ui,
+        clock: &mut SceneClock,
+        scene: &str,
+        pose: Option<PoseNow>,
+        extra: impl FnOnce(&mut egui::Ui),
+    ) {
         if let Some(p) = pose {
             let recorded = self.record(p).map(|()| None);
             self.report("record", recorded);
@@ -234,6 +267,7 @@ impl Exports {
                             self.report("record", done);
                         }
                     }
+                    extra(ui);
                 });
                 ui.small(format!("into {EXPORT_DIR}/"));
                 if let Some(m) = &self.message {
@@ -296,6 +330,25 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn points_are_written_one_row_each() {
+        let dir = std::env::temp_dir().join(format!("posecloud-points-{}", std::process::id()));
+        let path = save_points(
+            &dir.join("legs"),
+            &[
+                ("hip".into(), [0.0, 0.9, 0.1]),
+                ("knee".into(), [0.1, 0.5, -0.25]),
+            ],
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            "point,x,y,z\nhip,0.000000,0.900000,0.100000\nknee,0.100000,0.500000,-0.250000\n"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -244,6 +244,9 @@ pub enum TrackEdit {
     /// Start recording into this folder (files named by the time), or
     /// stop (`None`): the CSV and BVH are complete when this returns.
     Record(Option<PathBuf>),
+    /// Save the current estimate as a one-frame BVH and a one-row CSV at
+    /// this path (without extension; [`crate::gui::export::save_pose`]).
+    SavePose(PathBuf),
     /// The GPU is gone (the window's device was lost, or a GPU batch
     /// failed): weigh with the CPU likelihood from now on; the reason is
     /// shown.
@@ -586,6 +589,32 @@ impl TrackingScene {
         Ok(())
     }
 
+    /// Writes the current estimate ([`TrackEdit::SavePose`]).
+    fn save_pose(&mut self, stem: &Path) -> Result<()> {
+        let pose = self
+            .session
+            .estimate()
+            .context("save pose: nothing is tracked yet")?
+            .to_vec();
+        let fps = self
+            .session
+            .source()
+            .fps()
+            .filter(|f| f.is_finite() && *f > 0.0)
+            .unwrap_or(30.0);
+        let saved = crate::gui::export::save_pose(
+            stem,
+            crate::gui::export::PoseNow {
+                skeleton: &self.session.body().skeleton,
+                pose: &pose,
+                frame: 0,
+                frame_time: 1.0 / fps,
+            },
+        )?;
+        self.message = Some(format!("pose saved to {}", saved.display()));
+        Ok(())
+    }
+
     /// Starts or stops recording ([`TrackEdit::Record`]).
     fn record(&mut self, dir: Option<PathBuf>) -> Result<()> {
         if let Some((mut rec, csv)) = self.recorder.take() {
@@ -819,6 +848,7 @@ impl Solver for TrackingScene {
             }
             TrackEdit::Restart => self.reset()?,
             TrackEdit::Record(dir) => self.record(dir)?,
+            TrackEdit::SavePose(stem) => self.save_pose(&stem)?,
             TrackEdit::LeaveGpu(reason) => self.leave_gpu(&reason)?,
         }
         Ok(())
@@ -1160,6 +1190,34 @@ mod tests {
         let r = snap.estimate_2d[0];
         assert!((f64::from(r[0]) - u).abs() < 8.0 && (f64::from(r[1]) - v).abs() < 8.0);
         assert_eq!(snap.cloud_2d.len(), OVERLAY_PARTICLES * snap.joints);
+    }
+
+    #[test]
+    fn a_saved_pose_reads_back_where_the_estimate_is() {
+        let mut scene = small_scene();
+        let dir = std::env::temp_dir().join(format!("posecloud_pose_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for _ in 0..3 {
+            scene.step(0.0).unwrap();
+        }
+        scene.apply(TrackEdit::SavePose(dir.join("pose"))).unwrap();
+        let back = Bvh::load(dir.join("pose.bvh")).unwrap();
+        let body = &scene.session.body().skeleton;
+        let want = body
+            .forward_kinematics(scene.session.estimate().unwrap())
+            .unwrap();
+        let got = back.forward_kinematics(0).unwrap();
+        let mut compared = 0;
+        for (j, w) in want.iter().enumerate() {
+            if let Ok(k) = back.skeleton.find(&body.joint(j).name) {
+                let d = (w.translation.vector - got[k].translation.vector).norm();
+                assert!(d < 1e-4, "{}: {d}", body.joint(j).name);
+                compared += 1;
+            }
+        }
+        assert!(compared > 15, "{compared} joints compared");
+        assert!(dir.join("pose.csv").is_file());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -1071,8 +1071,14 @@ fn panels(
                             }
                         });
                     });
-                // Record above writes the tracked motion (CSV, BVH).
-                exports.section(ui, clock, "track", None);
+                // Record above writes the tracked motion (CSV, BVH); the
+                // current pose is saved by the scene (its body file's
+                // skeleton).
+                exports.section_with(ui, clock, "track", None, |ui| {
+                    if ui.button("save pose (BVH, CSV)").clicked() {
+                        edits.push(TrackEdit::SavePose(crate::gui::export::export_stem("track")));
+                    }
+                });
                 egui::CollapsingHeader::new("Play")
                     .default_open(true)
                     .show(ui, |ui| {

@@ -275,8 +275,33 @@ fn panels(
                 ui.add(egui::Slider::new(&mut u.occlude_from, 0..=frames - 1).text("from frame"));
                 ui.add(egui::Slider::new(&mut u.occlude_frames, 1..=frames).text("frames"));
             });
-        // The walker's body is five points, not a skeleton: a screenshot.
-        exports.section(ui, clock, "walker", None);
+        // The walker's body is points, not a skeleton pose: its mean legs
+        // as a CSV of points.
+        let mut saved = None;
+        exports.section_with(ui, clock, "walker", None, |ui| {
+            if ui.button("save legs (CSV)").clicked() {
+                let names = ["hip", "knee", "ankle", "heel", "toe"];
+                let points: Vec<(String, [f32; 3])> = ["left", "right"]
+                    .iter()
+                    .zip(&s.mean_legs)
+                    .flat_map(|(side, leg)| {
+                        names
+                            .iter()
+                            .zip(leg)
+                            .map(move |(n, p)| (format!("{side}_{n}"), *p))
+                    })
+                    .collect();
+                saved = Some(crate::gui::export::save_points(
+                    &crate::gui::export::export_stem("walker"),
+                    &points,
+                ));
+            }
+        });
+        match saved {
+            Some(Ok(path)) => exports.message = Some(format!("legs saved to {}", path.display())),
+            Some(Err(e)) => exports.message = Some(format!("save legs: {e:#}")),
+            None => {}
+        }
     });
     settings.occlusion = u
         .occlude
