@@ -95,6 +95,8 @@ struct Options {
     /// Track with the clip's own skeleton (`truth_TAG.bvh`: the rendered
     /// person's bone lengths) instead of the default body.
     truth_body: bool,
+    /// The weighted mean as the estimate instead of the MAP particle.
+    mean_estimate: bool,
 }
 
 fn evaluate(tag: &str, o: &Options) -> Result<Row> {
@@ -122,6 +124,7 @@ fn evaluate(tag: &str, o: &Options) -> Result<Row> {
     args.settings.seed = o.seed;
     args.settings.observation = o.observation.parse().map_err(anyhow::Error::msg)?;
     args.settings.keypoint_sigma = o.keypoint_sigma;
+    args.settings.mean_estimate = o.mean_estimate;
     if o.truth_body {
         args.spec.body = Some(dir.join(format!("truth_{tag}.bvh")));
         args.spec.subject_height = None;
@@ -207,6 +210,7 @@ fn main() -> Result<()> {
         observation: "both".into(),
         keypoint_sigma: track::keypoint_term::DEFAULT_KEYPOINT_SIGMA,
         truth_body: false,
+        mean_estimate: false,
     };
     let mut tags = Vec::new();
     let mut it = std::env::args().skip(1);
@@ -216,6 +220,7 @@ fn main() -> Result<()> {
             "--filter" => o.filter = it.next().context("--filter NAME")?,
             "--seed" => o.seed = it.next().context("--seed S")?.parse()?,
             "--truth-body" => o.truth_body = true,
+            "--mean-estimate" => o.mean_estimate = true,
             "--observation" => o.observation = it.next().context("--observation MODE")?,
             "--keypoint-sigma" => {
                 o.keypoint_sigma = it.next().context("--keypoint-sigma S")?.parse()?;
