@@ -152,6 +152,7 @@ fn place(
     bodies: Res<Bodies>,
     assets: Option<ResMut<BodyAssets>>,
     mut placed: Query<(&mut Transform, &mut Visibility)>,
+    mut wanted: Local<[Vec<Transform>; 2]>,
 ) {
     let Some(mut assets) = assets else {
         return;
@@ -163,7 +164,9 @@ fn place(
             let [a, b, c, d] = &mut assets.pools;
             if k == 0 { (a, b) } else { (c, d) }
         };
-        let mut wanted: [Vec<Transform>; 2] = [Vec::new(), Vec::new()];
+        // Reused from frame to frame.
+        wanted[0].clear();
+        wanted[1].clear();
         for l in limbs {
             let [c, a, b] = limb_transforms(l);
             wanted[0].push(c);

@@ -74,21 +74,47 @@ fn body_of(skeleton: &Skeleton, frame_time: f64) -> Result<Bvh> {
     })
 }
 
-/// Writes `pose` as a one-frame BVH and a one-row CSV beside it at
-/// `stem`.{bvh,csv}; returns the BVH's path.
+/// Creates the folder `path` goes into.
+fn create_parent(path: &Path) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// A recorder of `body` at `frame_time` into `stem`.{bvh,csv} (its folder
+/// created), and the BVH's path.
+fn open_recorder(stem: &Path, body: &Bvh, frame_time: f64) -> Result<(Recorder, PathBuf)> {
+    create_parent(stem)?;
+    let (bvh, csv) = (stem.with_extension("bvh"), stem.with_extension("csv"));
+    let recorder = Recorder::create(Some(&csv), Some(&bvh), body, frame_time)?;
+    Ok((recorder, bvh))
+}
+
+/// Writes `pose` of `body` (its skeleton and channels) as a one-frame BVH
+/// and a one-row CSV beside it at `stem`.{bvh,csv}; returns the BVH's path.
+///
+/// # Errors
+/// A bad pose, an unwritable folder.
+pub fn save_pose_of(stem: &Path, body: &Bvh, frame_time: f64, pose: &[f64]) -> Result<PathBuf> {
+    let (mut rec, bvh) = open_recorder(stem, body, frame_time)?;
+    rec.record(0, pose)?;
+    rec.finish()?;
+    Ok(bvh)
+}
+
+/// [`save_pose_of`] for a skeleton not read from a BVH file (its default
+/// channels).
 ///
 /// # Errors
 /// A skeleton BVH cannot describe, a bad pose, an unwritable folder.
 pub fn save_pose(stem: &Path, p: PoseNow) -> Result<PathBuf> {
-    if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    let (bvh, csv) = (stem.with_extension("bvh"), stem.with_extension("csv"));
-    let body = body_of(p.skeleton, p.frame_time)?;
-    let mut rec = Recorder::create(Some(&csv), Some(&bvh), &body, p.frame_time)?;
-    rec.record(0, p.pose)?;
-    rec.finish()?;
-    Ok(bvh)
+    save_pose_of(
+        stem,
+        &body_of(p.skeleton, p.frame_time)?,
+        p.frame_time,
+        p.pose,
+    )
 }
 
 /// Writes named points (metres) as a CSV (`point,x,y,z`, one row each) at
@@ -98,9 +124,7 @@ pub fn save_pose(stem: &Path, p: PoseNow) -> Result<PathBuf> {
 /// # Errors
 /// An unwritable folder.
 pub fn save_points(stem: &Path, points: &[(String, [f32; 3])]) -> Result<PathBuf> {
-    if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
+    create_parent(stem)?;
     let path = stem.with_extension("csv");
     let mut text = String::from("point,x,y,z\n");
     for (name, [x, y, z]) in points {
@@ -117,9 +141,7 @@ pub fn save_points(stem: &Path, points: &[(String, [f32; 3])]) -> Result<PathBuf
 /// # Errors
 /// An image that is not 8-bit colour, an unwritable folder.
 pub fn save_screenshot(image: &Image, path: &Path) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
+    create_parent(path)?;
     let rgb = image
         .clone()
         .try_into_dynamic()
@@ -148,12 +170,8 @@ impl Exports {
     /// # Errors
     /// As [`save_pose`].
     pub fn start(&mut self, stem: &Path, p: PoseNow) -> Result<()> {
-        if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
-        let (bvh, csv) = (stem.with_extension("bvh"), stem.with_extension("csv"));
         let body = body_of(p.skeleton, p.frame_time)?;
-        let recorder = Recorder::create(Some(&csv), Some(&bvh), &body, p.frame_time)?;
+        let (recorder, bvh) = open_recorder(stem, &body, p.frame_time)?;
         self.recording = Some(Recording {
             recorder,
             bvh,

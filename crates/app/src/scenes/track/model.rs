@@ -589,6 +589,18 @@ impl TrackingScene {
         Ok(())
     }
 
+    /// Seconds per source frame in what is written (30 frames/s where the
+    /// source has no rate).
+    fn frame_time(&self) -> f64 {
+        let fps = self
+            .session
+            .source()
+            .fps()
+            .filter(|f| f.is_finite() && *f > 0.0)
+            .unwrap_or(30.0);
+        1.0 / fps
+    }
+
     /// Writes the current estimate ([`TrackEdit::SavePose`]).
     fn save_pose(&mut self, stem: &Path) -> Result<()> {
         let pose = self
@@ -596,21 +608,9 @@ impl TrackingScene {
             .estimate()
             .context("save pose: nothing is tracked yet")?
             .to_vec();
-        let fps = self
-            .session
-            .source()
-            .fps()
-            .filter(|f| f.is_finite() && *f > 0.0)
-            .unwrap_or(30.0);
-        let saved = crate::gui::export::save_pose(
-            stem,
-            crate::gui::export::PoseNow {
-                skeleton: &self.session.body().skeleton,
-                pose: &pose,
-                frame: 0,
-                frame_time: 1.0 / fps,
-            },
-        )?;
+        // The body file's own channels, as Record writes them.
+        let saved =
+            crate::gui::export::save_pose_of(stem, self.session.body(), self.frame_time(), &pose)?;
         self.message = Some(format!("pose saved to {}", saved.display()));
         Ok(())
     }
@@ -638,13 +638,12 @@ impl TrackingScene {
             dir.join(format!("{stem}.csv")),
             dir.join(format!("{stem}.bvh")),
         );
-        let fps = self
-            .session
-            .source()
-            .fps()
-            .filter(|f| f.is_finite() && *f > 0.0)
-            .unwrap_or(30.0);
-        let rec = Recorder::create(Some(&csv), Some(&bvh), self.session.body(), 1.0 / fps)?;
+        let rec = Recorder::create(
+            Some(&csv),
+            Some(&bvh),
+            self.session.body(),
+            self.frame_time(),
+        )?;
         self.message = Some(format!("recording to {}", csv.display()));
         self.recorder = Some((rec, csv));
         Ok(())
