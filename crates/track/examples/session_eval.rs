@@ -20,46 +20,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use track::run::{TrackRun, run_until};
 
+#[path = "common/csv.rs"]
+mod csv;
+use csv::Csv;
+
 fn footage() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/footage")
-}
-
-/// A CSV as a header index and rows of strings.
-struct Csv {
-    columns: HashMap<String, usize>,
-    rows: Vec<Vec<String>>,
-}
-
-impl Csv {
-    fn load(path: &Path) -> Result<Self> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let mut lines = text.lines();
-        let header = lines.next().context("empty CSV")?;
-        let columns = header
-            .split(',')
-            .enumerate()
-            .map(|(i, c)| (c.to_string(), i))
-            .collect();
-        let rows = lines
-            .map(|l| l.split(',').map(String::from).collect())
-            .collect();
-        Ok(Self { columns, rows })
-    }
-
-    fn get(&self, row: &[String], column: &str) -> Option<f64> {
-        self.columns
-            .get(column)
-            .and_then(|&i| row.get(i))
-            .and_then(|v| v.parse().ok())
-    }
-
-    fn text<'a>(&self, row: &'a [String], column: &str) -> Option<&'a str> {
-        self.columns
-            .get(column)
-            .and_then(|&i| row.get(i))
-            .map(String::as_str)
-    }
 }
 
 /// The interior angle at `b` between `a − b` and `c − b`, degrees.
@@ -97,6 +63,10 @@ struct Options {
     truth_body: bool,
     /// The weighted mean as the estimate instead of the MAP particle.
     mean_estimate: bool,
+    /// Keypoint-lifted hypotheses a step (0: none).
+    lifts: usize,
+    /// σ_z of the keypoint term's depth part (0: off).
+    depth_sigma: f64,
 }
 
 fn evaluate(tag: &str, o: &Options) -> Result<Row> {
@@ -125,6 +95,8 @@ fn evaluate(tag: &str, o: &Options) -> Result<Row> {
     args.settings.observation = o.observation.parse().map_err(anyhow::Error::msg)?;
     args.settings.keypoint_sigma = o.keypoint_sigma;
     args.settings.mean_estimate = o.mean_estimate;
+    args.settings.keypoint_lifts = o.lifts;
+    args.settings.keypoint_depth_sigma = o.depth_sigma;
     if o.truth_body {
         args.spec.body = Some(dir.join(format!("truth_{tag}.bvh")));
         args.spec.subject_height = None;
@@ -211,6 +183,8 @@ fn main() -> Result<()> {
         keypoint_sigma: track::keypoint_term::DEFAULT_KEYPOINT_SIGMA,
         truth_body: false,
         mean_estimate: false,
+        lifts: track::keypoint_term::DEFAULT_KEYPOINT_LIFTS,
+        depth_sigma: track::keypoint_term::DEFAULT_DEPTH_SIGMA,
     };
     let mut tags = Vec::new();
     let mut it = std::env::args().skip(1);
@@ -221,6 +195,8 @@ fn main() -> Result<()> {
             "--seed" => o.seed = it.next().context("--seed S")?.parse()?,
             "--truth-body" => o.truth_body = true,
             "--mean-estimate" => o.mean_estimate = true,
+            "--lifts" => o.lifts = it.next().context("--lifts N")?.parse()?,
+            "--depth-sigma" => o.depth_sigma = it.next().context("--depth-sigma S")?.parse()?,
             "--observation" => o.observation = it.next().context("--observation MODE")?,
             "--keypoint-sigma" => {
                 o.keypoint_sigma = it.next().context("--keypoint-sigma S")?.parse()?;

@@ -28,6 +28,27 @@
 //! nothing; a point behind the camera counts as a residual of twice the
 //! image diagonal.
 //!
+//! **Depth order.** BlazePose also gives each landmark a depth `z_k`
+//! relative to the hips' midpoint, in pixels (smaller is nearer). Its size
+//! is coarse, but its sign is not: on a footage clip held out for this
+//! (`keypoint_bias`), the forearm's depth order is right in every frame
+//! where the forearm is tilted by more than 0.3 (sine) towards or away
+//! from the camera, the upper arm's in 73–96 % — exactly the choice that
+//! 2D keypoints leave open (a segment and its flip project alike). For
+//! each segment `(a, b)` of [`DEPTH_SEGMENTS`] with both ends observed the
+//! term adds
+//!
+//! ```text
+//! − min(c_a, c_b) · (ν + 1)/2 · ln(1 + (Δ(x) − (z_b − z_a)/κ)² / (ν σ_z²)),
+//! Δ(x) = (d_b − d_a) · f_x / ((d_a + d_b)/2),   σ_z = depth_sigma · s
+//! ```
+//!
+//! with `d` the camera depths of the particle's points: the particle's
+//! depth difference in pixels at the segment's distance against the
+//! detector's, scaled by `κ` ([`DEFAULT_DEPTH_SCALE`]). σ_z is broad (half
+//! the torso): a segment in the image plane is hardly constrained, a flip
+//! of a tilted one costs a few nats.
+//!
 //! The tracker adds `log L_kp` to RTPF Eq. 2 (`log w = −F²/(2σ_F²) + log
 //! L_kp + β log μ(x)`, [`crate::tracker`]), reading the joint transforms of
 //! the batch's one forward kinematics, as the region term does.
@@ -47,7 +68,15 @@
 //! | `left_ankle` | `l_ankle` | `LeftAnkle` | `LeftFoot` |
 //! | midpoint of `left_ear`, `right_ear` | head centre | head centre | head centre |
 //!
-//! (right side alike; a Mixamo `mixamorig:` namespace prefix is ignored). A
+//! (right side alike; a Mixamo `mixamorig:` namespace prefix is ignored).
+//! BlazePose's elbow and wrist are not quite the joint centres: on renders
+//! of a known skeleton (`keypoint_bias`) the elbow lands 7–10 % of the
+//! upper arm short of the elbow joint, towards the shoulder, and the wrist
+//! 1–7 % of the forearm short of the wrist joint. Left as it is, a 2D
+//! upper arm some 10 % too short makes every fit tilt the upper arm out of
+//! the image plane by ~25° to match it. So these two keypoints are bound
+//! to the point of the bone above at that fraction ([`LANDMARK_SHIFT`]):
+//! `offset = (1 − f) · offset_of(joint)` in the parent joint's frame. A
 //! scheme is chosen for the whole skeleton, the one that resolves the most
 //! landmarks (Mixamo's `LeftShoulder` is the clavicle, so names are never
 //! mixed across schemes). **The head** is the one place where no joint sits
@@ -106,6 +135,11 @@ pub struct KeypointBinding {
     /// midpoint.
     pub name: &'static str,
     pub source: LandmarkSource,
+    /// The joint the landmark is named after (for the head, the joint
+    /// whose centre it stands for).
+    pub joint: usize,
+    /// Where the landmark sits on the skeleton: the joint's centre, or a
+    /// point of the bone above it ([`LANDMARK_SHIFT`]).
     pub point: SkeletonPoint,
 }
 
@@ -233,12 +267,27 @@ impl KeypointMap {
             .map(|(name, joint)| KeypointBinding {
                 name,
                 source: LandmarkSource::One(landmark_index(name).expect("a BlazePose name")),
+                joint,
                 point: SkeletonPoint {
                     joint,
                     offset: Vector3::zeros(),
                 },
             })
             .collect();
+        for b in &mut bindings {
+            let Some(&(_, frac)) = LANDMARK_SHIFT.iter().find(|(n, _)| b.name.ends_with(n)) else {
+                continue;
+            };
+            let j = skeleton.joint(b.point.joint);
+            if let Some(parent) = j.parent
+                && j.offset.norm() > 0.0
+            {
+                b.point = SkeletonPoint {
+                    joint: parent,
+                    offset: j.offset * (1.0 - frac),
+                };
+            }
+        }
         if let Some(point) = head_centre(skeleton) {
             bindings.insert(
                 0,
@@ -248,6 +297,7 @@ impl KeypointMap {
                         landmark_index("left_ear").expect("a BlazePose name"),
                         landmark_index("right_ear").expect("a BlazePose name"),
                     ),
+                    joint: point.joint,
                     point,
                 },
             );
@@ -341,6 +391,10 @@ pub struct ObservedKeypoint {
     pub point: SkeletonPoint,
     pub u: f64,
     pub v: f64,
+    /// The detector's depth relative to the hips' midpoint, in the same
+    /// pixels as `u` (smaller is nearer the camera); `None` when the
+    /// detector gives none (the depth-order part of the term skips it).
+    pub z: Option<f64>,
     /// `c_k` of the module docs, in `(0, 1]`.
     pub confidence: f64,
 }
@@ -351,7 +405,14 @@ pub struct ObservedKeypoint {
 pub struct KeypointObservation {
     points: Vec<ObservedKeypoint>,
     scale_px: f64,
+    /// Indices into `points` of the [`DEPTH_SEGMENTS`] whose two ends
+    /// both carry a depth.
+    depth_pairs: Vec<(usize, usize)>,
 }
+
+/// At most this many keypoints have their depth compared (the depth part
+/// keeps the camera depths of the first ones on the stack).
+const DEPTH_POINTS: usize = 16;
 
 impl KeypointObservation {
     /// An observation of `points` (non-finite positions and confidences
@@ -363,9 +424,27 @@ impl KeypointObservation {
             .filter(|p| {
                 p.u.is_finite() && p.v.is_finite() && p.confidence.is_finite() && p.confidence > 0.0
             })
+            .map(|mut p| {
+                p.z = p.z.filter(|z| z.is_finite());
+                p
+            })
             .collect();
         let scale_px = person_scale(&points);
-        Self { points, scale_px }
+        let at = |name: &str| {
+            points
+                .iter()
+                .position(|p| p.name == name && p.z.is_some())
+                .filter(|&i| i < DEPTH_POINTS)
+        };
+        let depth_pairs = DEPTH_SEGMENTS
+            .iter()
+            .filter_map(|&(a, b)| at(a).zip(at(b)))
+            .collect();
+        Self {
+            points,
+            scale_px,
+            depth_pairs,
+        }
     }
 
     /// As [`Self::new`] with the person's size `s` given in pixels (e.g.
@@ -399,17 +478,23 @@ impl KeypointObservation {
                 f64::from(p.u),
                 f64::from(p.v),
                 f64::from(p.score.min(p.presence)),
+                f64::from(p.z),
             )
         };
         let points = map
             .bindings
             .iter()
             .filter_map(|b| {
-                let (u, v, c) = match b.source {
+                let (u, v, c, z) = match b.source {
                     LandmarkSource::One(i) => landmark(i),
                     LandmarkSource::Midpoint(i, j) => {
                         let (a, b) = (landmark(i), landmark(j));
-                        ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0, (a.2 + b.2) / 2.0)
+                        (
+                            (a.0 + b.0) / 2.0,
+                            (a.1 + b.1) / 2.0,
+                            (a.2 + b.2) / 2.0,
+                            (a.3 + b.3) / 2.0,
+                        )
                     }
                 };
                 (c >= f64::from(min_score)).then_some(ObservedKeypoint {
@@ -417,6 +502,7 @@ impl KeypointObservation {
                     point: b.point,
                     u: u * sx,
                     v: v * sy,
+                    z: z.is_finite().then_some(z * sx),
                     confidence: c,
                 })
             })
@@ -438,6 +524,7 @@ impl KeypointObservation {
                         point: b.point,
                         u,
                         v,
+                        z: None,
                         confidence: 1.0,
                     })
                 })
@@ -505,13 +592,18 @@ fn person_scale(points: &[ObservedKeypoint]) -> f64 {
     (hi[0] - lo[0]).max(hi[1] - lo[1]) / 2.0
 }
 
-/// The keypoint likelihood (module docs' equation).
+/// The keypoint likelihood (module docs' equations).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KeypointTerm {
     /// σ as a fraction of the person's size `s` ([`KeypointObservation::scale_px`]).
     pub sigma: f64,
     /// Degrees of freedom ν of the Student-t.
     pub nu: f64,
+    /// σ_z of the depth-order part as a fraction of `s`; 0 turns it off.
+    pub depth_sigma: f64,
+    /// κ: the detector's relative depth per pixel of true depth
+    /// difference ([`DEFAULT_DEPTH_SCALE`]).
+    pub depth_scale: f64,
 }
 
 impl Default for KeypointTerm {
@@ -519,6 +611,8 @@ impl Default for KeypointTerm {
         Self {
             sigma: DEFAULT_KEYPOINT_SIGMA,
             nu: 4.0,
+            depth_sigma: DEFAULT_DEPTH_SIGMA,
+            depth_scale: DEFAULT_DEPTH_SCALE,
         }
     }
 }
@@ -526,6 +620,48 @@ impl Default for KeypointTerm {
 /// Default σ of the keypoint term: a tenth of the torso's length (about
 /// 5 cm on an adult; 3 label pixels for a person 100 pixels tall).
 pub const DEFAULT_KEYPOINT_SIGMA: f64 = 0.1;
+
+/// Default σ_z of the depth-order part: half the torso's length (about
+/// 25 cm of depth difference on an adult). Broad on purpose: the
+/// detector's relative depth is coarse in size but reliable in sign for a
+/// segment that points towards or away from the camera, and the part is
+/// there to settle that sign (module docs).
+pub const DEFAULT_DEPTH_SIGMA: f64 = 0.5;
+
+/// Default κ: BlazePose's relative depth `z` against the true depth
+/// difference in the same pixels, the least-squares slope (through 0)
+/// over the arm segments of a footage clip rendered for this purpose and
+/// not evaluated on (`keypoint_bias`: 1.55–1.83 for the upper arms,
+/// 2.8–3.4 for the forearms).
+pub const DEFAULT_DEPTH_SCALE: f64 = 1.7;
+
+/// The segments whose depth order the depth part compares: each arm's
+/// upper arm and forearm, each leg's thigh and shin, and the shoulder and
+/// hip lines (the trunk's turn).
+pub const DEPTH_SEGMENTS: [(&str, &str); 10] = [
+    ("left_shoulder", "left_elbow"),
+    ("left_elbow", "left_wrist"),
+    ("right_shoulder", "right_elbow"),
+    ("right_elbow", "right_wrist"),
+    ("left_hip", "left_knee"),
+    ("left_knee", "left_ankle"),
+    ("right_hip", "right_knee"),
+    ("right_knee", "right_ankle"),
+    ("left_shoulder", "right_shoulder"),
+    ("left_hip", "right_hip"),
+];
+
+/// Where BlazePose puts the elbow and the wrist: short of the joint
+/// centre along the bone above it, by this fraction of the bone's length
+/// (module docs, "Mapping"). Measured with `keypoint_bias` on a footage
+/// clip rendered for this purpose and not evaluated on: the elbow 7–10 %
+/// of the upper arm towards the shoulder, the wrist 1–7 % of the forearm
+/// towards the elbow.
+pub const LANDMARK_SHIFT: [(&str, f64); 2] = [("elbow", 0.085), ("wrist", 0.04)];
+
+/// Default [`crate::TrackerConfig::keypoint_lifts`]: up to 4 lifted
+/// configurations of each arm alone and 4 of both together.
+pub const DEFAULT_KEYPOINT_LIFTS: usize = 12;
 
 impl KeypointTerm {
     pub fn new(sigma: f64) -> Self {
@@ -551,11 +687,35 @@ impl KeypointTerm {
         let half = 0.5 * (self.nu + 2.0);
         let far = 4.0 * (f64::from(camera.width()).powi(2) + f64::from(camera.height()).powi(2));
         let mut ll = 0.0;
-        for k in &obs.points {
-            let r2 = camera
-                .project(&k.point.world(world))
-                .map_or(far, |(u, v, _)| (u - k.u).powi(2) + (v - k.v).powi(2));
+        // Camera depth of each keypoint's point, for the depth part.
+        let mut depth = [f64::NAN; DEPTH_POINTS];
+        for (i, k) in obs.points.iter().enumerate() {
+            let projected = camera.project(&k.point.world(world));
+            if let (Some((_, _, d)), Some(slot)) = (projected, depth.get_mut(i)) {
+                *slot = d;
+            }
+            let r2 = projected.map_or(far, |(u, v, _)| (u - k.u).powi(2) + (v - k.v).powi(2));
             ll -= k.confidence * half * (r2 * inv).ln_1p();
+        }
+        if self.depth_sigma > 0.0 {
+            let sz = self.depth_sigma * obs.scale_px;
+            let inv_z = 1.0 / (self.nu * sz * sz);
+            let half_z = 0.5 * (self.nu + 1.0);
+            for &(a, b) in &obs.depth_pairs {
+                let (ka, kb) = (&obs.points[a], &obs.points[b]);
+                let (Some(za), Some(zb)) = (ka.z, kb.z) else {
+                    continue;
+                };
+                let (da, db) = (depth[a], depth[b]);
+                if !(da.is_finite() && db.is_finite()) {
+                    continue;
+                }
+                // The particle's depth difference in pixels at the
+                // segment's distance, against the detector's.
+                let particle = (db - da) * camera.fx() * 2.0 / (da + db);
+                let r = particle - (zb - za) / self.depth_scale;
+                ll -= ka.confidence.min(kb.confidence) * half_z * (r * r * inv_z).ln_1p();
+            }
         }
         ll
     }

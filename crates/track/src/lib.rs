@@ -28,6 +28,7 @@ pub mod defaults;
 pub mod error;
 pub mod flip;
 pub mod keypoint_term;
+pub mod lift;
 pub mod prior;
 pub mod record;
 pub mod run;

@@ -65,7 +65,10 @@ use crate::backend::{BackendChoice, SharedDevice};
 use crate::body::{Arm, Selection, Side, TrackedBody};
 use crate::defaults::{DEFAULT_FOV_DEG, body_at_height, default_body, default_camera, stature};
 use crate::error::TrackError;
-use crate::keypoint_term::{DEFAULT_KEYPOINT_SIGMA, KeypointMap, KeypointObservation};
+use crate::keypoint_term::{
+    DEFAULT_DEPTH_SIGMA, DEFAULT_KEYPOINT_LIFTS, DEFAULT_KEYPOINT_SIGMA, KeypointMap,
+    KeypointObservation,
+};
 use crate::start::{self, StartPose};
 use crate::tracker::{FilterKind, ObservationMode, StepReport, Tracker, TrackerConfig};
 
@@ -201,6 +204,11 @@ pub struct FilterSettings {
     pub observation: ObservationMode,
     /// σ of the keypoint term, a fraction of the person's size in the image.
     pub keypoint_sigma: f64,
+    /// Keypoint-lifted arm hypotheses a step ([`TrackerConfig::keypoint_lifts`]).
+    pub keypoint_lifts: usize,
+    /// σ_z of the keypoint term's depth-order part
+    /// ([`TrackerConfig::keypoint_depth_sigma`]); 0 turns it off.
+    pub keypoint_depth_sigma: f64,
 }
 
 impl Default for FilterSettings {
@@ -218,6 +226,8 @@ impl Default for FilterSettings {
             mean_estimate: false,
             observation: ObservationMode::Both,
             keypoint_sigma: DEFAULT_KEYPOINT_SIGMA,
+            keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
+            keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
         }
     }
 }
@@ -238,6 +248,8 @@ impl FilterSettings {
             partitioned: self.partitioned,
             observation: self.observation,
             keypoint_sigma: self.keypoint_sigma,
+            keypoint_lifts: self.keypoint_lifts,
+            keypoint_depth_sigma: self.keypoint_depth_sigma,
             ..TrackerConfig::default()
         }
     }
@@ -256,6 +268,12 @@ impl FilterSettings {
             return Err(input(
                 format!("--sigma-f {}", self.sigma_f),
                 "must be finite and > 0",
+            ));
+        }
+        if !(self.keypoint_depth_sigma.is_finite() && self.keypoint_depth_sigma >= 0.0) {
+            return Err(input(
+                format!("--keypoint-depth-sigma {}", self.keypoint_depth_sigma),
+                "must be finite and ≥ 0",
             ));
         }
         if !(self.keypoint_sigma.is_finite() && self.keypoint_sigma > 0.0) {

@@ -51,7 +51,8 @@ use crate::body::{Arm, Side, TrackedBody};
 use crate::error::{Result, TrackError};
 use crate::flip::{FlipArm, flip_hypotheses};
 use crate::keypoint_term::{
-    DEFAULT_KEYPOINT_SIGMA, KeypointMap, KeypointObservation, KeypointTerm,
+    DEFAULT_DEPTH_SIGMA, DEFAULT_KEYPOINT_LIFTS, DEFAULT_KEYPOINT_SIGMA, KeypointMap,
+    KeypointObservation, KeypointTerm,
 };
 use crate::prior::PosePrior;
 use crate::simplex::{Score, lockstep_simplex, lockstep_simplex_in};
@@ -182,6 +183,12 @@ pub struct TrackerConfig {
     /// 0.1 gives σ ≈ 5 cm on an adult whatever the distance and the
     /// resolution.
     pub keypoint_sigma: f64,
+    /// At most this many children a step placed by keypoint lifting
+    /// ([`crate::lift`]) while the keypoint term weighs; 0: none.
+    pub keypoint_lifts: usize,
+    /// σ_z of the keypoint term's depth-order part, a fraction of the
+    /// person's size ([`crate::keypoint_term`]); 0 turns it off.
+    pub keypoint_depth_sigma: f64,
 }
 
 impl Default for TrackerConfig {
@@ -200,6 +207,8 @@ impl Default for TrackerConfig {
             partitioned: false,
             observation: ObservationMode::Regions,
             keypoint_sigma: DEFAULT_KEYPOINT_SIGMA,
+            keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
+            keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
         }
     }
 }
@@ -229,6 +238,13 @@ impl TrackerConfig {
         }
         if self.sigma_f == 0.0 {
             return bad("sigma_f", "0".into(), "must be > 0");
+        }
+        if !(self.keypoint_depth_sigma.is_finite() && self.keypoint_depth_sigma >= 0.0) {
+            return bad(
+                "keypoint_depth_sigma",
+                self.keypoint_depth_sigma.to_string(),
+                "must be finite and >= 0",
+            );
         }
         if !(self.keypoint_sigma.is_finite() && self.keypoint_sigma > 0.0) {
             return bad(
@@ -273,6 +289,8 @@ pub struct StepReport {
     pub simplex_groups: usize,
     /// Flipped hypotheses inserted.
     pub flips: usize,
+    /// Children placed by keypoint lifting ([`crate::lift`]).
+    pub lifts: usize,
     /// The terms that weighed this step: `config.observation`, or
     /// [`ObservationMode::Regions`] when it asks for keypoints and no
     /// usable detection is set.
@@ -347,7 +365,10 @@ impl<'a> Scorer<'a> {
             keypoints: kp.zip(keypoints).map(|(obs, (_, camera))| KeypointInput {
                 obs,
                 camera,
-                term: KeypointTerm::new(config.keypoint_sigma),
+                term: KeypointTerm {
+                    depth_sigma: config.keypoint_depth_sigma,
+                    ..KeypointTerm::new(config.keypoint_sigma)
+                },
             }),
             buffers,
             evaluations: 0,
@@ -906,28 +927,49 @@ impl Tracker {
                 src[i] = k;
             }
         }
-        // Kinematic flipping.
+        // Kinematic flipping, then keypoint lifting (crate::lift), into
+        // free children not placed by a simplex.
         let mut flips = 0;
-        if kind.flipping() && !self.flip_arms.is_empty() {
+        let mut lifts = 0;
+        let lifting = self.config.keypoint_lifts > 0
+            && active_terms(self.config.observation, self.keypoints.as_ref())
+                .1
+                .is_some();
+        if (kind.flipping() || lifting) && !self.flip_arms.is_empty() {
             let source = match best_vertex {
                 Some((v, _)) => v,
                 None => self.map_state().to_vec(),
             };
             let mut hyp = Vec::new();
-            let made = flip_hypotheses(
-                &self.body,
-                &self.flip_arms,
-                &self.camera_centre(),
-                &source,
-                &mut hyp,
-            );
+            if kind.flipping() {
+                flips = flip_hypotheses(
+                    &self.body,
+                    &self.flip_arms,
+                    &self.camera_centre(),
+                    &source,
+                    &mut hyp,
+                );
+            }
+            if lifting && let Some(kp) = self.keypoints.as_ref() {
+                lifts = crate::lift::lift_hypotheses(
+                    &self.body,
+                    &self.flip_arms,
+                    &self.camera,
+                    kp,
+                    &source,
+                    self.config.keypoint_lifts,
+                    &mut hyp,
+                );
+            }
             let mut free: Vec<usize> = (0..n).filter(|&i| scores[i].is_none()).collect();
             let mut rng = stream_rng(seed, frame, StreamDomain::User(1), 0);
             free.shuffle(&mut rng);
-            for (k, &i) in free.iter().take(made).enumerate() {
+            let placed = free.len().min(flips + lifts);
+            for (k, &i) in free.iter().take(placed).enumerate() {
                 self.next[i * d..(i + 1) * d].copy_from_slice(&hyp[k * d..(k + 1) * d]);
-                flips += 1;
             }
+            lifts = placed.saturating_sub(flips);
+            flips = flips.min(placed);
         }
         let t_predict = t1.elapsed();
 
@@ -979,6 +1021,7 @@ impl Tracker {
             evaluations,
             simplex_groups,
             flips,
+            lifts,
             observation,
             keypoints,
             timings: StepTimings {

@@ -80,7 +80,7 @@ fn the_map_follows_each_naming_scheme() {
     assert_eq!(cmu.scheme(), "CMU");
     assert_eq!(cmu.len(), 13, "head + 12 limb joints");
     let joint = |m: &KeypointMap, s: &skeleton::Skeleton, k: &str| {
-        s.joint(m.get(k).unwrap().point.joint).name.clone()
+        s.joint(m.get(k).unwrap().joint).name.clone()
     };
     for (k, j) in [
         ("right_shoulder", "RightShoulder"),
@@ -97,6 +97,23 @@ fn the_map_follows_each_naming_scheme() {
         cmu.get("head").unwrap().source,
         LandmarkSource::Midpoint(7, 8)
     ));
+    // The elbow and the wrist sit on the bone above, short of the joint
+    // (LANDMARK_SHIFT); the shoulder on its joint.
+    let skel = &walk.skeleton;
+    for (k, frac) in track::keypoint_term::LANDMARK_SHIFT {
+        let b = cmu.get(&format!("left_{k}")).unwrap();
+        let named = skel.joint(b.joint);
+        assert_eq!(Some(b.point.joint), named.parent, "{k}");
+        assert!(
+            (b.point.offset - named.offset * (1.0 - frac)).norm() < 1e-12,
+            "{k}"
+        );
+    }
+    let shoulder = cmu.get("right_shoulder").unwrap();
+    assert_eq!(
+        (shoulder.point.joint, shoulder.point.offset.norm()),
+        (shoulder.joint, 0.0)
+    );
 
     // RTPF's upper body tracks no leg: the knees and ankles, moved by the
     // frozen hips, are dropped; the hips (moved by the root) stay.
@@ -539,4 +556,143 @@ fn the_real_detector_on_a_render_favours_the_true_pose() {
         ll(&truth),
         ll(&moved)
     );
+}
+
+/// The walk scene's keypoints as a perfect detector sees them, with the
+/// true relative depths in pixels scaled by κ (as BlazePose gives them).
+fn observed_with_depth(
+    map: &KeypointMap,
+    cam: &Camera,
+    world: &[skeleton::nalgebra::Isometry3<f64>],
+) -> KeypointObservation {
+    let kappa = track::keypoint_term::DEFAULT_DEPTH_SCALE;
+    let pixels = map.project(world, cam);
+    let mut points: Vec<_> = KeypointObservation::from_pixels(map, &pixels)
+        .points()
+        .to_vec();
+    let depth =
+        |p: &track::keypoint_term::ObservedKeypoint| cam.project(&p.point.world(world)).unwrap().2;
+    let mean = points.iter().map(depth).sum::<f64>() / points.len() as f64;
+    for p in &mut points {
+        p.z = Some(kappa * (depth(p) - mean) * cam.fx() / mean);
+    }
+    KeypointObservation::new(points)
+}
+
+#[test]
+fn the_depth_order_tells_an_arm_from_its_flip() {
+    let (body, walk_pose, cam, map, _) = walk_scene();
+    let arm = Arm::find(body.skeleton(), Side::Right).unwrap();
+    let flip = track::flip::FlipArm::new(&body, arm, &walk_pose).unwrap();
+    // The right forearm bent well out of the image plane.
+    let mut truth = walk_pose.clone();
+    truth[flip.flex] += 1.2;
+    let world = body.skeleton().forward_kinematics(&truth).unwrap();
+    let obs = observed_with_depth(&map, &cam, &world);
+    // Every flipped arm projects its joints where the true one does: the
+    // 2D part cannot tell them apart, the depth part prefers the truth.
+    let configs = track::flip::arm_configurations(
+        &Point3::from(cam.world_from_camera().translation.vector),
+        &world,
+        &arm,
+    );
+    let flips: Vec<Vec<f64>> = configs[1..]
+        .iter()
+        .filter_map(|(e, w)| {
+            let mut pose = truth.clone();
+            track::flip::solve_arm(&body, &flip, &mut pose, e, w).then_some(pose)
+        })
+        .collect();
+    assert!(!flips.is_empty(), "the walk's right arm has a flip");
+    let flat = KeypointTerm {
+        depth_sigma: 0.0,
+        ..KeypointTerm::default()
+    };
+    let deep = KeypointTerm::default();
+    let score = |term: &KeypointTerm, pose: &[f64]| {
+        term.log_likelihood(
+            &obs,
+            &cam,
+            &body.skeleton().forward_kinematics(pose).unwrap(),
+        )
+    };
+    let true_deep = score(&deep, &truth);
+    let wrist_depth = |pose: &[f64]| {
+        let w = body.skeleton().forward_kinematics(pose).unwrap();
+        cam.project(&Point3::from(w[arm.wrist].translation.vector))
+            .unwrap()
+            .2
+    };
+    for pose in &flips {
+        let (f_flat, f_deep) = (score(&flat, pose), score(&deep, pose));
+        let moved = (wrist_depth(pose) - wrist_depth(&truth)).abs();
+        assert!(
+            (f_flat - score(&flat, &truth)).abs() < 0.05,
+            "a flip keeps the projection: {f_flat} vs {}",
+            score(&flat, &truth)
+        );
+        // 5 cm of the wrist's depth cost ~0.04 nats, 17 cm ~0.4.
+        assert!(
+            f_deep < true_deep - 0.5 * moved,
+            "the depth part prefers the true arm: flip (wrist {moved:.3} m off in depth) {f_deep} vs truth {true_deep}"
+        );
+    }
+}
+
+#[test]
+fn lifting_puts_the_arm_on_the_detected_elbow_and_wrist() {
+    let (body, truth, cam, map, world) = walk_scene();
+    let obs = KeypointObservation::from_pixels(&map, &map.project(&world, &cam));
+    let arms: Vec<_> = [Side::Left, Side::Right]
+        .into_iter()
+        .filter_map(|s| {
+            track::flip::FlipArm::new(&body, Arm::find(body.skeleton(), s).ok()?, &truth)
+        })
+        .collect();
+    assert_eq!(arms.len(), 2);
+    // Start from the truth with both elbows straightened and the shoulders
+    // swung: the arms are far off the detections.
+    let mut start = truth.clone();
+    for a in &arms {
+        start[a.flex] -= 0.3;
+        let r = body.skeleton().param_range(a.arm.shoulder);
+        start[r.start] += 0.25;
+    }
+    assert!(body.within_limits(&body.state_of(&start)));
+    let mut out = Vec::new();
+    let made = track::lift::lift_hypotheses(
+        &body,
+        &arms,
+        &cam,
+        &obs,
+        &body.state_of(&start),
+        12,
+        &mut out,
+    );
+    assert!(made >= 1, "made {made}");
+    // The best hypothesis puts every elbow and wrist keypoint on its
+    // detection (to a tenth of a pixel); the start is pixels away.
+    let error = |pose: &[f64]| {
+        let w = body.skeleton().forward_kinematics(pose).unwrap();
+        let p = map.project(&w, &cam);
+        obs.points()
+            .iter()
+            .filter(|k| k.name.ends_with("elbow") || k.name.ends_with("wrist"))
+            .map(|k| {
+                let i = map
+                    .bindings()
+                    .iter()
+                    .position(|b| b.name == k.name)
+                    .unwrap();
+                let [u, v] = p[i].unwrap();
+                (u - k.u).hypot(v - k.v)
+            })
+            .fold(0.0, f64::max)
+    };
+    assert!(error(&start) > 3.0, "start {}", error(&start));
+    let best = out
+        .chunks(body.dim())
+        .map(|s| error(&body.full_pose(s)))
+        .fold(f64::INFINITY, f64::min);
+    assert!(best < 0.1, "best lifted hypothesis {best} px off");
 }

@@ -44,6 +44,11 @@ pub struct KeypointsArgs {
     /// No progress on stderr (the summary is still printed).
     #[arg(long)]
     pub quiet: bool,
+    /// Also write `<name>_z` after each keypoint's score: BlazePose's
+    /// depth relative to the hips' midpoint, in the same pixel scale
+    /// (smaller is nearer the camera).
+    #[arg(long)]
+    pub with_depth: bool,
 }
 
 /// The person's box in `frame`: the foreground blob (label pixels scaled
@@ -112,6 +117,9 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
     let mut header = String::from("frame");
     for n in TRACKED_KEYPOINTS {
         header += &format!(",{n}_u,{n}_v,{n}_score");
+        if args.with_depth {
+            header += &format!(",{n}_z");
+        }
     }
     writeln!(out, "{header}").with_context(|| csv_what.clone())?;
     let started = Instant::now();
@@ -156,8 +164,12 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
             for name in TRACKED_KEYPOINTS {
                 match kp.as_ref().and_then(|k| k.get(name)) {
                     Some(p) => {
-                        row += &format!(",{:.2},{:.2},{:.3}", p.u, p.v, p.score.min(p.presence))
+                        row += &format!(",{:.2},{:.2},{:.3}", p.u, p.v, p.score.min(p.presence));
+                        if args.with_depth {
+                            row += &format!(",{:.2}", p.z);
+                        }
                     }
+                    None if args.with_depth => row += ",,,,",
                     None => row += ",,,",
                 }
             }

@@ -202,6 +202,15 @@ pub struct TrackArgs {
     /// image (shoulders to hips).
     #[arg(long, default_value_t = track::keypoint_term::DEFAULT_KEYPOINT_SIGMA)]
     pub keypoint_sigma: f64,
+    /// Arm hypotheses a frame lifted onto the detected elbows and wrists
+    /// (0: none).
+    #[arg(long, default_value_t = track::keypoint_term::DEFAULT_KEYPOINT_LIFTS)]
+    pub keypoint_lifts: usize,
+    /// σ of the keypoint term's depth order (the detector's relative depth
+    /// of each limb segment's ends) as a fraction of the person's size;
+    /// 0 leaves the detector's depth out.
+    #[arg(long, default_value_t = track::keypoint_term::DEFAULT_DEPTH_SIGMA)]
+    pub keypoint_depth_sigma: f64,
     /// σ_F of RTPF Eq. 2.
     #[arg(long, default_value_t = 0.1)]
     pub sigma_f: f64,
@@ -267,6 +276,8 @@ impl TrackArgs {
                 mean_estimate: self.estimate == EstimateArg::Mean,
                 observation: self.observation.into(),
                 keypoint_sigma: self.keypoint_sigma,
+                keypoint_lifts: self.keypoint_lifts,
+                keypoint_depth_sigma: self.keypoint_depth_sigma,
             },
             fps: self.fps,
             out_csv: self.out_csv.clone(),
