@@ -208,6 +208,36 @@ fn keypoints_of_a_clip_as_csv() {
         exact >= 1,
         "no frame with both elbows on the true elbows:\n{text}"
     );
+    // --with-depth: a `_z` column after each score, the same u, v.
+    let deep = dir.join("kp_z.csv");
+    let o = run(&[
+        "keypoints",
+        "--frames",
+        dir.to_str().unwrap(),
+        "--background-frames",
+        "1",
+        "--with-depth",
+        "--out-csv",
+        deep.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let with_z = std::fs::read_to_string(&deep).unwrap();
+    let mut z_lines = with_z.lines();
+    let z_header: Vec<&str> = z_lines.next().unwrap().split(',').collect();
+    assert_eq!(z_header.len(), 1 + 4 * 13);
+    assert_eq!(
+        &z_header[..5],
+        ["frame", "nose_u", "nose_v", "nose_score", "nose_z"]
+    );
+    for (z_row, row) in z_lines.zip(&rows) {
+        let z_row: Vec<&str> = z_row.split(',').collect();
+        let zc = |n: &str| z_header.iter().position(|h| *h == n).unwrap();
+        for n in ["right_elbow_u", "left_wrist_v"] {
+            assert_eq!(z_row[zc(n)], row[col(n)], "{n}");
+        }
+        let z: f64 = z_row[zc("right_elbow_z")].parse().unwrap();
+        assert!(z.is_finite());
+    }
     // A missing source names the flag.
     let o = run(&[
         "keypoints",

@@ -14,6 +14,15 @@
 //!   slope of the detector's depth difference against the true one in
 //!   pixels at the segment's distance.
 //!
+//! Then the **lifting floor**: the right- and left-elbow angle RMSE over the
+//! `move` frames of an ideal lifting from the detections — the true
+//! shoulder in 3D, the true bone lengths, each segment's depth order from
+//! the detector's `z`, the elbow and the wrist put on the rays through the
+//! detected ones (the landmarks taken at the joint, or short of it by
+//! `LANDMARK_SHIFT`), and the same with the true 2D joints. No tracker
+//! that fits these detections can be expected to do much better than the
+//! detector's own floor.
+//!
 //! The clip should be one the tracker is not evaluated on; the constants
 //! were measured on this one:
 //!
@@ -28,7 +37,9 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use nalgebra::Point3;
+use labels::Camera;
+use nalgebra::{Point3, Vector3};
+use track::keypoint_term::LANDMARK_SHIFT;
 
 #[path = "common/csv.rs"]
 mod csv;
@@ -40,6 +51,39 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// The point of the ray from the origin along `d` (camera space, unit) at
+/// distance `r` from `centre`, on the far side when `far`; the point at `r`
+/// towards the ray when it passes farther than `r`.
+fn on_ray(d: &Vector3<f64>, centre: &Point3<f64>, r: f64, far: bool) -> Point3<f64> {
+    let c = centre.coords;
+    let b = d.dot(&c);
+    let disc = b * b - (c.norm_squared() - r * r);
+    if disc < 0.0 {
+        let closest = d * b;
+        return centre + (closest - c).normalize() * r;
+    }
+    let t = if far {
+        b + disc.sqrt()
+    } else {
+        b - disc.sqrt()
+    };
+    Point3::from(d * t)
+}
+
+/// The camera-space ray direction through the continuous pixel `(u, v)`.
+fn ray(camera: &Camera, u: f64, v: f64) -> Vector3<f64> {
+    Vector3::new(
+        (u - camera.cx()) / camera.fx(),
+        (v - camera.cy()) / camera.fy(),
+        1.0,
+    )
+    .normalize()
+}
+
+fn angle_deg(a: &Point3<f64>, b: &Point3<f64>, c: &Point3<f64>) -> f64 {
+    (a - b).angle(&(c - b)).to_degrees()
 }
 
 fn main() -> Result<()> {
@@ -153,5 +197,99 @@ fn main() -> Result<()> {
             k_fore
         );
     }
+    lifting_floor(&truth, &kp_rows, &kp, &camera);
     Ok(())
+}
+
+/// The lifting floor (module docs).
+fn lifting_floor(
+    truth: &Csv,
+    kp_rows: &std::collections::HashMap<usize, &Vec<String>>,
+    kp: &Csv,
+    camera: &Camera,
+) {
+    let shift = |name: &str| {
+        LANDMARK_SHIFT
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0.0, |&(_, f)| f)
+    };
+    let variants: [(&str, bool, bool); 3] = [
+        ("detected, at the joint", false, false),
+        ("detected, short of the joint (LANDMARK_SHIFT)", true, false),
+        ("true 2D joints", false, true),
+    ];
+    println!();
+    println!(
+        "lifting floor (true shoulder and bone lengths, depth order from the detector), elbow RMSE over `move`:"
+    );
+    println!("| 2D elbow and wrist | right | left |");
+    println!("|---|---|---|");
+    for (label, shifted, true_2d) in variants {
+        let mut rmse = Vec::new();
+        for side in ["right", "left"] {
+            let mut sq = Vec::new();
+            for r in &truth.rows {
+                if truth.text(r, "phase") != Some("move") {
+                    continue;
+                }
+                let Some(k) = truth
+                    .get(r, "frame")
+                    .and_then(|f| kp_rows.get(&(f as usize)))
+                else {
+                    continue;
+                };
+                let cam_point = |j: &str| -> Option<Point3<f64>> {
+                    let p = Point3::new(
+                        truth.get(r, &format!("{side}_{j}_x"))?,
+                        truth.get(r, &format!("{side}_{j}_y"))?,
+                        truth.get(r, &format!("{side}_{j}_z"))?,
+                    );
+                    Some(camera.world_from_camera().inverse_transform_point(&p))
+                };
+                let (Some(s), Some(e), Some(w)) = (
+                    cam_point("shoulder"),
+                    cam_point("elbow"),
+                    cam_point("wrist"),
+                ) else {
+                    continue;
+                };
+                let det = |j: &str, c: &str| kp.get(k, &format!("{side}_{j}_{c}"));
+                let (Some(zs), Some(ze), Some(zw)) =
+                    (det("shoulder", "z"), det("elbow", "z"), det("wrist", "z"))
+                else {
+                    continue;
+                };
+                let pixel = |j: &str| -> Option<(f64, f64)> {
+                    if true_2d {
+                        Some((
+                            truth.get(r, &format!("{side}_{j}_u"))?,
+                            truth.get(r, &format!("{side}_{j}_v"))?,
+                        ))
+                    } else {
+                        Some((det(j, "u")?, det(j, "v")?))
+                    }
+                };
+                let (Some(pe), Some(pw)) = (pixel("elbow"), pixel("wrist")) else {
+                    continue;
+                };
+                let (f1, f2) = if shifted {
+                    (shift("elbow"), shift("wrist"))
+                } else {
+                    (0.0, 0.0)
+                };
+                let (l1, l2) = ((e - s).norm(), (w - e).norm());
+                let p = on_ray(&ray(camera, pe.0, pe.1), &s, (1.0 - f1) * l1, ze > zs);
+                let elbow = s + (p - s) / (1.0 - f1);
+                let q = on_ray(&ray(camera, pw.0, pw.1), &elbow, (1.0 - f2) * l2, zw > ze);
+                let wrist = elbow + (q - elbow) / (1.0 - f2);
+                let Some(t) = truth.get(r, &format!("{side}_elbow_deg")) else {
+                    continue;
+                };
+                sq.push((angle_deg(&s, &elbow, &wrist) - t).powi(2));
+            }
+            rmse.push((sq.iter().sum::<f64>() / sq.len().max(1) as f64).sqrt());
+        }
+        println!("| {label} | {:.1}° | {:.1}° |", rmse[0], rmse[1]);
+    }
 }

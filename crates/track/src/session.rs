@@ -1046,12 +1046,21 @@ impl Session {
         match (self.settings.observation, &self.keypoints) {
             (ObservationMode::Regions, _) => "regions (RTPF)".into(),
             (m, Some(_)) => format!(
-                "{} (BlazePose keypoints on their own thread, σ {:.2} of the body's size)",
+                "{} (BlazePose keypoints on their own thread, σ {:.2} of the body's size; {}; {})",
                 match m {
                     ObservationMode::Keypoints => "keypoints",
                     _ => "regions + keypoints",
                 },
-                self.settings.keypoint_sigma
+                self.settings.keypoint_sigma,
+                if self.settings.keypoint_depth_sigma > 0.0 {
+                    format!("depth order σ {:.2}", self.settings.keypoint_depth_sigma)
+                } else {
+                    "no depth order".into()
+                },
+                match self.settings.keypoint_lifts {
+                    0 => "no lifted arms".to_string(),
+                    n => format!("up to {n} lifted arms a frame"),
+                }
             ),
             (_, None) => "regions (no keypoint detector)".into(),
         }

@@ -1216,6 +1216,24 @@ fn panels(
                                 .logarithmic(true)
                                 .text("keypoint σ (× body size)"),
                         );
+                        let keypoints = settings.tracker.observation != ObservationMode::Regions;
+                        ui.add_enabled(
+                            keypoints,
+                            egui::Slider::new(&mut settings.tracker.keypoint_depth_sigma, 0.0..=2.0)
+                                .text("depth-order σ (× body size, 0 = off)"),
+                        )
+                        .on_hover_text(
+                            "how strongly the detector's relative depth of each limb segment's ends \
+                             picks between a segment and its flip towards or away from the camera",
+                        );
+                        ui.add_enabled(
+                            keypoints,
+                            egui::Slider::new(&mut settings.tracker.keypoint_lifts, 0..=24)
+                                .text("lifted arms a frame"),
+                        )
+                        .on_hover_text(
+                            "particles moved each frame onto arms solved for the detected elbows and wrists",
+                        );
                         ui.small(s.observation.as_str());
                     });
                 egui::CollapsingHeader::new("View")
