@@ -11,7 +11,8 @@
 //!
 //! ```sh
 //! cargo run --release -p track --example session_eval -- [--particles N] [--filter pfrth] [--seed S] \
-//!     [--observation regions|keypoints|both] [--keypoint-sigma S] [TAG …]
+//!     [--observation regions|keypoints|both] [--keypoint-sigma S] [--depth-sigma S] [--lifts N] \
+//!     [--truth-body] [--mean-estimate] [TAG …]
 //! ```
 
 use std::collections::HashMap;
