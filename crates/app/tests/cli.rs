@@ -248,6 +248,33 @@ fn keypoints_of_a_clip_as_csv() {
     ]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--frames"), "{}", stderr(&o));
+    // A --model that cannot be read, or is not an ONNX model, names the
+    // flag and the file, and no CSV is written.
+    let models = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-keypoints-model");
+    let _ = std::fs::remove_dir_all(&models);
+    std::fs::create_dir_all(&models).unwrap();
+    let junk = models.join("not_a_model.onnx");
+    std::fs::write(&junk, b"not an ONNX model").unwrap();
+    let missing = models.join("missing.onnx");
+    for model in [&missing, &junk] {
+        let out = models.join("kp_model.csv");
+        let o = run(&[
+            "keypoints",
+            "--frames",
+            dir.to_str().unwrap(),
+            "--background-frames",
+            "1",
+            "--model",
+            model.to_str().unwrap(),
+            "--out-csv",
+            out.to_str().unwrap(),
+        ]);
+        assert!(!o.status.success(), "{} accepted", model.display());
+        let e = stderr(&o);
+        assert!(e.contains(&format!("--model {}", model.display())), "{e}");
+        assert!(!e.contains("panicked"), "{e}");
+        assert!(!out.exists(), "{} written", out.display());
+    }
 }
 
 /// `render` into a folder that is not empty is refused (old frames would be

@@ -49,6 +49,11 @@ pub struct KeypointsArgs {
     /// (smaller is nearer the camera).
     #[arg(long)]
     pub with_depth: bool,
+    /// A BlazePose landmark model converted to ONNX by
+    /// `tools/convert_keypoint_model.py` (e.g. the heavy variant) instead of
+    /// the embedded full model.
+    #[arg(long)]
+    pub model: Option<PathBuf>,
 }
 
 /// The person's box in `frame`: the foreground blob (label pixels scaled
@@ -83,7 +88,12 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
     let what = format!("--frames {}", args.frames);
     let mut source = open_source(&args.frames, args.fps).with_context(|| what.clone())?;
     let (w, h) = source.size();
-    let detector = Detector::new().context("the keypoint model")?;
+    let detector = match &args.model {
+        Some(path) => {
+            Detector::load(path).with_context(|| format!("--model {}", path.display()))?
+        }
+        None => Detector::new().context("the keypoint model")?,
+    };
     let mut seg = Segmenter::new(SegmentParams::default(), w, h).with_context(|| what.clone())?;
     let mut background = false;
     if let Some(path) = &args.background {
