@@ -80,6 +80,8 @@ impl SceneArg {
                 "fov",
                 "subject_height",
                 "observation",
+                "keypoint_depth_sigma",
+                "keypoint_lifts",
                 "sleeves",
                 "backend",
                 "sampling",
@@ -134,6 +136,14 @@ struct GuiArgs {
     /// (default both).
     #[arg(long, value_enum)]
     observation: Option<posecloud::cli::track::ObservationArg>,
+    /// Tracking scene: σ of the keypoint term's depth order, a fraction of
+    /// the person's size (default 0.5; 0 leaves the detector's depth out).
+    #[arg(long)]
+    keypoint_depth_sigma: Option<f64>,
+    /// Tracking scene: arms lifted onto the detected elbows and wrists a
+    /// frame (default 12; 0 none).
+    #[arg(long)]
+    keypoint_lifts: Option<usize>,
     /// Tracking scene: the person's sleeves, short (arms are skin) or long.
     #[arg(long, value_enum)]
     sleeves: Option<posecloud::cli::vision_cmds::SleevesArg>,
@@ -404,6 +414,12 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     }
     if let Some(o) = a.observation {
         settings.tracker.observation = o.into();
+    }
+    if let Some(s) = a.keypoint_depth_sigma {
+        settings.tracker.keypoint_depth_sigma = s;
+    }
+    if let Some(n) = a.keypoint_lifts {
+        settings.tracker.keypoint_lifts = n;
     }
     run(
         TrackGuiOptions {
