@@ -111,6 +111,22 @@ fn window_flags_out_of_range_are_errors_before_any_window() {
     }
 }
 
+/// `posecloud keypoints` on the frames in `dir` (the first one empty)
+/// into `csv`, with `extra` flags.
+fn keypoints_run(dir: &Path, csv: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "keypoints",
+        "--frames",
+        dir.to_str().unwrap(),
+        "--background-frames",
+        "1",
+        "--out-csv",
+        csv.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 /// `posecloud keypoints` on a clip of the default body standing in front of
 /// the default camera after an empty frame: one row per detected frame
 /// with the tracked keypoints near the body's joints, in frame pixels.
@@ -144,15 +160,7 @@ fn keypoints_of_a_clip_as_csv() {
         f.save_png(dir.join(format!("frame_{k:04}.png"))).unwrap();
     }
     let csv = dir.join("kp.csv");
-    let o = run(&[
-        "keypoints",
-        "--frames",
-        dir.to_str().unwrap(),
-        "--background-frames",
-        "1",
-        "--out-csv",
-        csv.to_str().unwrap(),
-    ]);
+    let o = keypoints_run(&dir, &csv, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
@@ -210,16 +218,7 @@ fn keypoints_of_a_clip_as_csv() {
     );
     // --with-depth: a `_z` column after each score, the same u, v.
     let deep = dir.join("kp_z.csv");
-    let o = run(&[
-        "keypoints",
-        "--frames",
-        dir.to_str().unwrap(),
-        "--background-frames",
-        "1",
-        "--with-depth",
-        "--out-csv",
-        deep.to_str().unwrap(),
-    ]);
+    let o = keypoints_run(&dir, &deep, &["--with-depth"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let with_z = std::fs::read_to_string(&deep).unwrap();
     let mut z_lines = with_z.lines();
@@ -258,17 +257,7 @@ fn keypoints_of_a_clip_as_csv() {
     let missing = models.join("missing.onnx");
     for model in [&missing, &junk] {
         let out = models.join("kp_model.csv");
-        let o = run(&[
-            "keypoints",
-            "--frames",
-            dir.to_str().unwrap(),
-            "--background-frames",
-            "1",
-            "--model",
-            model.to_str().unwrap(),
-            "--out-csv",
-            out.to_str().unwrap(),
-        ]);
+        let o = keypoints_run(&dir, &out, &["--model", model.to_str().unwrap()]);
         assert!(!o.status.success(), "{} accepted", model.display());
         let e = stderr(&o);
         assert!(e.contains(&format!("--model {}", model.display())), "{e}");

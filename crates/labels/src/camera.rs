@@ -201,11 +201,13 @@ impl Camera {
     /// The world ray through the centre `(px + 0.5, py + 0.5)` of pixel
     /// `(px, py)`: the camera centre and a unit direction.
     pub fn pixel_ray(&self, px: u32, py: u32) -> (Point3<f64>, Unit<Vector3<f64>>) {
-        let d = Vector3::new(
-            (f64::from(px) + 0.5 - self.cx) / self.fx,
-            (f64::from(py) + 0.5 - self.cy) / self.fy,
-            1.0,
-        );
+        self.ray_through(f64::from(px) + 0.5, f64::from(py) + 0.5)
+    }
+
+    /// The world ray through the continuous pixel position `(u, v)` (as
+    /// [`Self::project`] gives it): the camera centre and a unit direction.
+    pub fn ray_through(&self, u: f64, v: f64) -> (Point3<f64>, Unit<Vector3<f64>>) {
+        let d = Vector3::new((u - self.cx) / self.fx, (v - self.cy) / self.fy, 1.0);
         let origin = Point3::from(self.world_from_camera.translation.vector);
         (
             origin,

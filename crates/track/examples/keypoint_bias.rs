@@ -53,33 +53,24 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// The point of the ray from the origin along `d` (camera space, unit) at
-/// distance `r` from `centre`, on the far side when `far`; the point at `r`
-/// towards the ray when it passes farther than `r`.
-fn on_ray(d: &Vector3<f64>, centre: &Point3<f64>, r: f64, far: bool) -> Point3<f64> {
-    let c = centre.coords;
-    let b = d.dot(&c);
-    let disc = b * b - (c.norm_squared() - r * r);
-    if disc < 0.0 {
-        let closest = d * b;
-        return centre + (closest - c).normalize() * r;
-    }
-    let t = if far {
-        b + disc.sqrt()
-    } else {
-        b - disc.sqrt()
-    };
-    Point3::from(d * t)
-}
-
-/// The camera-space ray direction through the continuous pixel `(u, v)`.
-fn ray(camera: &Camera, u: f64, v: f64) -> Vector3<f64> {
-    Vector3::new(
-        (u - camera.cx()) / camera.fx(),
-        (v - camera.cy()) / camera.fy(),
-        1.0,
-    )
-    .normalize()
+/// The point of the ray of sight through the pixel `(u, v)` at distance
+/// `r` from `centre`: the one farther from the camera when `far`, else the
+/// nearer ([`track::lift::points_at_distance`]: the point at `r` towards
+/// the ray when the ray passes farther than `r`).
+fn on_ray(
+    camera: &Camera,
+    (u, v): (f64, f64),
+    centre: &Point3<f64>,
+    r: f64,
+    far: bool,
+) -> Point3<f64> {
+    let (c, d) = camera.ray_through(u, v);
+    let forward = camera.world_from_camera().rotation * Vector3::z();
+    let prefer = centre + forward * if far { r } else { -r };
+    track::lift::points_at_distance(&c, &d, centre, r, &prefer)
+        .first()
+        .copied()
+        .unwrap_or(*centre)
 }
 
 fn angle_deg(a: &Point3<f64>, b: &Point3<f64>, c: &Point3<f64>) -> f64 {
@@ -239,18 +230,18 @@ fn lifting_floor(
                 else {
                     continue;
                 };
-                let cam_point = |j: &str| -> Option<Point3<f64>> {
+                let world_point = |j: &str| -> Option<Point3<f64>> {
                     let p = Point3::new(
                         truth.get(r, &format!("{side}_{j}_x"))?,
                         truth.get(r, &format!("{side}_{j}_y"))?,
                         truth.get(r, &format!("{side}_{j}_z"))?,
                     );
-                    Some(camera.world_from_camera().inverse_transform_point(&p))
+                    Some(p)
                 };
                 let (Some(s), Some(e), Some(w)) = (
-                    cam_point("shoulder"),
-                    cam_point("elbow"),
-                    cam_point("wrist"),
+                    world_point("shoulder"),
+                    world_point("elbow"),
+                    world_point("wrist"),
                 ) else {
                     continue;
                 };
@@ -279,9 +270,9 @@ fn lifting_floor(
                     (0.0, 0.0)
                 };
                 let (l1, l2) = ((e - s).norm(), (w - e).norm());
-                let p = on_ray(&ray(camera, pe.0, pe.1), &s, (1.0 - f1) * l1, ze > zs);
+                let p = on_ray(camera, pe, &s, (1.0 - f1) * l1, ze > zs);
                 let elbow = s + (p - s) / (1.0 - f1);
-                let q = on_ray(&ray(camera, pw.0, pw.1), &elbow, (1.0 - f2) * l2, zw > ze);
+                let q = on_ray(camera, pw, &elbow, (1.0 - f2) * l2, zw > ze);
                 let wrist = elbow + (q - elbow) / (1.0 - f2);
                 let Some(t) = truth.get(r, &format!("{side}_elbow_deg")) else {
                     continue;

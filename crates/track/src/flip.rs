@@ -103,7 +103,12 @@ fn other_root(
 
 /// Both intersections of the ray `C + t d` with the sphere, in front of
 /// the camera.
-fn roots(c: &Point3<f64>, d: &Vector3<f64>, centre: &Point3<f64>, r: f64) -> Vec<Point3<f64>> {
+pub(crate) fn roots(
+    c: &Point3<f64>,
+    d: &Vector3<f64>,
+    centre: &Point3<f64>,
+    r: f64,
+) -> Vec<Point3<f64>> {
     let oc = centre - c;
     let b = d.dot(&oc);
     let disc = b * b - (oc.norm_squared() - r * r);
@@ -259,34 +264,44 @@ pub fn flip_hypotheses(
         .collect();
     let total: usize = configs.iter().map(Vec::len).product();
     let mut made = 0;
+    let mut targets = vec![None; arms.len()];
     for combo in 1..total {
         // Mixed-radix digits: configuration of each arm (0 = current).
         let mut rest = combo;
-        let mut p = pose.clone();
-        let mut ok = true;
-        for (flip, cfg) in arms.iter().zip(&configs) {
+        for (target, cfg) in targets.iter_mut().zip(&configs) {
             let k = rest % cfg.len();
             rest /= cfg.len();
-            if k != 0 {
-                let (e, w) = cfg[k];
-                ok &= solve_arm(body, flip, &mut p, &e, &w);
-            }
-            if !ok {
-                break;
-            }
+            *target = (k != 0).then(|| cfg[k]);
         }
-        if !ok {
-            continue;
-        }
-        let s = body.state_of(&p);
-        // Only tracked parameters may change (the solve touches the
-        // shoulder and elbow, which FlipArm requires to be tracked).
-        if body.within_limits(&s) && body.full_pose(&s) == p {
+        if let Some(s) = posed_arms(body, arms, &pose, &targets) {
             out.extend_from_slice(&s);
             made += 1;
         }
     }
     made
+}
+
+/// The state of `pose` with each arm `a` moved so that its elbow and wrist
+/// reach `targets[a]` ([`solve_arm`]; `None`: the arm stays), or `None`
+/// when an arm cannot reach its target or the result leaves the joint
+/// limits. Only tracked parameters may change: the solve touches the
+/// shoulder and the elbow, which [`FlipArm`] requires to be tracked.
+pub fn posed_arms(
+    body: &TrackedBody,
+    arms: &[FlipArm],
+    pose: &[f64],
+    targets: &[Option<(Point3<f64>, Point3<f64>)>],
+) -> Option<Vec<f64>> {
+    let mut p = pose.to_vec();
+    for (flip, target) in arms.iter().zip(targets) {
+        if let Some((e, w)) = target
+            && !solve_arm(body, flip, &mut p, e, w)
+        {
+            return None;
+        }
+    }
+    let s = body.state_of(&p);
+    (body.within_limits(&s) && body.full_pose(&s) == p).then_some(s)
 }
 
 #[cfg(test)]

@@ -37,23 +37,8 @@ use labels::Camera;
 use nalgebra::{Point3, Unit, Vector3};
 
 use crate::body::TrackedBody;
-use crate::flip::{FlipArm, solve_arm};
+use crate::flip::{FlipArm, posed_arms, roots};
 use crate::keypoint_term::KeypointObservation;
-
-/// The world ray of sight through the continuous pixel `(u, v)` of
-/// `camera`: its centre and a unit direction.
-pub fn ray_through(camera: &Camera, u: f64, v: f64) -> (Point3<f64>, Unit<Vector3<f64>>) {
-    let d = Vector3::new(
-        (u - camera.cx()) / camera.fx(),
-        (v - camera.cy()) / camera.fy(),
-        1.0,
-    );
-    let pose = camera.world_from_camera();
-    (
-        Point3::from(pose.translation.vector),
-        Unit::new_normalize(pose.rotation * d),
-    )
-}
 
 /// The points of the ray `c + t d` (`t > 0`) at distance `r` from
 /// `centre`, nearest to `prefer` first; when the ray passes farther than `r`
@@ -66,27 +51,19 @@ pub fn points_at_distance(
     r: f64,
     prefer: &Point3<f64>,
 ) -> Vec<Point3<f64>> {
-    let oc = centre - c;
-    let b = d.dot(&oc);
-    let disc = b * b - (oc.norm_squared() - r * r);
-    let mut out: Vec<Point3<f64>> = if disc >= 0.0 {
-        let h = disc.sqrt();
-        let mut ts: Vec<f64> = vec![b - h];
-        // A ray tangent to the sphere gives one point.
-        if h > 1e-4 {
-            ts.push(b + h);
+    let mut out = roots(c, d, centre, r);
+    // A ray tangent to the sphere gives one point.
+    if let [a, b] = out[..]
+        && (a - b).norm() < 1e-4
+    {
+        out.truncate(1);
+    }
+    if out.is_empty() {
+        let closest = c + d.as_ref() * d.dot(&(centre - c)).max(1e-6);
+        if let Some(dir) = (closest - centre).try_normalize(1e-12) {
+            out.push(centre + dir * r);
         }
-        ts.into_iter()
-            .filter(|&t| t > 1e-6)
-            .map(|t| c + d.as_ref() * t)
-            .collect()
-    } else {
-        let closest = c + d.as_ref() * b.max(1e-6);
-        match (closest - centre).try_normalize(1e-12) {
-            Some(dir) => vec![centre + dir * r],
-            None => vec![],
-        }
-    };
+    }
     out.sort_by(|a, b| {
         (a - prefer)
             .norm_squared()
@@ -141,8 +118,8 @@ pub fn arm_lifts(
     if re < 1e-9 || rw < 1e-9 {
         return vec![];
     }
-    let (ce, de) = ray_through(camera, e_obs.0, e_obs.1);
-    let (cw, dw) = ray_through(camera, w_obs.0, w_obs.1);
+    let (ce, de) = camera.ray_through(e_obs.0, e_obs.1);
+    let (cw, dw) = camera.ray_through(w_obs.0, w_obs.1);
     let mut out = Vec::new();
     for point_e in points_at_distance(&ce, &de, &s, re, &pe) {
         let elbow = s + (point_e - s) * (upper / re);
@@ -200,19 +177,12 @@ pub fn lift_hypotheses(
         if made >= max {
             break;
         }
-        let mut p = pose.clone();
-        let ok = plan.iter().enumerate().all(|(a, k)| match k {
-            Some(k) => {
-                let (e, w) = lifts[a][*k];
-                solve_arm(body, &arms[a], &mut p, &e, &w)
-            }
-            None => true,
-        });
-        if !ok {
-            continue;
-        }
-        let s = body.state_of(&p);
-        if body.within_limits(&s) && body.full_pose(&s) == p {
+        let targets: Vec<_> = plan
+            .iter()
+            .enumerate()
+            .map(|(a, k)| k.map(|k| lifts[a][k]))
+            .collect();
+        if let Some(s) = posed_arms(body, arms, &pose, &targets) {
             out.extend_from_slice(&s);
             made += 1;
         }
@@ -243,11 +213,11 @@ mod tests {
     }
 
     #[test]
-    fn the_ray_through_a_projected_point_passes_through_it() {
+    fn the_cameras_ray_through_a_projected_point_passes_through_it() {
         let camera = crate::defaults::default_camera(160, 120, 60.0).unwrap();
         let p = Point3::new(0.4, 0.3, -2.5);
         let (u, v, depth) = camera.project(&p).unwrap();
-        let (c, d) = ray_through(&camera, u, v);
+        let (c, d) = camera.ray_through(u, v);
         let q = c + d.as_ref() * (p - c).norm();
         assert!((q - p).norm() < 1e-9, "{q} vs {p} (depth {depth})");
     }
