@@ -123,10 +123,9 @@ fn main() -> Result<()> {
 
     let mut trials = Vec::with_capacity(args.trials);
     for t in 0..args.trials {
-        let mut constraints = ConstraintSet::new();
-        constraints.add(
+        let constraints = ConstraintSet::with(
             &skeleton,
-            Constraint::position(tip, target, args.target_sigma),
+            [Constraint::position(tip, target, args.target_sigma)],
         )?;
         let config = SmcIkConfig {
             particles: args.particles,

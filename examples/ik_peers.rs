@@ -166,8 +166,7 @@ fn solve_dls(
     seed: u64,
 ) -> Result<Outcome> {
     let start = Instant::now();
-    let mut cs = ConstraintSet::new();
-    cs.add(s, Constraint::position(tip, *target, 1.0))?;
+    let cs = ConstraintSet::with(s, [Constraint::position(tip, *target, 1.0)])?;
     let mut solver = JacobianSolver::new(
         Method::Dls {
             damping,
@@ -207,8 +206,7 @@ fn solve_smc(
     config: SmcIkConfig,
 ) -> Result<Outcome> {
     let start = Instant::now();
-    let mut cs = ConstraintSet::new();
-    cs.add(s, Constraint::position(tip, *target, TARGET_SIGMA))?;
+    let cs = ConstraintSet::with(s, [Constraint::position(tip, *target, TARGET_SIGMA)])?;
     let mut solver = SmcIk::new(
         s.clone(),
         cs,

@@ -106,10 +106,9 @@ fn run_cell(args: &Args, protocol: Protocol, particles: usize, dof: usize) -> Re
     for trial in 0..args.trials {
         let mut rng = Pcg64::seed_from_u64(trial as u64);
         let target = protocol.target(&skeleton, &mut rng);
-        let mut constraints = ConstraintSet::new();
-        constraints.add(
+        let constraints = ConstraintSet::with(
             &skeleton,
-            Constraint::position(tip, target, args.target_sigma),
+            [Constraint::position(tip, target, args.target_sigma)],
         )?;
         let config = SmcIkConfig {
             particles,

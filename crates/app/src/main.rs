@@ -317,9 +317,11 @@ fn window_options(a: &GuiArgs, title: &str) -> posecloud::gui::scene_common::Win
         height: a.height,
         no_vsync: a.no_vsync,
         fixed_dt: a.fixed_dt,
-        screenshot: a.screenshot.clone(),
-        after_secs: a.after_secs,
-        quit_after: a.quit_after,
+        auto_exit: posecloud::gui::scene_common::AutoExit {
+            screenshot: a.screenshot.clone(),
+            after_secs: a.after_secs,
+            quit_after: a.quit_after,
+        },
         cloud_limit: a.cloud_limit,
     }
 }

@@ -51,6 +51,38 @@ pub trait Solver: Send + 'static {
     fn snapshot_into(&self, out: &mut Self::Snapshot);
 }
 
+/// Real-time play of a clip on the app's clock: when its next frame is due.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClipClock {
+    due: f64,
+}
+
+impl ClipClock {
+    /// Whether to play the next frame at the app's clock `time`: always
+    /// unless `realtime`; in real time once it is due (until then it sleeps
+    /// a millisecond, giving the core back instead of spinning). A frame
+    /// played makes the next one due `frame_time` later.
+    pub fn frame_due(&mut self, realtime: bool, time: f64, frame_time: f64) -> bool {
+        if realtime && time < self.due {
+            std::thread::sleep(Duration::from_millis(1));
+            return false;
+        }
+        self.due = time.max(self.due) + frame_time;
+        true
+    }
+}
+
+/// Steps `solver` `n` times at clock 0: its snapshot then (tests).
+#[cfg(test)]
+pub(crate) fn stepped<S: Solver>(solver: &mut S, n: usize) -> S::Snapshot {
+    for _ in 0..n {
+        solver.step(0.0).unwrap();
+    }
+    let mut snap = S::Snapshot::default();
+    solver.snapshot_into(&mut snap);
+    snap
+}
+
 /// What every snapshot carries besides the solver's own data.
 #[derive(Clone, Debug, Default)]
 pub struct Published<T> {

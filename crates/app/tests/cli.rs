@@ -2,8 +2,12 @@
 //! `render` a BVH clip into a synthetic camera folder, `segment` it, `fk`,
 //! and the window flags that are rejected before anything opens.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use common::{DefaultSubject, fresh_dir};
 
 const BIN: &str = env!("CARGO_BIN_EXE_posecloud");
 
@@ -23,24 +27,37 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-#[test]
-fn render_then_segment_a_synthetic_clip() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-render");
-    let _ = std::fs::remove_dir_all(&dir);
-    let seg = dir.join("seg");
-    let o = run(&[
+const WALK: &str = "assets/motions/cmu_131_01_walk.bvh";
+
+/// `posecloud render` of the walk's clip frames `range` through the front
+/// camera into `dir`, with `extra` flags.
+fn render(dir: &Path, range: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
         "render",
         "--bvh",
-        "assets/motions/cmu_131_01_walk.bvh",
+        WALK,
         "--camera",
         "crates/vision/assets/camera_front.toml",
         "--out",
         dir.to_str().unwrap(),
         "--range",
-        "600..612",
-        "--step",
-        "4",
-    ]);
+        range,
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+/// `posecloud fk` of the walk's frame `frame`, with `extra` flags.
+fn fk(frame: &str, extra: &[&str]) -> Output {
+    run(&[&["fk", "--bvh", WALK, "--frame", frame], extra].concat())
+}
+
+#[test]
+fn render_then_segment_a_synthetic_clip() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-render");
+    let _ = std::fs::remove_dir_all(&dir);
+    let seg = dir.join("seg");
+    let o = render(&dir, "600..612", &["--step", "4"]);
     assert!(o.status.success(), "render failed: {}", stderr(&o));
     let truth = std::fs::read_to_string(dir.join("ground_truth.csv")).unwrap();
     assert!(truth.lines().count() > 3, "{truth}");
@@ -60,33 +77,14 @@ fn render_then_segment_a_synthetic_clip() {
 
 #[test]
 fn fk_prints_every_joint_and_rejects_a_bad_frame() {
-    let o = run(&[
-        "fk",
-        "--bvh",
-        "assets/motions/cmu_131_01_walk.bvh",
-        "--frame",
-        "3",
-    ]);
+    let o = fk("3", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.starts_with("name,x,y,z\n"));
     assert!(!text.contains("_end,"), "end sites only with --end-sites");
-    let o = run(&[
-        "fk",
-        "--bvh",
-        "assets/motions/cmu_131_01_walk.bvh",
-        "--frame",
-        "3",
-        "--end-sites",
-    ]);
+    let o = fk("3", &["--end-sites"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("_end,"));
-    let o = run(&[
-        "fk",
-        "--bvh",
-        "assets/motions/cmu_131_01_walk.bvh",
-        "--frame",
-        "999999",
-    ]);
+    let o = fk("999999", &[]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(
@@ -132,25 +130,10 @@ fn keypoints_run(dir: &Path, csv: &Path, extra: &[&str]) -> std::process::Output
 /// with the tracked keypoints near the body's joints, in frame pixels.
 #[test]
 fn keypoints_of_a_clip_as_csv() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-keypoints");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let body = track::default_body(1.7).unwrap();
-    let cam = track::default_camera(320, 240, 60.0).unwrap();
-    let renderer = vision::SyntheticRenderer::new(
-        &body.skeleton,
-        cam.clone(),
-        vision::RenderOptions::default(),
-    )
-    .unwrap();
-    let pose = track::start::start_pose_from(
-        &body.skeleton,
-        track::StartPose::ArmsDown,
-        &cam,
-        nalgebra::Point3::new(0.1, -0.3, -2.4),
-        body.frames.pose(0),
-    )
-    .unwrap();
+    let dir = fresh_dir("cli-keypoints");
+    let subject = DefaultSubject::new();
+    let (body, cam, renderer) = (&subject.body, &subject.cam, &subject.renderer);
+    let pose = subject.arms_down_at(nalgebra::Point3::new(0.1, -0.3, -2.4));
     renderer
         .render_empty(0, 0, 0.0)
         .save_png(dir.join("frame_0000.png"))
@@ -249,9 +232,7 @@ fn keypoints_of_a_clip_as_csv() {
     assert!(stderr(&o).contains("--frames"), "{}", stderr(&o));
     // A --model that cannot be read, or is not an ONNX model, names the
     // flag and the file, and no CSV is written.
-    let models = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-keypoints-model");
-    let _ = std::fs::remove_dir_all(&models);
-    std::fs::create_dir_all(&models).unwrap();
+    let models = fresh_dir("cli-keypoints-model");
     let junk = models.join("not_a_model.onnx");
     std::fs::write(&junk, b"not an ONNX model").unwrap();
     let missing = models.join("missing.onnx");
@@ -270,33 +251,14 @@ fn keypoints_of_a_clip_as_csv() {
 /// read with the new ones); `--force` empties it first.
 #[test]
 fn render_refuses_a_folder_with_files_unless_forced() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-render-force");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("cli-render-force");
     std::fs::write(dir.join("frame_0099.png"), b"an old frame").unwrap();
-    let args = |force: bool| {
-        let mut a = vec![
-            "render",
-            "--bvh",
-            "assets/motions/cmu_131_01_walk.bvh",
-            "--camera",
-            "crates/vision/assets/camera_front.toml",
-            "--out",
-            dir.to_str().unwrap(),
-            "--range",
-            "600..604",
-        ];
-        if force {
-            a.push("--force");
-        }
-        run(&a)
-    };
-    let o = args(false);
+    let o = render(&dir, "600..604", &[]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains("--out") && e.contains("--force"), "{e}");
     assert!(dir.join("frame_0099.png").exists());
-    let o = args(true);
+    let o = render(&dir, "600..604", &["--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!dir.join("frame_0099.png").exists());
     assert!(dir.join("frame_0000.png").exists() && dir.join("frame_0001.png").exists());
@@ -328,11 +290,7 @@ fn no_x11_display_is_a_clear_error() {
 /// output is written is not an error (no "Broken pipe" panic).
 #[test]
 fn a_closed_stdout_pipe_ends_info_quietly() {
-    for args in [
-        &["info", "human"][..],
-        &["presets"],
-        &["fk", "--bvh", "assets/motions/cmu_131_01_walk.bvh"],
-    ] {
+    for args in [&["info", "human"][..], &["presets"], &["fk", "--bvh", WALK]] {
         let mut child = Command::new(BIN)
             .args(args)
             .current_dir(root())

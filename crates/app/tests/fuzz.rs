@@ -1280,7 +1280,7 @@ fn run_case(dir: &Path, args: &[String], stats: &mut FlagStats) -> Result<(), St
             CHILD_RSS_LIMIT >> 20
         ));
     }
-    match o.status.code() {
+    match o.output.status.code() {
         Some(0) => stats.accepted += 1,
         Some(code @ (1 | 2)) => {
             // The error block: from the last line that starts with
@@ -1318,7 +1318,7 @@ fn run_case(dir: &Path, args: &[String], stats: &mut FlagStats) -> Result<(), St
         None => {
             return Err(format!(
                 "killed by a signal ({:?}): {where_}\nstderr: {err}",
-                o.status
+                o.output.status
             ));
         }
     }

@@ -4,9 +4,13 @@
 //! `cargo test` reports them as ignored; `.ci/run` runs them with
 //! `--include-ignored`, where a missing `xvfb-run` or adapter is a failure.
 
-use std::collections::BTreeMap;
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::{DefaultSubject, fresh_dir};
 
 const BIN: &str = env!("CARGO_BIN_EXE_posecloud");
 
@@ -22,6 +26,31 @@ fn out_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui");
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Where a window test saves its screenshot `name`, with no old one left.
+fn screenshot_path(name: &str) -> PathBuf {
+    let png = out_dir().join(name);
+    let _ = std::fs::remove_file(&png);
+    png
+}
+
+/// Runs the app on `args` under a virtual display (which the test needs),
+/// screenshot to `name` after `after_secs`: the screenshot and stderr.
+fn run_screenshot(name: &str, args: &[&str], after_secs: &str) -> (Image, String) {
+    require_display();
+    let png = screenshot_path(name);
+    let path = png.to_str().unwrap();
+    let stderr = run_app(&[args, &["--screenshot", path, "--after-secs", after_secs]].concat());
+    (load_png(&png), stderr)
+}
+
+/// Runs the app without a window on `args`, which it must refuse: its
+/// stderr.
+fn refused(args: &[&str]) -> String {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    assert!(!out.status.success(), "{args:?} accepted");
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// One app at a time: two software-rendered windows on a 2-core machine
@@ -167,25 +196,15 @@ fn census(img: &Image) -> Census {
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn every_scene_renders_floor_body_cloud_and_panel() {
-    require_display();
-    let dir = out_dir();
     for scene in ["human", "arm", "chain", "hand"] {
-        let png = dir.join(format!("{scene}.png"));
-        let _ = std::fs::remove_file(&png);
         // A fixed clock steps the solver a fixed number of iterations per
         // frame (inline): the cloud in the picture is then the same on any
         // machine, not a function of how fast lavapipe draws the panels.
-        let stderr = run_app(&[
-            "--scene",
-            scene,
-            "--fixed-dt",
-            "0.05",
-            "--screenshot",
-            png.to_str().unwrap(),
-            "--after-secs",
+        let (img, stderr) = run_screenshot(
+            &format!("{scene}.png"),
+            &["--scene", scene, "--fixed-dt", "0.05"],
             "6",
-        ]);
-        let img = load_png(&png);
+        );
         let c = census(&img);
         eprintln!("{scene}: {c:?}\n{stderr}");
         assert!(c.distinct_colours > 200, "{scene}: blank? {c:?}");
@@ -198,31 +217,36 @@ fn every_scene_renders_floor_body_cloud_and_panel() {
 
 #[test]
 fn bad_scene_files_are_reported_not_panics() {
-    let out = Command::new(BIN)
-        .args(["--urdf", "/nonexistent/robot.urdf"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--urdf", "/nonexistent/robot.urdf"]);
     assert!(stderr.contains("/nonexistent/robot.urdf"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let out = Command::new(BIN)
-        .args(["--scene", "robot"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
     // clap refuses it, listing every scene.
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--scene", "robot"]);
     assert!(stderr.contains("invalid value 'robot'"), "{stderr}");
     for scene in ["human", "arm", "chain", "hand", "track", "walker", "sparse"] {
         assert!(stderr.contains(scene), "{scene} missing: {stderr}");
     }
 }
 
-/// The distances (m) of `joint`'s target in an IK `--report` CSV, in the
-/// rows from `after_s` seconds on; every row must keep the body and every
-/// particle inside the joint limits.
-fn settled_distances(report: &Path, joint: &str, after_s: f64) -> Vec<f64> {
+/// Runs the app on the scene `scene` (its flags) replaying `script` at a
+/// fixed 1/30 s per frame, one `--report` row per frame to `report`, with
+/// `extra` flags: stderr.
+fn run_script(scene: &[&str], script: &Path, report: &Path, extra: &[&str]) -> String {
+    let replay = [
+        "--script",
+        script.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        "--fixed-dt",
+        "0.0333333",
+    ];
+    run_app(&[scene, &replay, extra].concat())
+}
+
+/// The largest distance (m) of `joint`'s target in an IK `--report` CSV, in
+/// the rows from `after_s` seconds on; every row must keep the body and
+/// every particle inside the joint limits.
+fn worst_settled_distance(report: &Path, joint: &str, after_s: f64) -> f64 {
     let text = std::fs::read_to_string(report).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -248,7 +272,7 @@ fn settled_distances(report: &Path, joint: &str, after_s: f64) -> Vec<f64> {
         }
     }
     assert!(!settled.is_empty(), "no frame after {after_s} s:\n{text}");
-    settled
+    settled.into_iter().fold(0.0, f64::max)
 }
 
 #[test]
@@ -258,20 +282,10 @@ fn scripted_drag_moves_the_hand_within_two_millimetres_inside_the_limits() {
     let dir = out_dir();
     let report = dir.join("drag.csv");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts/drag_hand.txt");
-    let stderr = run_app(&[
-        "--scene",
-        "human",
-        "--script",
-        script.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-        "--fixed-dt",
-        "0.0333333",
-    ]);
+    let stderr = run_script(&["--scene", "human"], &script, &report, &[]);
     // The drag ends at 1.5 s; 2 s later the hand must have followed.
-    let settled = settled_distances(&report, "l_finger_tip", 3.5);
+    let worst = worst_settled_distance(&report, "l_finger_tip", 3.5);
     eprintln!("{stderr}");
-    let worst = settled.iter().copied().fold(0.0, f64::max);
     // The replay is deterministic and lands within ~0.2 mm; 2 mm leaves a
     // margin for other drivers' float differences while a solver that stops
     // following (centimetres) fails.
@@ -293,8 +307,7 @@ fn urdf_robot_is_drawn_with_its_meshes_and_its_flange_follows_a_drag() {
     let dir = out_dir();
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let urdf = manifest.join("../../assets/robots/panda/panda.urdf");
-    let (png, report) = (dir.join("panda.png"), dir.join("panda.csv"));
-    let _ = std::fs::remove_file(&png);
+    let (png, report) = (screenshot_path("panda.png"), dir.join("panda.csv"));
     // The committed drag, with a screenshot just before it quits.
     let drag = std::fs::read_to_string(manifest.join("tests/scripts/drag_panda.txt")).unwrap();
     let mut script: String = drag
@@ -305,18 +318,12 @@ fn urdf_robot_is_drawn_with_its_meshes_and_its_flange_follows_a_drag() {
     script += &format!("3.9 screenshot {}\n4.2 quit\n", png.display());
     let script_path = dir.join("drag_panda.txt");
     std::fs::write(&script_path, script).unwrap();
-    let stderr = run_app(&[
-        "--urdf",
-        urdf.to_str().unwrap(),
-        "--script",
-        script_path.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-        "--fixed-dt",
-        "0.0333333",
-        "--cloud-limit",
-        "0",
-    ]);
+    let stderr = run_script(
+        &["--urdf", urdf.to_str().unwrap()],
+        &script_path,
+        &report,
+        &["--cloud-limit", "0"],
+    );
     assert!(!stderr.contains("warning"), "{stderr}");
 
     let img = load_png(&png);
@@ -343,8 +350,7 @@ fn urdf_robot_is_drawn_with_its_meshes_and_its_flange_follows_a_drag() {
     assert!(capsule < 0.0005, "capsules drawn: {capsule}");
 
     // The drag ends at 2 s; 1.5 s later the flange must be there.
-    let settled = settled_distances(&report, "panda_joint8", 3.5);
-    let worst = settled.iter().copied().fold(0.0, f64::max);
+    let worst = worst_settled_distance(&report, "panda_joint8", 3.5);
     assert!(
         worst < 0.003,
         "flange {worst} m from its target after the drag"
@@ -357,25 +363,76 @@ fn urdf_robot_is_drawn_with_its_meshes_and_its_flange_follows_a_drag() {
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn tracking_scene_shows_estimate_truth_cloud_and_the_segmented_frame() {
-    let (png, stderr) = run_tracking("track.png", &["--fixed-dt", "0.0667"], "1.5");
+    let (img, stderr) = run_tracking("track.png", &["--fixed-dt", "0.0667"], "1.5");
     assert!(stderr.contains("posecloud: likelihood: "), "{stderr}");
-    check_tracking_screenshot(&png);
+    check_tracking_screenshot(&img);
 }
 
 /// The tracking scene's synthetic walk with 100 particles and `extra`
-/// flags, screenshot to `name` after `after_secs`: the screenshot's path
-/// and stderr, which reports no tracker error.
-fn run_tracking(name: &str, extra: &[&str], after_secs: &str) -> (PathBuf, String) {
-    require_display();
-    let png = out_dir().join(name);
-    let _ = std::fs::remove_file(&png);
-    let path = png.to_str().unwrap().to_owned();
-    let mut args = vec!["--scene", "track", "--particles", "100"];
-    args.extend_from_slice(extra);
-    args.extend(["--screenshot", &path, "--after-secs", after_secs]);
-    let stderr = run_app(&args);
+/// flags, screenshot to `name` after `after_secs`: the screenshot and
+/// stderr, which reports no tracker error.
+fn run_tracking(name: &str, extra: &[&str], after_secs: &str) -> (Image, String) {
+    let args = [&["--scene", "track", "--particles", "100"], extra].concat();
+    let (img, stderr) = run_screenshot(name, &args, after_secs);
     assert!(!stderr.contains("tracker:"), "{name}: {stderr}");
-    (png, stderr)
+    (img, stderr)
+}
+
+/// The estimate's solid body, the ground truth's ghost and the cloud in
+/// the 3D view (columns `columns`, above the 180 px of plots) of a
+/// screenshot.
+#[derive(Default)]
+struct ViewPixels {
+    /// Pixels of the solid body, the sum of their (x, y), and the first and
+    /// last rows holding one.
+    body: i32,
+    body_sum: (f64, f64),
+    body_rows: (usize, usize),
+    /// Pixels of the ghost and the sum of their (x, y).
+    ghost: i32,
+    ghost_sum: (f64, f64),
+    /// Coarse colours (64 levels a channel) of the other saturated pixels.
+    hues: HashSet<(i32, i32, i32)>,
+}
+
+fn view_pixels(img: &Image, columns: std::ops::Range<usize>) -> ViewPixels {
+    let mut v = ViewPixels {
+        body_rows: (usize::MAX, 0),
+        ..ViewPixels::default()
+    };
+    for y in 0..img.height - 180 {
+        for x in columns.clone() {
+            let c = img.rgb[y * img.width + x];
+            if is_solid_body(c) {
+                v.body += 1;
+                v.body_rows = (v.body_rows.0.min(y), v.body_rows.1.max(y));
+                v.body_sum = (v.body_sum.0 + x as f64, v.body_sum.1 + y as f64);
+            } else if is_ghost(c) {
+                v.ghost += 1;
+                v.ghost_sum = (v.ghost_sum.0 + x as f64, v.ghost_sum.1 + y as f64);
+            } else {
+                let [r, g, b] = c.map(i32::from);
+                if r.max(g).max(b) - r.min(g).min(b) > 40 {
+                    v.hues.insert((r / 64, g / 64, b / 64));
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Pixels of the estimate's skeleton (orange) drawn over the tracking
+/// window's frame panel.
+fn skeleton_over_frame(img: &Image) -> usize {
+    let mut skeleton = 0;
+    for y in 20..440 {
+        for x in 730..1270 {
+            if near(img.rgb[y * img.width + x], [1.0, 0.45, 0.05], 8) {
+                skeleton += 1;
+            }
+        }
+    }
+    skeleton
 }
 
 /// Where the tracking window's screenshot shows the estimate (orange) and
@@ -389,52 +446,24 @@ struct TrackedPixels {
 
 /// The tracking window's screenshot shows the estimate, the truth, the
 /// cloud, the camera frame and its label overlay.
-fn check_tracking_screenshot(png: &Path) -> TrackedPixels {
-    let img = load_png(png);
+fn check_tracking_screenshot(img: &Image) -> TrackedPixels {
     assert_eq!((img.width, img.height), (1280, 800), "window size");
-    let px = |x: usize, y: usize| img.rgb[y * img.width + x];
     // The 3D view lies between the left controls (320 px) and the frame
     // panel (560 px); in it the estimate's solid orange body and the
     // truth's translucent ghost.
-    let (mut orange, mut white, mut hues) = (0, 0, std::collections::HashSet::new());
-    let (mut orange_sum, mut white_sum) = ((0.0, 0.0), (0.0, 0.0));
-    let (mut top, mut bottom) = (usize::MAX, 0);
-    for y in 0..img.height - 180 {
-        for x in 330..710 {
-            let c = px(x, y);
-            if is_solid_body(c) {
-                orange += 1;
-                (top, bottom) = (top.min(y), bottom.max(y));
-                orange_sum = (orange_sum.0 + x as f64, orange_sum.1 + y as f64);
-            } else if is_ghost(c) {
-                white += 1;
-                white_sum = (white_sum.0 + x as f64, white_sum.1 + y as f64);
-            } else {
-                let [r, g, b] = c.map(i32::from);
-                let (max, min) = (r.max(g).max(b), r.min(g).min(b));
-                if max - min > 40 {
-                    hues.insert((r / 64, g / 64, b / 64));
-                }
-            }
-        }
-    }
+    let view = view_pixels(img, 330..710);
+    let (orange, white, hues) = (view.body, view.ghost, &view.hues);
     assert!(orange > 500, "no estimate: {orange} orange pixels");
     assert!(white > 200, "no ground truth: {white} white pixels");
     assert!(hues.len() >= 4, "cloud colours missing: {hues:?}");
     // The frame panel shows the rendered frame (noise, checkerboard, the
     // dressed body): thousands of colours, and the estimate's skeleton drawn
     // over it in the estimate's orange.
-    let mut frame_colours = std::collections::HashSet::new();
-    let mut skeleton = 0;
-    for y in 20..440 {
-        for x in 730..1270 {
-            let c = px(x, y);
-            frame_colours.insert(c);
-            if near(c, [1.0, 0.45, 0.05], 8) {
-                skeleton += 1;
-            }
-        }
-    }
+    let frame_colours: HashSet<[u8; 3]> = (20..440)
+        .flat_map(|y| (730..1270).map(move |x| (x, y)))
+        .map(|(x, y)| img.rgb[y * img.width + x])
+        .collect();
+    let skeleton = skeleton_over_frame(img);
     assert!(
         frame_colours.len() > 2000,
         "no camera frame: {} colours",
@@ -446,9 +475,9 @@ fn check_tracking_screenshot(png: &Path) -> TrackedPixels {
     );
     let centroid = |(x, y): (f64, f64), n: i32| (x / f64::from(n), y / f64::from(n));
     TrackedPixels {
-        estimate: centroid(orange_sum, orange),
-        truth: centroid(white_sum, white),
-        body_height: bottom.saturating_sub(top) as f64,
+        estimate: centroid(view.body_sum, orange),
+        truth: centroid(view.ghost_sum, white),
+        body_height: view.body_rows.1.saturating_sub(view.body_rows.0) as f64,
     }
 }
 
@@ -456,7 +485,7 @@ fn check_tracking_screenshot(png: &Path) -> TrackedPixels {
 /// in [`tracking_scene_shows_estimate_truth_cloud_and_the_segmented_frame`]:
 /// the line naming the likelihood on stderr, and what the screenshot shows.
 fn track_with_backend(backend: &str) -> (String, TrackedPixels) {
-    let (png, stderr) = run_tracking(
+    let (img, stderr) = run_tracking(
         &format!("track_{backend}.png"),
         // Without lifted arms: on this capsule figure BlazePose swaps the
         // sides now and then, the lifted arms follow the swaps and the
@@ -478,7 +507,7 @@ fn track_with_backend(backend: &str) -> (String, TrackedPixels) {
         .find_map(|l| l.strip_prefix("posecloud: likelihood: "))
         .unwrap_or_else(|| panic!("{backend}: no likelihood line:\n{stderr}"))
         .to_string();
-    (line, check_tracking_screenshot(&png))
+    (line, check_tracking_screenshot(&img))
 }
 
 /// `--backend gpu`: the GPU likelihood runs on the window's own device
@@ -546,19 +575,14 @@ fn tracking_scene_runs_the_gpu_likelihood_on_the_renderers_device() {
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn the_gpu_likelihood_keeps_reading_back_while_the_window_renders() {
-    let (png, stderr) = run_tracking("track_gpu_threaded.png", &["--backend", "gpu"], "8");
+    let (img, stderr) = run_tracking("track_gpu_threaded.png", &["--backend", "gpu"], "8");
     assert!(stderr.contains("GPU likelihood on "), "{stderr}");
-    check_tracking_screenshot(&png);
+    check_tracking_screenshot(&img);
 }
 
 #[test]
 fn the_backend_flag_is_checked_and_named() {
-    let out = Command::new(BIN)
-        .args(["--scene", "track", "--backend", "nonsense"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--scene", "track", "--backend", "nonsense"]);
     assert!(stderr.contains("--backend"), "{stderr}");
     assert!(stderr.contains("nonsense"), "{stderr}");
     assert!(
@@ -567,12 +591,7 @@ fn the_backend_flag_is_checked_and_named() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
     for scene in ["walker", "human"] {
-        let out = Command::new(BIN)
-            .args(["--scene", scene, "--backend", "gpu"])
-            .output()
-            .unwrap();
-        assert!(!out.status.success());
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = refused(&["--scene", scene, "--backend", "gpu"]);
         assert!(stderr.contains("--backend"), "{scene}: {stderr}");
         assert!(
             stderr.contains(&format!("is not used by the {scene} scene"))
@@ -585,79 +604,38 @@ fn the_backend_flag_is_checked_and_named() {
 #[test]
 fn tracking_scene_input_errors_name_the_flag_or_device() {
     // No camera file is needed: the missing device is named.
-    let out = Command::new(BIN)
-        .args(["--scene", "track", "--frames", "webcam:7"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--scene", "track", "--frames", "webcam:7"]);
     assert!(stderr.contains("/dev/video7"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let out = Command::new(BIN)
-        .args([
-            "--scene",
-            "track",
-            "--frames",
-            "webcam:7",
-            "--camera",
-            "/nonexistent/cam.toml",
-        ])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&[
+        "--scene",
+        "track",
+        "--frames",
+        "webcam:7",
+        "--camera",
+        "/nonexistent/cam.toml",
+    ]);
     assert!(
         stderr.contains("webcam") || stderr.contains("cam.toml"),
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let out = Command::new(BIN)
-        .args(["--scene", "track", "--subject-height", "4"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--subject-height"));
-    let out = Command::new(BIN)
-        .args(["--scene", "track", "--bvh", "/nonexistent/me.bvh"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--scene", "track", "--subject-height", "4"]);
+    assert!(stderr.contains("--subject-height"));
+    let stderr = refused(&["--scene", "track", "--bvh", "/nonexistent/me.bvh"]);
     assert!(stderr.contains("/nonexistent/me.bvh"), "{stderr}");
-    let out = Command::new(BIN)
-        .args(["--scene", "track", "--particles", "0"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--particles"));
+    let stderr = refused(&["--scene", "track", "--particles", "0"]);
+    assert!(stderr.contains("--particles"));
 }
 
 /// A short webcam-style clip as PNG frames (30 frames/s, 320 × 240, the
 /// default camera: level at the origin, 60° wide): the empty room for
 /// 1.3 s, then a person who steps in and stands arms-down 2.8 m away.
 fn guided_start_clip() -> PathBuf {
-    use track::StartPose;
-    let dir = out_dir().join("guided_frames");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let body = track::default_body(1.7).unwrap();
-    let cam = track::default_camera(320, 240, 60.0).unwrap();
-    let renderer = vision::SyntheticRenderer::new(
-        &body.skeleton,
-        cam.clone(),
-        vision::RenderOptions::default(),
-    )
-    .unwrap();
-    let pose = |x: f64| {
-        track::start::start_pose_from(
-            &body.skeleton,
-            StartPose::ArmsDown,
-            &cam,
-            nalgebra::Point3::new(x, -0.3, -2.8),
-            body.frames.pose(0),
-        )
-        .unwrap()
-    };
+    let dir = fresh_dir("gui/guided_frames");
+    let subject = DefaultSubject::new();
+    let renderer = &subject.renderer;
+    let pose = |x: f64| subject.arms_down_at(nalgebra::Point3::new(x, -0.3, -2.8));
     for k in 0..110usize {
         let t = k as f64 / 30.0;
         let frame = match k {
@@ -684,22 +662,19 @@ fn guided_start_clip() -> PathBuf {
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn tracking_scene_guides_the_start_on_a_clip_without_set_up_files() {
-    require_display();
     let clip = guided_start_clip();
-    let png = out_dir().join("track_guided.png");
-    let _ = std::fs::remove_file(&png);
-    let stderr = run_app(&[
-        "--scene",
-        "track",
-        "--frames",
-        clip.to_str().unwrap(),
-        "--particles",
-        "100",
-        "--screenshot",
-        png.to_str().unwrap(),
-        "--after-secs",
+    let (img, stderr) = run_screenshot(
+        "track_guided.png",
+        &[
+            "--scene",
+            "track",
+            "--frames",
+            clip.to_str().unwrap(),
+            "--particles",
+            "100",
+        ],
         "14",
-    ]);
+    );
     let position = |stage: &str| {
         stderr
             .find(&format!("[{stage}]"))
@@ -718,15 +693,7 @@ fn tracking_scene_guides_the_start_on_a_clip_without_set_up_files() {
     assert!(stderr.contains("default camera"), "{stderr}");
     assert!(stderr.contains("start pose arms-down placed"), "{stderr}");
     // The skeleton over the frame panel: orange bones where the person is.
-    let img = load_png(&png);
-    let mut skeleton = 0;
-    for y in 20..440 {
-        for x in 730..1270 {
-            if near(img.rgb[y * img.width + x], [1.0, 0.45, 0.05], 8) {
-                skeleton += 1;
-            }
-        }
-    }
+    let skeleton = skeleton_over_frame(&img);
     assert!(
         skeleton > 50,
         "no skeleton over the frame: {skeleton} orange pixels"
@@ -738,40 +705,22 @@ fn tracking_scene_guides_the_start_on_a_clip_without_set_up_files() {
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn walker_scene_shows_legs_cloud_and_the_camera_image() {
-    require_display();
-    let png = out_dir().join("walker.png");
-    let _ = std::fs::remove_file(&png);
-    let stderr = run_app(&[
-        "--scene",
-        "walker",
-        "--particles",
-        "1000",
-        "--fixed-dt",
-        "0.0345",
-        "--screenshot",
-        png.to_str().unwrap(),
-        "--after-secs",
+    let (img, stderr) = run_screenshot(
+        "walker.png",
+        &[
+            "--scene",
+            "walker",
+            "--particles",
+            "1000",
+            "--fixed-dt",
+            "0.0345",
+        ],
         "1.0",
-    ]);
+    );
     assert!(!stderr.contains("walker:"), "{stderr}");
-    let img = load_png(&png);
     let px = |x: usize, y: usize| img.rgb[y * img.width + x];
-    let (mut orange, mut white, mut hues) = (0, 0, std::collections::HashSet::new());
-    for y in 0..img.height - 180 {
-        for x in 320..930 {
-            let c = px(x, y);
-            if is_solid_body(c) {
-                orange += 1;
-            } else if is_ghost(c) {
-                white += 1;
-            } else {
-                let [r, g, b] = c.map(i32::from);
-                if r.max(g).max(b) - r.min(g).min(b) > 40 {
-                    hues.insert((r / 64, g / 64, b / 64));
-                }
-            }
-        }
-    }
+    let view = view_pixels(&img, 320..930);
+    let (orange, white, hues) = (view.body, view.ghost, &view.hues);
     assert!(orange > 300, "no mean legs: {orange} orange pixels");
     assert!(white > 50, "no truth: {white} white pixels");
     assert!(hues.len() >= 3, "cloud colours missing: {hues:?}");
@@ -797,21 +746,12 @@ fn walker_scene_shows_legs_cloud_and_the_camera_image() {
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn sparse_scene_shows_body_ghost_sensors_and_contacts() {
-    require_display();
-    let png = out_dir().join("sparse.png");
-    let _ = std::fs::remove_file(&png);
-    let stderr = run_app(&[
-        "--scene",
-        "sparse",
-        "--fixed-dt",
-        "0.0168",
-        "--screenshot",
-        png.to_str().unwrap(),
-        "--after-secs",
+    let (img, stderr) = run_screenshot(
+        "sparse.png",
+        &["--scene", "sparse", "--fixed-dt", "0.0168"],
         "0.5",
-    ]);
+    );
     assert!(!stderr.contains("sparse:"), "{stderr}");
-    let img = load_png(&png);
     let px = |x: usize, y: usize| img.rgb[y * img.width + x];
     let (mut orange, mut magenta, mut red_axis, mut green) = (0, 0, 0, 0);
     for y in 0..img.height - 180 {

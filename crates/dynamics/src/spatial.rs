@@ -34,15 +34,58 @@ pub struct Motion {
     pub v: Vector3<f64>,
 }
 
+/// The vector-space part of a spatial vector type with two 3-vector
+/// halves: `new`, `zero`, `+`, `+=`, `-=` and scaling by an `f64`, each
+/// acting half by half.
+macro_rules! spatial_vector_ops {
+    ($t:ident { $a:ident, $b:ident }) => {
+        impl $t {
+            pub const fn new($a: Vector3<f64>, $b: Vector3<f64>) -> Self {
+                Self { $a, $b }
+            }
+
+            pub fn zero() -> Self {
+                Self::default()
+            }
+        }
+
+        impl std::ops::Add for $t {
+            type Output = $t;
+            #[inline]
+            fn add(self, o: $t) -> $t {
+                $t::new(self.$a + o.$a, self.$b + o.$b)
+            }
+        }
+
+        impl std::ops::AddAssign for $t {
+            #[inline]
+            fn add_assign(&mut self, o: $t) {
+                self.$a += o.$a;
+                self.$b += o.$b;
+            }
+        }
+
+        impl std::ops::SubAssign for $t {
+            #[inline]
+            fn sub_assign(&mut self, o: $t) {
+                self.$a -= o.$a;
+                self.$b -= o.$b;
+            }
+        }
+
+        impl std::ops::Mul<f64> for $t {
+            type Output = $t;
+            #[inline]
+            fn mul(self, s: f64) -> $t {
+                $t::new(self.$a * s, self.$b * s)
+            }
+        }
+    };
+}
+
+spatial_vector_ops!(Motion { w, v });
+
 impl Motion {
-    pub const fn new(w: Vector3<f64>, v: Vector3<f64>) -> Self {
-        Self { w, v }
-    }
-
-    pub fn zero() -> Self {
-        Self::default()
-    }
-
     /// The motion cross product `self × m` (RBDA Eq. 2.31):
     /// `(ω₁ × ω₂, ω₁ × v₂ + v₁ × ω₂)`.
     #[inline]
@@ -70,30 +113,6 @@ impl Motion {
     }
 }
 
-impl std::ops::Add for Motion {
-    type Output = Motion;
-    #[inline]
-    fn add(self, o: Motion) -> Motion {
-        Motion::new(self.w + o.w, self.v + o.v)
-    }
-}
-
-impl std::ops::AddAssign for Motion {
-    #[inline]
-    fn add_assign(&mut self, o: Motion) {
-        self.w += o.w;
-        self.v += o.v;
-    }
-}
-
-impl std::ops::Mul<f64> for Motion {
-    type Output = Motion;
-    #[inline]
-    fn mul(self, s: f64) -> Motion {
-        Motion::new(self.w * s, self.v * s)
-    }
-}
-
 /// A spatial force vector (wrench): moment `n` about the frame origin and
 /// force `f`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -102,39 +121,7 @@ pub struct Force {
     pub f: Vector3<f64>,
 }
 
-impl Force {
-    pub const fn new(n: Vector3<f64>, f: Vector3<f64>) -> Self {
-        Self { n, f }
-    }
-
-    pub fn zero() -> Self {
-        Self::default()
-    }
-}
-
-impl std::ops::Add for Force {
-    type Output = Force;
-    #[inline]
-    fn add(self, o: Force) -> Force {
-        Force::new(self.n + o.n, self.f + o.f)
-    }
-}
-
-impl std::ops::AddAssign for Force {
-    #[inline]
-    fn add_assign(&mut self, o: Force) {
-        self.n += o.n;
-        self.f += o.f;
-    }
-}
-
-impl std::ops::SubAssign for Force {
-    #[inline]
-    fn sub_assign(&mut self, o: Force) {
-        self.n -= o.n;
-        self.f -= o.f;
-    }
-}
+spatial_vector_ops!(Force { n, f });
 
 /// A rigid placement `(R, p)`: the pose of a frame B in a frame A,
 /// `x_A = R x_B + p`. Rotation matrices (not quaternions) because every
@@ -217,26 +204,17 @@ impl Se3 {
 
 /// A spatial inertia about a frame's origin: mass `m`, first moment
 /// `h = m c` and rotational inertia `I_O` about the origin (module docs).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Inertia {
     pub mass: f64,
     pub h: Vector3<f64>,
     pub i_o: Matrix3<f64>,
 }
 
-impl Default for Inertia {
-    fn default() -> Self {
-        Self::zero()
-    }
-}
-
 impl Inertia {
+    /// No mass: the identity of `+=`.
     pub fn zero() -> Self {
-        Self {
-            mass: 0.0,
-            h: Vector3::zeros(),
-            i_o: Matrix3::zeros(),
-        }
+        Self::default()
     }
 
     /// From mass, centre of mass and the inertia tensor about the centre of

@@ -95,29 +95,33 @@ fn check(name: &str, model: &Model) {
     }
 }
 
+/// [`check`] on a robot under `assets/robots/`.
+fn check_robot(name: &str) {
+    let path = format!("{}/assets/robots/{name}.urdf", root());
+    check(name, &Model::from_urdf(path).unwrap());
+}
+
+/// [`check`] on a skeleton preset with its own masses.
+fn check_preset(name: &str, skeleton: &skeleton::Skeleton) {
+    check(
+        name,
+        &Model::from_skeleton(skeleton, MassSource::Skeleton).unwrap(),
+    );
+}
+
 #[test]
 fn arm6_matches_pinocchio() {
-    check(
-        "arm6",
-        &Model::from_urdf(format!("{}/assets/robots/arm6.urdf", root())).unwrap(),
-    );
+    check_robot("arm6");
 }
 
 #[test]
 fn arm7_matches_pinocchio() {
-    check(
-        "arm7",
-        &Model::from_urdf(format!("{}/assets/robots/arm7.urdf", root())).unwrap(),
-    );
+    check_robot("arm7");
 }
 
 #[test]
 fn human_preset_matches_pinocchio() {
-    let human = skeleton::presets::human();
-    check(
-        "human",
-        &Model::from_skeleton(&human, MassSource::Skeleton).unwrap(),
-    );
+    check_preset("human", &skeleton::presets::human());
 }
 
 #[test]
@@ -138,18 +142,10 @@ fn branchy_urdf_matches_pinocchio() {
 
 #[test]
 fn hand_preset_matches_pinocchio() {
-    let hand = skeleton::presets::hand();
-    check(
-        "hand",
-        &Model::from_skeleton(&hand, MassSource::Skeleton).unwrap(),
-    );
+    check_preset("hand", &skeleton::presets::hand());
 }
 
 #[test]
 fn rtpf_upper_body_matches_pinocchio() {
-    let rtpf = skeleton::presets::rtpf_upper_body();
-    check(
-        "rtpf",
-        &Model::from_skeleton(&rtpf, MassSource::Skeleton).unwrap(),
-    );
+    check_preset("rtpf", &skeleton::presets::rtpf_upper_body());
 }

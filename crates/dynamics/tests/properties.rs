@@ -4,7 +4,7 @@
 //! power of the non-inertial forces (`Ṁ − 2C` skew), a floating body falls
 //! at `g`, Jacobians match finite differences of forward kinematics.
 
-use dynamics::{DynamicsError, MassSource, Model, ModelOptions};
+use dynamics::{Data, DynamicsError, MassSource, Model, ModelOptions};
 use nalgebra::{DMatrix, DVector, Vector3};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
@@ -55,9 +55,52 @@ fn models() -> Vec<(&'static str, Model)> {
     ]
 }
 
+/// Runs `check(name, model, data, rng)` on every model of [`models`] in
+/// turn, with one generator seeded `seed` for them all.
+fn for_each_model(seed: u64, mut check: impl FnMut(&str, &Model, &mut Data, &mut Pcg64)) {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    for (name, model) in models() {
+        let mut data = model.data();
+        check(name, &model, &mut data, &mut rng);
+    }
+}
+
+/// `q ⊕ ±h v`: where a step of `±h` along the velocity `v` leads.
+fn integrate_both_ways(model: &Model, q: &[f64], v: &[f64], h: f64) -> (Vec<f64>, Vec<f64>) {
+    let step = |dt: f64| {
+        let mut out = vec![0.0; q.len()];
+        model.integrate(q, v, dt, &mut out).unwrap();
+        out
+    };
+    (step(h), step(-h))
+}
+
+/// `q ± h q̇`: steps of `±h` along the parameter rates `qdot`.
+fn shift_both_ways(q: &[f64], qdot: &[f64], h: f64) -> (Vec<f64>, Vec<f64>) {
+    let step = |dt: f64| q.iter().zip(qdot).map(|(a, b)| a + dt * b).collect();
+    (step(h), step(-h))
+}
+
+/// `Ṁ` by central differences between the configurations `(q₊, q₋)` a
+/// step of `±h` away.
+fn mass_matrix_rate(
+    model: &Model,
+    data: &mut Data,
+    (qp, qm): (&[f64], &[f64]),
+    h: f64,
+) -> DMatrix<f64> {
+    let mp = model.mass_matrix(data, qp).unwrap().clone();
+    let mm = model.mass_matrix(data, qm).unwrap();
+    (mp - mm) / (2.0 * h)
+}
+
 fn random_vec(rng: &mut Pcg64, n: usize, scale: f64) -> Vec<f64> {
     (0..n).map(|_| rng.random_range(-scale..scale)).collect()
 }
+
+/// A forward-dynamics solver: `(model, data, q, v, τ) ↦ q̈`.
+type ForwardDynamics =
+    for<'d> fn(&Model, &'d mut Data, &[f64], &[f64], &[f64]) -> dynamics::Result<&'d DVector<f64>>;
 
 fn rel(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
     (a - b).norm() / b.norm().max(1e-300)
@@ -65,52 +108,42 @@ fn rel(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
 
 #[test]
 fn mass_matrix_is_symmetric_positive_definite() {
-    let mut rng = Pcg64::seed_from_u64(1);
-    for (name, model) in models() {
-        let mut data = model.data();
+    for_each_model(1, |name, model, data, rng| {
         for _ in 0..5 {
-            let q = random_vec(&mut rng, model.nq(), 1.2);
-            let m = model.mass_matrix(&mut data, &q).unwrap().clone();
+            let q = random_vec(rng, model.nq(), 1.2);
+            let m = model.mass_matrix(data, &q).unwrap().clone();
             assert!(rel(&m.transpose(), &m) == 0.0, "{name}: not symmetric");
             let eig = m.clone().symmetric_eigenvalues();
             assert!(eig.min() > 0.0, "{name}: eigenvalues {eig}");
         }
-    }
+    });
 }
 
 #[test]
 fn inverse_dynamics_is_mass_times_acceleration_plus_bias_and_forward_dynamics_inverts_it() {
-    let mut rng = Pcg64::seed_from_u64(2);
-    for (name, model) in models() {
-        let mut data = model.data();
+    for_each_model(2, |name, model, data, rng| {
         for _ in 0..5 {
             let n = model.nv();
-            let q = random_vec(&mut rng, n, 1.2);
-            let v = random_vec(&mut rng, n, 2.0);
-            let a = random_vec(&mut rng, n, 3.0);
-            let tau = model
-                .inverse_dynamics(&mut data, &q, &v, &a)
-                .unwrap()
-                .clone();
-            let m = model.mass_matrix(&mut data, &q).unwrap().clone();
-            let c = model.bias_forces(&mut data, &q, &v).unwrap().clone();
+            let q = random_vec(rng, n, 1.2);
+            let v = random_vec(rng, n, 2.0);
+            let a = random_vec(rng, n, 3.0);
+            let tau = model.inverse_dynamics(data, &q, &v, &a).unwrap().clone();
+            let m = model.mass_matrix(data, &q).unwrap().clone();
+            let c = model.bias_forces(data, &q, &v).unwrap().clone();
             let expect = &m * DVector::from_column_slice(&a) + &c;
             let err = (&tau - &expect).norm() / expect.norm();
             assert!(err < 1e-12, "{name}: RNEA vs M a + C: {err}");
-            let a2 = model
-                .forward_dynamics(&mut data, &q, &v, tau.as_slice())
-                .unwrap()
-                .clone();
-            let err = (a2 - DVector::from_column_slice(&a)).norm() / 3.0;
-            assert!(err < 1e-9, "{name}: forward dynamics (ABA): {err}");
-            let a3 = model
-                .forward_dynamics_crba(&mut data, &q, &v, tau.as_slice())
-                .unwrap()
-                .clone();
-            let err = (a3 - DVector::from_column_slice(&a)).norm() / 3.0;
-            assert!(err < 1e-9, "{name}: forward dynamics (CRBA + LᵀL): {err}");
+            let solvers: [(&str, ForwardDynamics); 2] = [
+                ("ABA", Model::forward_dynamics),
+                ("CRBA + LᵀL", Model::forward_dynamics_crba),
+            ];
+            for (solver, forward) in solvers {
+                let a2 = forward(model, data, &q, &v, tau.as_slice()).unwrap();
+                let err = (a2 - DVector::from_column_slice(&a)).norm() / 3.0;
+                assert!(err < 1e-9, "{name}: forward dynamics ({solver}): {err}");
+            }
         }
-    }
+    });
 }
 
 /// `d/dt (½ vᵀ M v) = vᵀ (τ − G)` along any motion, so with
@@ -119,34 +152,27 @@ fn inverse_dynamics_is_mass_times_acceleration_plus_bias_and_forward_dynamics_in
 /// coordinates). `Ṁ` by central differences along `q ⊕ ±h v`.
 #[test]
 fn kinetic_energy_rate_matches_the_bias_forces() {
-    let mut rng = Pcg64::seed_from_u64(3);
     let h = 1e-5;
-    for (name, model) in models() {
-        let mut data = model.data();
+    for_each_model(3, |name, model, data, rng| {
         let n = model.nv();
         for _ in 0..3 {
-            let q = random_vec(&mut rng, n, 1.0);
-            let v = random_vec(&mut rng, n, 1.5);
-            let mut qp = vec![0.0; n];
-            let mut qm = vec![0.0; n];
-            model.integrate(&q, &v, h, &mut qp).unwrap();
-            model.integrate(&q, &v, -h, &mut qm).unwrap();
-            let mp = model.mass_matrix(&mut data, &qp).unwrap().clone();
-            let mm = model.mass_matrix(&mut data, &qm).unwrap().clone();
-            let mdot = (mp - mm) / (2.0 * h);
+            let q = random_vec(rng, n, 1.0);
+            let v = random_vec(rng, n, 1.5);
+            let (qp, qm) = integrate_both_ways(model, &q, &v, h);
+            let mdot = mass_matrix_rate(model, data, (&qp, &qm), h);
             let vv = DVector::from_column_slice(&v);
             let lhs = (vv.transpose() * &mdot * &vv)[0];
-            let c = model.bias_forces(&mut data, &q, &v).unwrap().clone();
-            let g = model.gravity_forces(&mut data, &q).unwrap().clone();
+            let c = model.bias_forces(data, &q, &v).unwrap().clone();
+            let g = model.gravity_forces(data, &q).unwrap().clone();
             let rhs = 2.0 * vv.dot(&(c - g));
-            let m = model.mass_matrix(&mut data, &q).unwrap().clone();
+            let m = model.mass_matrix(data, &q).unwrap().clone();
             let scale = (vv.transpose() * &m * &vv)[0];
             assert!(
                 (lhs - rhs).abs() < 1e-6 * scale,
                 "{name}: vᵀṀv = {lhs}, 2vᵀ(C−G) = {rhs}"
             );
         }
-    }
+    });
 }
 
 /// With parameter-rate velocities (hinges only: the arms, the hinge chain)
@@ -169,11 +195,8 @@ fn mass_matrix_rate_minus_twice_coriolis_is_skew_on_revolute_chains() {
         let n = model.nv();
         let q = random_vec(&mut rng, n, 1.0);
         let v = random_vec(&mut rng, n, 1.5);
-        let qp: Vec<f64> = q.iter().zip(&v).map(|(a, b)| a + h * b).collect();
-        let qm: Vec<f64> = q.iter().zip(&v).map(|(a, b)| a - h * b).collect();
-        let mp = model.mass_matrix(&mut data, &qp).unwrap().clone();
-        let mm = model.mass_matrix(&mut data, &qm).unwrap().clone();
-        let mdot = (mp - mm) / (2.0 * h);
+        let (qp, qm) = shift_both_ways(&q, &v, h);
+        let mdot = mass_matrix_rate(&model, &mut data, (&qp, &qm), h);
         let model0 = model.clone().with_gravity(Vector3::zeros()).unwrap();
         let mut data0 = model0.data();
         // Columns of C_mat(v) by polarisation.
@@ -216,49 +239,38 @@ fn a_floating_body_falls_at_g_without_joint_motion() {
 
 #[test]
 fn frames_match_skeleton_forward_kinematics() {
-    let mut rng = Pcg64::seed_from_u64(6);
-    for (name, model) in models() {
-        let mut data = model.data();
-        let q = random_vec(&mut rng, model.nq(), 1.0);
+    for_each_model(6, |name, model, data, rng| {
+        let q = random_vec(rng, model.nq(), 1.0);
         let world = model.skeleton().forward_kinematics(&q).unwrap();
         for (j, w) in world.iter().enumerate() {
-            let p = model.frame_pose(&mut data, &q, j).unwrap();
+            let p = model.frame_pose(data, &q, j).unwrap();
             let r = w.rotation.to_rotation_matrix().into_inner();
             assert!(
                 (p.p - w.translation.vector).norm() < 1e-12 && (p.r - r).norm() < 1e-12,
                 "{name}: joint {j}"
             );
         }
-    }
+    });
 }
 
 /// `J_x v` and `J_θ v` against central differences of forward kinematics
 /// along `q ⊕ ±h v`; `param_velocity_map` against differences along `q ± h q̇`.
 #[test]
 fn jacobians_and_velocity_maps_match_finite_differences() {
-    let mut rng = Pcg64::seed_from_u64(7);
     let h = 1e-6;
-    for (name, model) in models() {
-        let mut data = model.data();
+    for_each_model(7, |name, model, data, rng| {
         let n = model.nv();
-        let q = random_vec(&mut rng, n, 1.0);
-        let v = random_vec(&mut rng, n, 1.0);
-        let mut qp = vec![0.0; n];
-        let mut qm = vec![0.0; n];
-        model.integrate(&q, &v, h, &mut qp).unwrap();
-        model.integrate(&q, &v, -h, &mut qm).unwrap();
+        let q = random_vec(rng, n, 1.0);
+        let v = random_vec(rng, n, 1.0);
+        let (qp, qm) = integrate_both_ways(model, &q, &v, h);
         let mut jx = DMatrix::zeros(3, n);
         let mut jw = DMatrix::zeros(3, n);
         let point = Vector3::new(0.05, -0.1, 0.07);
         for j in 0..model.skeleton().len() {
-            model
-                .point_jacobian(&mut data, &q, j, &point, &mut jx)
-                .unwrap();
-            model
-                .orientation_jacobian(&mut data, &q, j, &mut jw)
-                .unwrap();
-            let pp = model.frame_pose(&mut data, &qp, j).unwrap();
-            let pm = model.frame_pose(&mut data, &qm, j).unwrap();
+            model.point_jacobian(data, &q, j, &point, &mut jx).unwrap();
+            model.orientation_jacobian(data, &q, j, &mut jw).unwrap();
+            let pp = model.frame_pose(data, &qp, j).unwrap();
+            let pm = model.frame_pose(data, &qm, j).unwrap();
             let xdot = (pp.transform_point(&point) - pm.transform_point(&point)) / (2.0 * h);
             let vv = DVector::from_column_slice(&v);
             let err = (&jx * &vv - xdot).norm();
@@ -281,7 +293,7 @@ fn jacobians_and_velocity_maps_match_finite_differences() {
             );
         }
         // v = E(q) q̇: the same frame velocities from parameter rates.
-        let qdot = random_vec(&mut rng, n, 1.0);
+        let qdot = random_vec(rng, n, 1.0);
         let mut e = DMatrix::zeros(n, n);
         model.param_velocity_map(&q, &mut e).unwrap();
         let mut v2 = vec![0.0; n];
@@ -296,18 +308,17 @@ fn jacobians_and_velocity_maps_match_finite_differences() {
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
         assert!(err < 1e-9, "{name}: rates round trip {err}");
-        let qp: Vec<f64> = q.iter().zip(&qdot).map(|(a, b)| a + h * b).collect();
-        let qm: Vec<f64> = q.iter().zip(&qdot).map(|(a, b)| a - h * b).collect();
+        let (qp, qm) = shift_both_ways(&q, &qdot, h);
         let last = model.skeleton().len() - 1;
         model
-            .point_jacobian(&mut data, &q, last, &point, &mut jx)
+            .point_jacobian(data, &q, last, &point, &mut jx)
             .unwrap();
-        let pp = model.frame_pose(&mut data, &qp, last).unwrap();
-        let pm = model.frame_pose(&mut data, &qm, last).unwrap();
+        let pp = model.frame_pose(data, &qp, last).unwrap();
+        let pm = model.frame_pose(data, &qm, last).unwrap();
         let xdot = (pp.transform_point(&point) - pm.transform_point(&point)) / (2.0 * h);
         let err = (&jx * DVector::from_column_slice(&v2) - xdot).norm();
         assert!(err < 1e-7 * (1.0 + xdot.norm()), "{name}: E(q) {err}");
-    }
+    });
 }
 
 #[test]
@@ -367,26 +378,24 @@ fn a_massless_leaf_joint_is_reported_as_degenerate() {
 /// for balls and free joints (exact exponentials, not a first-order step).
 #[test]
 fn integration_follows_the_exponential_exactly() {
-    let mut rng = Pcg64::seed_from_u64(8);
-    for (name, model) in models() {
+    for_each_model(8, |name, model, data, rng| {
         let n = model.nv();
-        let mut data = model.data();
-        let q = random_vec(&mut rng, n, 0.8);
-        let v = random_vec(&mut rng, n, 1.0);
+        let q = random_vec(rng, n, 0.8);
+        let v = random_vec(rng, n, 1.0);
         let (mut q1, mut q2, mut q3) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         model.integrate(&q, &v, 0.3, &mut q1).unwrap();
         model.integrate(&q1, &v, 0.4, &mut q2).unwrap();
         model.integrate(&q, &v, 0.7, &mut q3).unwrap();
         // Compare frames (parameters of equal rotations may differ).
         for j in 0..model.skeleton().len() {
-            let a = model.frame_pose(&mut data, &q2, j).unwrap();
-            let b = model.frame_pose(&mut data, &q3, j).unwrap();
+            let a = model.frame_pose(data, &q2, j).unwrap();
+            let b = model.frame_pose(data, &q3, j).unwrap();
             assert!(
                 (a.p - b.p).norm() < 1e-12 && (a.r - b.r).norm() < 1e-12,
                 "{name} joint {j}"
             );
         }
-    }
+    });
 }
 
 #[test]
@@ -426,41 +435,37 @@ fn cached_kinematics_queries_match_the_one_shot_ones_and_foreign_data_is_rejecte
 /// `q ⊕ ±h v`, for a target far from the current orientation (2 rad away).
 #[test]
 fn orientation_log_jacobian_matches_finite_differences() {
-    let mut rng = Pcg64::seed_from_u64(10);
     let h = 1e-6;
-    for (name, model) in models() {
+    for_each_model(10, |name, model, data, rng| {
         let n = model.nv();
-        let mut data = model.data();
-        let q = random_vec(&mut rng, n, 1.0);
-        let v = random_vec(&mut rng, n, 1.0);
-        let (mut qp, mut qm) = (vec![0.0; n], vec![0.0; n]);
-        model.integrate(&q, &v, h, &mut qp).unwrap();
-        model.integrate(&q, &v, -h, &mut qm).unwrap();
+        let q = random_vec(rng, n, 1.0);
+        let v = random_vec(rng, n, 1.0);
+        let (qp, qm) = integrate_both_ways(model, &q, &v, h);
         let j = model.skeleton().len() - 1;
-        let pose = model.frame_pose(&mut data, &q, j).unwrap();
+        let pose = model.frame_pose(data, &q, j).unwrap();
         let now = nalgebra::UnitQuaternion::from_matrix(&pose.r);
         let axis = Vector3::new(1.2, -1.0, 1.2);
         let target = nalgebra::UnitQuaternion::from_scaled_axis(axis) * now;
         let mut jac = DMatrix::zeros(3, n);
         let mut scratch = DMatrix::zeros(3, n);
-        model.forward_kinematics(&mut data, &qp).unwrap();
+        model.forward_kinematics(data, &qp).unwrap();
         let rp = model
-            .orientation_log_jacobian_at(&data, j, &target, &mut scratch)
+            .orientation_log_jacobian_at(data, j, &target, &mut scratch)
             .unwrap();
-        model.forward_kinematics(&mut data, &qm).unwrap();
+        model.forward_kinematics(data, &qm).unwrap();
         let rm = model
-            .orientation_log_jacobian_at(&data, j, &target, &mut scratch)
+            .orientation_log_jacobian_at(data, j, &target, &mut scratch)
             .unwrap();
-        model.forward_kinematics(&mut data, &q).unwrap();
+        model.forward_kinematics(data, &q).unwrap();
         let r = model
-            .orientation_log_jacobian_at(&data, j, &target, &mut jac)
+            .orientation_log_jacobian_at(data, j, &target, &mut jac)
             .unwrap();
         // R R_tᵀ = R (exp(a) R)ᵀ = exp(−a).
         assert!((r + axis).norm() < 1e-9, "{name}: r = {r:?}");
         let fd = (rp - rm) / (2.0 * h);
         let err = (&jac * DVector::from_column_slice(&v) - fd).norm();
         assert!(err < 1e-6 * (1.0 + fd.norm()), "{name}: {err}");
-    }
+    });
 }
 
 /// A tensor that is not positive semi-definite is used as written (as

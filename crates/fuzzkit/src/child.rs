@@ -4,7 +4,7 @@
 //! peak RSS from `wait4`.
 
 use std::io::Read;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Why [`run`] killed the child.
@@ -19,9 +19,8 @@ pub enum Killed {
 /// What a child did.
 #[derive(Debug)]
 pub struct Outcome {
-    pub status: ExitStatus,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
+    /// Its exit status and captured stdout and stderr.
+    pub output: Output,
     /// Peak resident set (bytes) of the child (`ru_maxrss` of `wait4`).
     pub peak_rss: u64,
     pub wall: Duration,
@@ -30,7 +29,7 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&self.stderr).into_owned()
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
 }
 
@@ -156,9 +155,11 @@ pub fn run(cmd: &mut Command, timeout: Duration, rss_limit: u64) -> std::io::Res
     }
     drop(child);
     Ok(Outcome {
-        status: ExitStatus::from_raw(status),
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
+        output: Output {
+            status: ExitStatus::from_raw(status),
+            stdout: out.join().unwrap_or_default(),
+            stderr: err.join().unwrap_or_default(),
+        },
         // ru_maxrss is in KiB on Linux.
         peak_rss: (usage.ru_maxrss.max(0) as u64) * 1024,
         wall,
@@ -178,9 +179,9 @@ mod tests {
             1 << 32,
         )
         .unwrap();
-        assert_eq!(o.status.code(), Some(3));
-        assert_eq!(o.stdout, b"out\n");
-        assert_eq!(o.stderr, b"err\n");
+        assert_eq!(o.output.status.code(), Some(3));
+        assert_eq!(o.output.stdout, b"out\n");
+        assert_eq!(o.output.stderr, b"err\n");
         assert!(o.killed.is_none());
         assert!(o.peak_rss > 0);
         let o = run(
@@ -190,7 +191,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(o.killed, Some(Killed::Timeout));
-        assert!(o.status.code().is_none());
+        assert!(o.output.status.code().is_none());
         assert!(o.wall < Duration::from_secs(10));
     }
 }

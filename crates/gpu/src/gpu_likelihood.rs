@@ -125,7 +125,7 @@ use labels::LabelError;
 use labels::camera::{Camera, RasterCamera};
 use labels::likelihood::{
     CLASSES, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation, Poses, add_results,
-    check_label_map, check_states,
+    check_label_map, check_states, copy_results,
 };
 use labels::raster::{CapsuleInstance, CapsuleLayout, CapsuleRef, PixelRect};
 
@@ -443,42 +443,46 @@ static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
 /// Serialises [`scoped`] across threads (see there).
 static SCOPES: Mutex<()> = Mutex::new(());
 
-fn storage_entry(
-    binding: u32,
-    stage: wgpu::ShaderStages,
-    read_only: bool,
-    min: u64,
-) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: stage,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: NonZeroU64::new(min),
-        },
-        count: None,
+/// A buffer binding of at least `min` bytes.
+fn buffer_binding(ty: wgpu::BufferBindingType, min: u64) -> wgpu::BindingType {
+    wgpu::BindingType::Buffer {
+        ty,
+        has_dynamic_offset: false,
+        min_binding_size: NonZeroU64::new(min),
     }
 }
 
-fn uniform_entry(stage: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding: 0,
-        visibility: stage,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: NonZeroU64::new(size_of::<RasterUniforms>() as u64),
-        },
-        count: None,
-    }
+fn storage(read_only: bool, min: u64) -> wgpu::BindingType {
+    buffer_binding(wgpu::BufferBindingType::Storage { read_only }, min)
 }
 
-fn buffer_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
-    }
+/// A bind group layout whose binding 0 is the [`RasterUniforms`] (seen by
+/// `uniform_stage`) and binding `i ≥ 1` is `entries[i − 1]`, as
+/// [`View::bind_group`] fills it.
+fn bind_group_layout(
+    device: &wgpu::Device,
+    label: &'static str,
+    uniform_stage: wgpu::ShaderStages,
+    entries: &[(wgpu::ShaderStages, wgpu::BindingType)],
+) -> wgpu::BindGroupLayout {
+    let uniforms = buffer_binding(
+        wgpu::BufferBindingType::Uniform,
+        size_of::<RasterUniforms>() as u64,
+    );
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = std::iter::once((uniform_stage, uniforms))
+        .chain(entries.iter().copied())
+        .zip(0u32..)
+        .map(|((visibility, ty), binding)| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility,
+            ty,
+            count: None,
+        })
+        .collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    })
 }
 
 /// A shader as compiled: the constants, `raster_common.wgsl`, then `file`.
@@ -496,44 +500,43 @@ impl Pipelines {
         let cs = wgpu::ShaderStages::COMPUTE;
         let capsule_size = size_of::<CapsuleInstance>() as u64;
         let rect_size = size_of::<GpuRect>() as u64;
-        let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("capsule setup"),
-            entries: &[
-                uniform_entry(cs),
-                storage_entry(1, cs, true, size_of::<CapsuleRef>() as u64),
-                storage_entry(2, cs, true, 12),
-                storage_entry(3, cs, false, capsule_size),
-                storage_entry(4, cs, false, rect_size),
-                storage_entry(5, cs, false, rect_size),
+        let setup_layout = bind_group_layout(
+            device,
+            "capsule setup",
+            cs,
+            &[
+                (cs, storage(true, size_of::<CapsuleRef>() as u64)),
+                (cs, storage(true, 12)),
+                (cs, storage(false, capsule_size)),
+                (cs, storage(false, rect_size)),
+                (cs, storage(false, rect_size)),
             ],
-        });
-        let raster_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("label raster"),
-            entries: &[
-                uniform_entry(vf),
-                storage_entry(1, vs, true, capsule_size),
-                storage_entry(2, vs, true, rect_size),
+        );
+        let raster_layout = bind_group_layout(
+            device,
+            "label raster",
+            vf,
+            &[
+                (vs, storage(true, capsule_size)),
+                (vs, storage(true, rect_size)),
             ],
-        });
-        let histogram_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("class histogram"),
-            entries: &[
-                uniform_entry(cs),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: cs,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Uint,
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                storage_entry(2, cs, true, 4),
-                storage_entry(3, cs, true, rect_size),
-                storage_entry(4, cs, false, COUNTS_STRIDE),
+        );
+        let labels = wgpu::BindingType::Texture {
+            sample_type: wgpu::TextureSampleType::Uint,
+            view_dimension: wgpu::TextureViewDimension::D2,
+            multisampled: false,
+        };
+        let histogram_layout = bind_group_layout(
+            device,
+            "class histogram",
+            cs,
+            &[
+                (cs, labels),
+                (cs, storage(true, 4)),
+                (cs, storage(true, rect_size)),
+                (cs, storage(false, COUNTS_STRIDE)),
             ],
-        });
+        );
         let module = |label: &'static str, file: &str| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
@@ -810,6 +813,22 @@ impl GpuLikelihood {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One batch submitted and collected through a shared reference (the
+    /// [`smc`] traits' way): the locked state holding its results.
+    fn weigh(
+        &self,
+        obs: &Observation,
+        states: &[f64],
+        dim: usize,
+        poses: Poses<'_>,
+    ) -> Result<MutexGuard<'_, State>> {
+        let view = self.view();
+        let mut state = self.lock();
+        let ticket = view.submit(&mut state, obs, states, dim, poses)?;
+        view.collect(&mut state, ticket)?;
+        Ok(state)
     }
 
     /// Weighs `states` (row-major `N × D`) against `obs` and waits for the
@@ -1263,17 +1282,7 @@ impl View<'_> {
         poses: Poses<'_>,
     ) -> Result<Ticket> {
         let (device, queue, view) = (self.device, self.queue, self);
-        let (w, h) = (view.camera.width, view.camera.height);
-        if (obs.width(), obs.height()) != (w, h) {
-            return Err(LabelError::ImageSizeMismatch {
-                what: "observation vs camera",
-                expected_width: w,
-                expected_height: h,
-                found_width: obs.width(),
-                found_height: obs.height(),
-            }
-            .into());
-        }
+        obs.check_size(view.camera.width, view.camera.height)?;
         let n = check_states(view.skeleton, states, dim)?;
         poses.check(view.skeleton, n)?;
         let slot = state
@@ -1445,6 +1454,28 @@ impl View<'_> {
         Ok(())
     }
 
+    /// A bind group of `layout` whose binding 0 is the [`RasterUniforms`]
+    /// (every shader's) and binding `i ≥ 1` is `resources[i − 1]`, as
+    /// [`bind_group_layout`] lays it out.
+    fn bind_group(
+        &self,
+        label: &'static str,
+        layout: &wgpu::BindGroupLayout,
+        resources: &[wgpu::BindingResource<'_>],
+    ) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry<'_>> =
+            std::iter::once(self.uniforms.as_entire_binding())
+                .chain(resources.iter().cloned())
+                .zip(0u32..)
+                .map(|(resource, binding)| wgpu::BindGroupEntry { binding, resource })
+                .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(label),
+            layout,
+            entries: &entries,
+        })
+    }
+
     fn write_uniforms(&self, atlas: &AtlasLayout) {
         let uniforms = RasterUniforms::new(self.camera, self.layout, atlas, self.label_map);
         self.queue
@@ -1521,65 +1552,62 @@ impl View<'_> {
             height: atlas.height,
             depth_or_array_layers: 1,
         };
-        let atlas_texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("label atlas"),
-            size: extent,
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: LABEL_FORMAT,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+        let texture =
+            |label: &'static str, format: wgpu::TextureFormat, usage: wgpu::TextureUsages| {
+                device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some(label),
+                    size: extent,
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage,
+                    view_formats: &[],
+                })
+            };
+        let atlas_texture = texture(
+            "label atlas",
+            LABEL_FORMAT,
+            wgpu::TextureUsages::RENDER_ATTACHMENT
                 | wgpu::TextureUsages::TEXTURE_BINDING
                 | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
-        let depth = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("label atlas depth"),
-            size: extent,
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: DEPTH_FORMAT,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-            view_formats: &[],
-        });
+        );
+        let depth = texture(
+            "label atlas depth",
+            DEPTH_FORMAT,
+            wgpu::TextureUsages::RENDER_ATTACHMENT,
+        );
         let atlas_view = atlas_texture.create_view(&Default::default());
         let depth_view = depth.create_view(&Default::default());
-        let setup_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("capsule setup"),
-            layout: &self.pipelines.setup_layout,
-            entries: &[
-                buffer_entry(0, self.uniforms),
-                buffer_entry(1, self.capsule_table),
-                buffer_entry(2, &points),
-                buffer_entry(3, &capsules),
-                buffer_entry(4, &capsule_rects),
-                buffer_entry(5, &tile_rects),
+        let setup_bind = self.bind_group(
+            "capsule setup",
+            &self.pipelines.setup_layout,
+            &[
+                self.capsule_table.as_entire_binding(),
+                points.as_entire_binding(),
+                capsules.as_entire_binding(),
+                capsule_rects.as_entire_binding(),
+                tile_rects.as_entire_binding(),
             ],
-        });
-        let raster_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("label raster"),
-            layout: &self.pipelines.raster_layout,
-            entries: &[
-                buffer_entry(0, self.uniforms),
-                buffer_entry(1, &capsules),
-                buffer_entry(2, &capsule_rects),
+        );
+        let raster_bind = self.bind_group(
+            "label raster",
+            &self.pipelines.raster_layout,
+            &[
+                capsules.as_entire_binding(),
+                capsule_rects.as_entire_binding(),
             ],
-        });
-        let histogram_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("class histogram"),
-            layout: &self.pipelines.histogram_layout,
-            entries: &[
-                buffer_entry(0, self.uniforms),
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::TextureView(&atlas_view),
-                },
-                buffer_entry(2, self.observed),
-                buffer_entry(3, &tile_rects),
-                buffer_entry(4, &counts),
+        );
+        let histogram_bind = self.bind_group(
+            "class histogram",
+            &self.pipelines.histogram_layout,
+            &[
+                wgpu::BindingResource::TextureView(&atlas_view),
+                self.observed.as_entire_binding(),
+                tile_rects.as_entire_binding(),
+                counts.as_entire_binding(),
             ],
-        });
+        );
         Ok(Resources {
             atlas,
             atlas_texture,
@@ -1661,13 +1689,13 @@ impl View<'_> {
     /// The setup pass (capsules and rectangles from the end points) for
     /// the pass's first `count` particles.
     fn encode_setup(&self, encoder: &mut wgpu::CommandEncoder, res: &Resources, count: usize) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("capsule setup"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&self.pipelines.setup);
-        pass.set_bind_group(0, &res.setup_bind, &[]);
-        pass.dispatch_workgroups((count as u32).div_ceil(WORKGROUP_SIZE), 1, 1);
+        encode_compute(
+            encoder,
+            "capsule setup",
+            &self.pipelines.setup,
+            &res.setup_bind,
+            (count as u32).div_ceil(WORKGROUP_SIZE),
+        );
     }
 
     /// The render pass of the pass's first `count` particles.
@@ -1704,14 +1732,32 @@ impl View<'_> {
 
     /// The histogram pass of the pass's first `count` particles.
     fn encode_histogram(&self, encoder: &mut wgpu::CommandEncoder, res: &Resources, count: usize) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("class histogram"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&self.pipelines.histogram);
-        pass.set_bind_group(0, &res.histogram_bind, &[]);
-        pass.dispatch_workgroups(count as u32, 1, 1);
+        encode_compute(
+            encoder,
+            "class histogram",
+            &self.pipelines.histogram,
+            &res.histogram_bind,
+            count as u32,
+        );
     }
+}
+
+/// A compute pass of `pipeline` with `bind` as its bind group 0, over
+/// `workgroups` workgroups.
+fn encode_compute(
+    encoder: &mut wgpu::CommandEncoder,
+    label: &'static str,
+    pipeline: &wgpu::ComputePipeline,
+    bind: &wgpu::BindGroup,
+    workgroups: u32,
+) {
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(label),
+        timestamp_writes: None,
+    });
+    pass.set_pipeline(pipeline);
+    pass.set_bind_group(0, bind, &[]);
+    pass.dispatch_workgroups(workgroups, 1, 1);
 }
 
 impl Likelihood<Observation> for GpuLikelihood {
@@ -1724,21 +1770,8 @@ impl Likelihood<Observation> for GpuLikelihood {
         dim: usize,
         out: &mut [f64],
     ) -> std::result::Result<(), BoxError> {
-        let view = self.view();
-        let mut guard = self.lock();
-        let state = &mut *guard;
-        let ticket = view.submit(state, obs, states, dim, Poses::States)?;
-        view.collect(state, ticket)?;
-        let ll = &state.results.log_likelihood;
-        if out.len() != ll.len() {
-            return Err(LabelError::OutputLength {
-                particles: ll.len(),
-                found: out.len(),
-            }
-            .into());
-        }
-        out.copy_from_slice(ll);
-        Ok(())
+        let state = self.weigh(obs, states, dim, Poses::States)?;
+        copy_results(&state.results.log_likelihood, out)
     }
 }
 
@@ -1755,11 +1788,7 @@ impl Term<Observation, BatchForwardKinematics> for GpuLikelihood {
         dim: usize,
         out: &mut [f64],
     ) -> std::result::Result<(), BoxError> {
-        let view = self.view();
-        let mut guard = self.lock();
-        let state = &mut *guard;
-        let ticket = view.submit(state, obs, states, dim, Poses::Posed(fk))?;
-        view.collect(state, ticket)?;
+        let state = self.weigh(obs, states, dim, Poses::Posed(fk))?;
         add_results(&state.results.log_likelihood, out)
     }
 }

@@ -196,6 +196,15 @@ fn gpu_likelihood(
     camera: &Camera,
     settings: GpuSettings,
 ) -> GpuLikelihood {
+    try_gpu_likelihood(g, skel, camera, settings).unwrap()
+}
+
+fn try_gpu_likelihood(
+    g: &HeadlessGpu,
+    skel: &Skeleton,
+    camera: &Camera,
+    settings: GpuSettings,
+) -> Result<GpuLikelihood, GpuError> {
     GpuLikelihood::with_settings(
         g.device.clone(),
         g.queue.clone(),
@@ -204,7 +213,6 @@ fn gpu_likelihood(
         NonOverlap::default(),
         settings,
     )
-    .unwrap()
 }
 
 /// GPU (default settings) and CPU on the same batch: [`agreement`].
@@ -324,47 +332,98 @@ fn arm_pose(skel: &Skeleton, abduction: f64) -> Vec<f64> {
     pose
 }
 
+/// The `human` preset before the default camera, observed in the
+/// reference pose [`arm_pose`]`(abduction)`.
+struct Human {
+    skel: Skeleton,
+    camera: Camera,
+    reference: Vec<f64>,
+}
+
+impl Human {
+    fn new(abduction: f64) -> Self {
+        let skel = presets::human();
+        let reference = arm_pose(&skel, abduction);
+        Self {
+            skel,
+            camera: Camera::default(),
+            reference,
+        }
+    }
+
+    /// The reference pose rendered, with `noise`.
+    fn observe(&self, noise: &Noise, seed: u64) -> Observation {
+        render_observation(&self.skel, &self.camera, &self.reference, noise, seed).unwrap()
+    }
+
+    /// `n` poses scattered around the reference.
+    fn perturbed(&self, n: usize, seed: u64) -> Vec<f64> {
+        perturbed_poses(&self.skel, &self.reference, n, seed)
+    }
+
+    fn gpu(&self, g: &HeadlessGpu, settings: GpuSettings) -> GpuLikelihood {
+        gpu_likelihood(g, &self.skel, &self.camera, settings)
+    }
+
+    fn cpu(&self) -> CpuLikelihood {
+        CpuLikelihood::new(
+            self.skel.clone(),
+            self.camera.clone(),
+            NonOverlap::default(),
+        )
+    }
+
+    /// [`assert_agrees`] of `gpu` with a CPU reference of this scene.
+    fn agrees(
+        &self,
+        g: &HeadlessGpu,
+        gpu: &mut GpuLikelihood,
+        obs: &Observation,
+        states: &[f64],
+        scene: &str,
+    ) -> Evaluation {
+        assert_agrees(g, &mut self.cpu(), gpu, obs, states, scene)
+    }
+}
+
+/// At most `tiles` particles per pass.
+fn passes_of(tiles: usize) -> GpuSettings {
+    GpuSettings {
+        max_tiles_per_pass: Some(tiles),
+        ..GpuSettings::default()
+    }
+}
+
 #[test]
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn random_human_poses_match_the_cpu() {
     let g = gpu();
-    let skel = presets::human();
-    let camera = Camera::default();
-    let reference = arm_pose(&skel, 0.5);
-    let noise = Noise::flips(0.05);
-    let obs = render_observation(&skel, &camera, &reference, &noise, 3).unwrap();
-    let n = 200;
-    let states = perturbed_poses(&skel, &reference, n, 11);
-    assert_same_as_cpu(&g, &skel, &camera, &obs, &states, "200 random human poses");
+    let human = Human::new(0.5);
+    let obs = human.observe(&Noise::flips(0.05), 3);
+    let states = human.perturbed(200, 11);
+    let Human { skel, camera, .. } = &human;
+    assert_same_as_cpu(&g, skel, camera, &obs, &states, "200 random human poses");
 }
 
 #[test]
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn reproduction_gives_zero_and_f_grows_over_a_shoulder_sweep() {
     let g = gpu();
-    let skel = presets::human();
-    let camera = Camera::default();
-    let reference = arm_pose(&skel, 0.4);
-    let mut gpu = gpu_likelihood(&g, &skel, &camera, GpuSettings::default());
+    let human = Human::new(0.4);
+    let mut gpu = human.gpu(&g, GpuSettings::default());
 
-    let clean = render_observation(&skel, &camera, &reference, &Noise::default(), 0).unwrap();
-    let ev = gpu.evaluate(&clean, &reference).unwrap();
-    for c in 0..CLASSES {
-        let a = clean.areas()[c];
-        assert_eq!(
-            (ev.counts[2 * c], ev.counts[2 * c + 1]),
-            (a, a),
-            "class {}",
-            c + 1
-        );
+    let clean = human.observe(&Noise::default(), 0);
+    let ev = gpu.evaluate(&clean, &human.reference).unwrap();
+    for c in 1..=CLASSES {
+        let a = clean.areas()[c - 1];
+        assert_eq!(ev.class_counts(0, c), (a, a), "class {c}");
     }
     assert_eq!(ev.non_overlap[0], 0.0);
     assert_eq!(ev.log_likelihood[0], 0.0);
 
-    let noise = Noise::flips(0.05);
-    let obs = render_observation(&skel, &camera, &reference, &noise, 42).unwrap();
+    let obs = human.observe(&Noise::flips(0.05), 42);
     let states: Vec<f64> = (0..=10)
-        .flat_map(|k| arm_pose(&skel, 0.4 + 0.03 * k as f64))
+        .flat_map(|k| arm_pose(&human.skel, 0.4 + 0.03 * k as f64))
         .collect();
     let ev = gpu.evaluate(&obs, &states).unwrap();
     let f = &ev.non_overlap;
@@ -379,25 +438,19 @@ fn reproduction_gives_zero_and_f_grows_over_a_shoulder_sweep() {
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn batches_larger_than_the_atlas_run_in_several_passes() {
     let g = gpu();
-    let skel = presets::human();
-    let camera = Camera::default();
-    let reference = arm_pose(&skel, 0.3);
-    let obs = render_observation(&skel, &camera, &reference, &Noise::flips(0.02), 5).unwrap();
+    let human = Human::new(0.3);
+    let obs = human.observe(&Noise::flips(0.02), 5);
     let n = 53;
-    let states = perturbed_poses(&skel, &reference, n, 17);
-    let small = GpuSettings {
-        max_tiles_per_pass: Some(16),
-        ..GpuSettings::default()
-    };
-    let mut chunked = gpu_likelihood(&g, &skel, &camera, small);
+    let states = human.perturbed(n, 17);
+    let mut chunked = human.gpu(&g, passes_of(16));
     assert_eq!(chunked.max_tiles_per_pass(), 16);
-    let mut single = gpu_likelihood(&g, &skel, &camera, GpuSettings::default());
+    let mut single = human.gpu(&g, GpuSettings::default());
     assert!(single.max_tiles_per_pass() >= n);
     // 53 = 16 + 16 + 16 + 5: four passes over one atlas.
     let whole = chunked.evaluate(&obs, &states).unwrap().clone();
     assert_eq!(whole, single.evaluate(&obs, &states).unwrap().clone());
     // The same particles in smaller batches, one of them a single pass.
-    let d = skel.dof();
+    let d = human.skel.dof();
     let mut pieces = Evaluation::default();
     for range in [0..7, 7..40, 40..53] {
         let ev = chunked
@@ -410,15 +463,7 @@ fn batches_larger_than_the_atlas_run_in_several_passes() {
     assert_eq!(pieces, whole);
     // Against the CPU: identical on a software adapter, within the stated
     // tolerance elsewhere.
-    let mut cpu = CpuLikelihood::new(skel, camera, NonOverlap::default());
-    let got = assert_agrees(
-        &g,
-        &mut cpu,
-        &mut chunked,
-        &obs,
-        &states,
-        "53 poses, passes of 16",
-    );
+    let got = human.agrees(&g, &mut chunked, &obs, &states, "53 poses, passes of 16");
     assert_eq!(got, whole);
 }
 
@@ -428,24 +473,19 @@ fn prepared_forward_kinematics_give_the_same_counts_in_every_pass() {
     use skeleton::{BatchForwardKinematics, Posing};
     use smc::{PerParticle, Prepared};
     let g = gpu();
-    let skel = presets::human();
-    let camera = Camera::default();
-    let reference = arm_pose(&skel, 0.4);
-    let obs = render_observation(&skel, &camera, &reference, &Noise::default(), 9).unwrap();
+    let human = Human::new(0.4);
+    let skel = &human.skel;
+    let obs = human.observe(&Noise::default(), 9);
     let n = 53;
-    let states = perturbed_poses(&skel, &reference, n, 23);
+    let states = human.perturbed(n, 23);
     // Four passes of 16 tiles: pass k reads poses 16k.. of the shared batch.
-    let small = GpuSettings {
-        max_tiles_per_pass: Some(16),
-        ..GpuSettings::default()
-    };
-    let mut gpu = gpu_likelihood(&g, &skel, &camera, small);
+    let mut gpu = human.gpu(&g, passes_of(16));
     let expected = gpu.evaluate(&obs, &states).unwrap().clone();
     let mut fk = BatchForwardKinematics::new();
-    fk.compute_states(&skel, &states).unwrap();
+    fk.compute_states(skel, &states).unwrap();
     assert_eq!(gpu.evaluate_posed(&obs, &states, &fk).unwrap(), &expected);
     let prior = PerParticle(|_: &Observation, x: &[f64]| -x[4].abs());
-    let lik = Prepared::new(Posing(&skel), fk, (&gpu, prior));
+    let lik = Prepared::new(Posing(skel), fk, (&gpu, prior));
     let mut out = vec![0.0; n];
     lik.log_likelihood(&obs, &states, skel.dof(), &mut out)
         .unwrap();
@@ -453,8 +493,7 @@ fn prepared_forward_kinematics_give_the_same_counts_in_every_pass() {
         let x = &states[i * skel.dof()..];
         assert_eq!(*o, 0.0 + expected.log_likelihood[i] + -x[4].abs());
     }
-    let mut cpu = CpuLikelihood::new(skel, camera, NonOverlap::default());
-    let got = assert_agrees(&g, &mut cpu, &mut gpu, &obs, &states, "53 prepared poses");
+    let got = human.agrees(&g, &mut gpu, &obs, &states, "53 prepared poses");
     assert_eq!(got, expected);
 }
 
@@ -462,23 +501,26 @@ fn prepared_forward_kinematics_give_the_same_counts_in_every_pass() {
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn overlapped_submit_and_collect_match_the_synchronous_path() {
     let g = gpu();
-    let skel = presets::human();
-    let camera = Camera::default();
-    let reference = arm_pose(&skel, 0.45);
+    let human = Human::new(0.45);
+    let Human {
+        skel,
+        camera,
+        reference,
+    } = &human;
     let noise = Noise::flips(0.03);
     // Four frames, each with its own observation and batch size.
     let frames: Vec<(Observation, Vec<f64>)> = (0..4)
         .map(|k| {
             let mut pose = reference.clone();
             pose[0] = 0.02 * k as f64;
-            let obs = render_observation(&skel, &camera, &pose, &noise, 20 + k).unwrap();
+            let obs = render_observation(skel, camera, &pose, &noise, 20 + k).unwrap();
             (
                 obs,
-                perturbed_poses(&skel, &pose, 24 + 8 * k as usize, 30 + k),
+                perturbed_poses(skel, &pose, 24 + 8 * k as usize, 30 + k),
             )
         })
         .collect();
-    let mut gpu = gpu_likelihood(&g, &skel, &camera, GpuSettings::default());
+    let mut gpu = human.gpu(&g, GpuSettings::default());
     let sync: Vec<Evaluation> = frames
         .iter()
         .map(|(obs, states)| gpu.evaluate(obs, states).unwrap().clone())
@@ -520,7 +562,7 @@ fn overlapped_submit_and_collect_match_the_synchronous_path() {
     ));
     assert_eq!(gpu.evaluate(&frames[1].0, &frames[1].1).unwrap(), &sync[1]);
     // A ticket is only good at the back end that issued it.
-    let mut other = gpu_likelihood(&g, &skel, &camera, GpuSettings::default());
+    let mut other = human.gpu(&g, GpuSettings::default());
     let foreign = other.submit(&frames[0].0, &frames[0].1).unwrap();
     assert!(matches!(
         gpu.collect(foreign),
@@ -593,15 +635,7 @@ fn bad_input_is_a_clear_error() {
         in_flight: 0,
         ..GpuSettings::default()
     };
-    let e = GpuLikelihood::with_settings(
-        g.device.clone(),
-        g.queue.clone(),
-        skel.clone(),
-        camera.clone(),
-        NonOverlap::default(),
-        zero,
-    )
-    .unwrap_err();
+    let e = try_gpu_likelihood(&g, &skel, &camera, zero).unwrap_err();
     assert!(matches!(
         e,
         GpuError::Label(LabelError::InvalidSetting {
@@ -696,13 +730,11 @@ fn the_camera_pose_does_not_matter_to_agreement() {
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn label_maps_give_the_same_counts_as_the_cpu() {
     let g = gpu();
-    let skel = presets::human();
-    let camera = Camera::default();
-    let reference = arm_pose(&skel, 0.35);
+    let human = Human::new(0.35);
     // Segmentation-like classes: head/neck 1, arms 2, torso/pelvis 3,
     // legs 4, fingers and feet unsegmented (0).
     let map = synth::whole_body_classes();
-    let rendered = render_label_image(&skel, &camera, &reference).unwrap();
+    let rendered = render_label_image(&human.skel, &human.camera, &human.reference).unwrap();
     let mut segmented: Vec<u8> = rendered
         .iter()
         .map(|&l| if l == 0 { 0 } else { map[usize::from(l) - 1] })
@@ -711,9 +743,9 @@ fn label_maps_give_the_same_counts_as_the_cpu() {
         .apply(&mut segmented, W as u32, H as u32, 4)
         .unwrap();
     let obs = Observation::new(W as u32, H as u32, segmented).unwrap();
-    let states = perturbed_poses(&skel, &reference, 40, 23);
-    let mut cpu = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
-    let mut gpu = gpu_likelihood(&g, &skel, &camera, GpuSettings::default());
+    let states = human.perturbed(40, 23);
+    let mut cpu = human.cpu();
+    let mut gpu = human.gpu(&g, GpuSettings::default());
     let identity = gpu.evaluate(&obs, &states).unwrap().clone();
     cpu.set_label_map(map).unwrap();
     gpu.set_label_map(map).unwrap();
@@ -756,23 +788,19 @@ fn setup_pass_rectangles_equal_the_cpus() {
         tricky.extend(p);
     }
     let cases = [
-        (&hand_built, tricky, None),
+        (&hand_built, tricky, GpuSettings::default()),
         (
             &human,
             perturbed_poses(&human, &arm_pose(&human, 0.5), 200, 29),
-            Some(16),
+            passes_of(16),
         ),
         (
             &human,
             perturbed_poses(&human, &arm_pose(&human, 0.2), 200, 31),
-            None,
+            GpuSettings::default(),
         ),
     ];
-    for (skel, states, max_tiles) in cases {
-        let settings = GpuSettings {
-            max_tiles_per_pass: max_tiles,
-            ..GpuSettings::default()
-        };
+    for (skel, states, settings) in cases {
         let mut gpu = gpu_likelihood(&g, skel, &camera, settings);
         let (per_capsule, per_tile) = gpu.capsule_rects(&states).unwrap();
         let tiles = gpu.render_tiles(&states).unwrap();
@@ -828,12 +856,10 @@ fn a_device_polled_by_another_thread_still_reads_back_every_batch() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
     let g = fresh_gpu();
-    let skel = presets::human();
-    let camera = Camera::default();
-    let reference = arm_pose(&skel, 0.3);
-    let obs = render_observation(&skel, &camera, &reference, &Noise::default(), 4).unwrap();
-    let states = perturbed_poses(&skel, &reference, 2, 41);
-    let mut gpu = gpu_likelihood(&g, &skel, &camera, GpuSettings::default());
+    let human = Human::new(0.3);
+    let obs = human.observe(&Noise::default(), 4);
+    let states = human.perturbed(2, 41);
+    let mut gpu = human.gpu(&g, GpuSettings::default());
     let expected = gpu.evaluate(&obs, &states).unwrap().clone();
     let stop = Arc::new(AtomicBool::new(false));
     // More pollers than cores, so that one is often preempted between

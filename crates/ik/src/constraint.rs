@@ -577,6 +577,19 @@ impl ConstraintSet {
         Ok(index)
     }
 
+    /// A set of `constraints`, each added (and checked) as by
+    /// [`ConstraintSet::add`].
+    pub fn with(
+        skeleton: &Skeleton,
+        constraints: impl IntoIterator<Item = Constraint>,
+    ) -> Result<Self> {
+        let mut set = Self::new();
+        for c in constraints {
+            set.add(skeleton, c)?;
+        }
+        Ok(set)
+    }
+
     fn check_one(index: usize, skeleton: &Skeleton, c: &Constraint) -> Result<()> {
         c.kind.check(index, skeleton)?;
         let bad = |message: String| IkError::BadCovariance {

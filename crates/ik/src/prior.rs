@@ -222,15 +222,18 @@ impl EvolutionPrior {
             }
             let p_prev = &prev[range.clone()];
             let p = &mut next[range];
-            let noise = &self.noise[j];
-            let chol = &self.chol[j];
+            let step = JointStep {
+                noise: &self.noise[j],
+                chol: &self.chol[j],
+                scale,
+            };
             draws += 1;
             match self.sampler {
                 LimitSampler::AcceptReject { max_retries } => {
                     let mut accepted = false;
                     for _ in 0..=max_retries {
                         p.copy_from_slice(p_prev);
-                        random_walk(&joint.kind, noise, chol, scale, p, rng);
+                        step.random_walk(&joint.kind, p, rng);
                         if joint.kind.within_limits(p) {
                             accepted = true;
                             break;
@@ -242,7 +245,7 @@ impl EvolutionPrior {
                         fallbacks += 1;
                     }
                 }
-                LimitSampler::Truncated => truncated_walk(&joint.kind, noise, chol, scale, p, rng),
+                LimitSampler::Truncated => step.truncated_walk(&joint.kind, p, rng),
             }
         }
         self.stats.draws.fetch_add(draws, Ordering::Relaxed);
@@ -424,140 +427,127 @@ fn gaussian(rng: &mut ParticleRng) -> f64 {
     rng.sample(StandardNormal)
 }
 
-/// One unconstrained random-walk draw for a joint, in place.
-fn random_walk(
-    kind: &JointKind,
-    n: &JointNoise,
-    chol: &Matrix3<f64>,
+/// One joint's share of a draw: its noise, the Cholesky factor `L` of its
+/// rotation covariance and the σ multiplier `scale` of this draw.
+#[derive(Clone, Copy)]
+struct JointStep<'a> {
+    noise: &'a JointNoise,
+    chol: &'a Matrix3<f64>,
     scale: f64,
-    p: &mut [f64],
-    rng: &mut ParticleRng,
-) {
-    match kind {
-        JointKind::Fixed => {}
-        JointKind::Hinge { .. } | JointKind::Prismatic { .. } => {
-            p[0] += scale * n.rotation[0] * gaussian(rng)
-        }
-        JointKind::Free { .. } => {
-            for x in &mut p[..3] {
-                *x += scale * n.translation * gaussian(rng);
-            }
-            qutem_step(kind, chol, scale, p, rng);
-        }
-        JointKind::Ball(_) | JointKind::Swing { .. } => qutem_step(kind, chol, scale, p, rng),
-    }
 }
 
-/// `q ← q · exp(scale · L z)`, written back into the joint's parameters.
-fn qutem_step(
-    kind: &JointKind,
-    chol: &Matrix3<f64>,
-    scale: f64,
-    p: &mut [f64],
-    rng: &mut ParticleRng,
-) {
-    let z = Vector3::new(gaussian(rng), gaussian(rng), gaussian(rng));
-    let eps = chol * z * scale;
-    if let Some(q) = kind.rotation(p) {
-        let q = q * rotation::exp(&eps);
-        kind.set_rotation(&q, p);
-    }
-}
-
-/// One truncated-Gaussian draw for a joint, in place; never leaves the limits
-/// when `p` starts inside them.
-fn truncated_walk(
-    kind: &JointKind,
-    n: &JointNoise,
-    chol: &Matrix3<f64>,
-    scale: f64,
-    p: &mut [f64],
-    rng: &mut ParticleRng,
-) {
-    match kind {
-        JointKind::Fixed => {}
-        JointKind::Hinge { limit, .. } | JointKind::Prismatic { limit, .. } => {
-            let s = scale * n.rotation[0];
-            p[0] = match limit {
-                Some(r) => truncated_normal(p[0], s, r.min, r.max, rng),
-                None => p[0] + s * gaussian(rng),
-            };
-        }
-        JointKind::Swing { limit, .. } => match limit {
-            Some(l) => {
-                let (s1, s2) = truncated_ellipse(
-                    Vector2::new(p[0], p[1]),
-                    [scale * n.rotation[0], scale * n.rotation[1]],
-                    l.swing_half_angles,
-                    rng,
-                );
-                p[0] = s1;
-                p[1] = s2;
+impl JointStep<'_> {
+    /// One unconstrained random-walk draw for a joint, in place.
+    fn random_walk(&self, kind: &JointKind, p: &mut [f64], rng: &mut ParticleRng) {
+        match kind {
+            JointKind::Fixed => {}
+            JointKind::Hinge { .. } | JointKind::Prismatic { .. } => {
+                p[0] += self.scale * self.noise.rotation[0] * gaussian(rng)
             }
-            None => qutem_step(kind, chol, scale, p, rng),
-        },
-        JointKind::Ball(r) => truncated_rotation(r, n, chol, scale, p, rng),
-        JointKind::Free {
-            rotation,
-            translation_limits,
-        } => {
-            for k in 0..3 {
-                let s = scale * n.translation;
-                p[k] = match translation_limits {
-                    Some(l) => truncated_normal(p[k], s, l[k].min, l[k].max, rng),
-                    None => p[k] + s * gaussian(rng),
+            JointKind::Free { .. } => {
+                for x in &mut p[..3] {
+                    *x += self.scale * self.noise.translation * gaussian(rng);
+                }
+                self.qutem_step(kind, p, rng);
+            }
+            JointKind::Ball(_) | JointKind::Swing { .. } => self.qutem_step(kind, p, rng),
+        }
+    }
+
+    /// `q ← q · exp(scale · L z)`, written back into the joint's parameters.
+    fn qutem_step(&self, kind: &JointKind, p: &mut [f64], rng: &mut ParticleRng) {
+        let z = Vector3::new(gaussian(rng), gaussian(rng), gaussian(rng));
+        let eps = self.chol * z * self.scale;
+        if let Some(q) = kind.rotation(p) {
+            let q = q * rotation::exp(&eps);
+            kind.set_rotation(&q, p);
+        }
+    }
+
+    /// One truncated-Gaussian draw for a joint, in place; never leaves the limits
+    /// when `p` starts inside them.
+    fn truncated_walk(&self, kind: &JointKind, p: &mut [f64], rng: &mut ParticleRng) {
+        match kind {
+            JointKind::Fixed => {}
+            JointKind::Hinge { limit, .. } | JointKind::Prismatic { limit, .. } => {
+                let s = self.scale * self.noise.rotation[0];
+                p[0] = match limit {
+                    Some(r) => truncated_normal(p[0], s, r.min, r.max, rng),
+                    None => p[0] + s * gaussian(rng),
                 };
             }
-            truncated_rotation(rotation, n, chol, scale, &mut p[3..], rng);
+            JointKind::Swing { limit, .. } => match limit {
+                Some(l) => self.truncated_swing(l.swing_half_angles, p, rng),
+                None => self.qutem_step(kind, p, rng),
+            },
+            JointKind::Ball(r) => self.truncated_rotation(r, p, rng),
+            JointKind::Free {
+                rotation,
+                translation_limits,
+            } => {
+                for k in 0..3 {
+                    let s = self.scale * self.noise.translation;
+                    p[k] = match translation_limits {
+                        Some(l) => truncated_normal(p[k], s, l[k].min, l[k].max, rng),
+                        None => p[k] + s * gaussian(rng),
+                    };
+                }
+                self.truncated_rotation(rotation, &mut p[3..], rng);
+            }
         }
     }
-}
 
-/// Truncated draw of a 3-parameter rotation `p` (a ball joint, or the
-/// rotation part of a free root).
-fn truncated_rotation(
-    r: &BallRotation,
-    n: &JointNoise,
-    chol: &Matrix3<f64>,
-    scale: f64,
-    p: &mut [f64],
-    rng: &mut ParticleRng,
-) {
-    match r {
-        BallRotation::Euler {
-            limits: Some(l), ..
-        } => {
-            for k in 0..3 {
-                p[k] = truncated_normal(p[k], scale * n.rotation[k], l[k].min, l[k].max, rng);
+    /// The swing `(p[0], p[1])` drawn around itself within the ellipse with
+    /// half-axes `half` ([`truncated_ellipse`]).
+    fn truncated_swing(&self, half: Vector2<f64>, p: &mut [f64], rng: &mut ParticleRng) {
+        let sigma = self.noise.rotation.map(|s| self.scale * s);
+        (p[0], p[1]) = truncated_ellipse(Vector2::new(p[0], p[1]), [sigma[0], sigma[1]], half, rng);
+    }
+
+    /// Truncated draw of a 3-parameter rotation `p` (a ball joint, or the
+    /// rotation part of a free root).
+    fn truncated_rotation(&self, r: &BallRotation, p: &mut [f64], rng: &mut ParticleRng) {
+        match r {
+            BallRotation::Euler {
+                limits: Some(l), ..
+            } => {
+                for k in 0..3 {
+                    p[k] = truncated_normal(
+                        p[k],
+                        self.scale * self.noise.rotation[k],
+                        l[k].min,
+                        l[k].max,
+                        rng,
+                    );
+                }
             }
-        }
-        BallRotation::SwingTwist { limit: Some(l), .. } => {
-            let (s1, s2) = truncated_ellipse(
-                Vector2::new(p[0], p[1]),
-                [scale * n.rotation[0], scale * n.rotation[1]],
-                l.swing_half_angles,
-                rng,
-            );
-            p[0] = s1;
-            p[1] = s2;
-            p[2] = truncated_normal(p[2], scale * n.rotation[2], l.twist_min, l.twist_max, rng);
-        }
-        BallRotation::ExpMap { max_angle: Some(m) } => {
-            // QuTem step on the rotation alone, then reflect at the cone.
-            let ball = JointKind::Ball(r.clone());
-            qutem_step(&ball, chol, scale, p, rng);
-            let v = Vector3::new(p[0], p[1], p[2]);
-            let len = v.norm();
-            if len > *m {
-                let reflected = (2.0 * m - len).clamp(0.0, *m);
-                let v = v * (reflected / len);
-                p.copy_from_slice(v.as_slice());
+            BallRotation::SwingTwist { limit: Some(l), .. } => {
+                self.truncated_swing(l.swing_half_angles, p, rng);
+                p[2] = truncated_normal(
+                    p[2],
+                    self.scale * self.noise.rotation[2],
+                    l.twist_min,
+                    l.twist_max,
+                    rng,
+                );
             }
-        }
-        _ => {
-            // No limits on this rotation: plain QuTem noise.
-            let ball = JointKind::Ball(r.clone());
-            qutem_step(&ball, chol, scale, p, rng);
+            BallRotation::ExpMap { max_angle: Some(m) } => {
+                // QuTem step on the rotation alone, then reflect at the cone.
+                let ball = JointKind::Ball(r.clone());
+                self.qutem_step(&ball, p, rng);
+                let v = Vector3::new(p[0], p[1], p[2]);
+                let len = v.norm();
+                if len > *m {
+                    let reflected = (2.0 * m - len).clamp(0.0, *m);
+                    let v = v * (reflected / len);
+                    p.copy_from_slice(v.as_slice());
+                }
+            }
+            _ => {
+                // No limits on this rotation: plain QuTem noise.
+                let ball = JointKind::Ball(r.clone());
+                self.qutem_step(&ball, p, rng);
+            }
         }
     }
 }

@@ -18,6 +18,15 @@ fn tip_distance(s: &Skeleton, pose: &[f64], target: &Point3<f64>) -> f64 {
     (Point3::from(w[s.find("tip").unwrap()].translation.vector) - target).norm()
 }
 
+/// One constraint: the `tip` joint at `target`, σ 0.1.
+fn tip_at(s: &Skeleton, target: Point3<f64>) -> ConstraintSet {
+    ConstraintSet::with(
+        s,
+        [Constraint::position(s.find("tip").unwrap(), target, 0.1)],
+    )
+    .unwrap()
+}
+
 fn adaptive(particles: usize, seed: u64, sampler: LimitSampler) -> SmcIkConfig {
     SmcIkConfig {
         particles,
@@ -38,12 +47,7 @@ fn solve(
 ) -> (f64, Vec<f64>, Arc<Skeleton>) {
     let s = Arc::new(protocol.skeleton(dof));
     let target = protocol.target(&s, &mut Pcg64::seed_from_u64(seed));
-    let mut c = ConstraintSet::new();
-    c.add(
-        &s,
-        Constraint::position(s.find("tip").unwrap(), target, 0.1),
-    )
-    .unwrap();
+    let c = tip_at(&s, target);
     let mut ik = SmcIk::new(s.clone(), c, adaptive(30, seed, sampler), &s.rest_pose()).unwrap();
     let mut best = f64::INFINITY;
     for _ in 0..MAX_ITERATIONS {
@@ -86,12 +90,7 @@ fn both_samplers_keep_every_particle_within_limits() {
 fn plain_filter_moves_toward_the_target() {
     let s = Arc::new(presets::arm4());
     let target = Point3::new(1.5, 1.5, 0.5);
-    let mut c = ConstraintSet::new();
-    c.add(
-        &s,
-        Constraint::position(s.find("tip").unwrap(), target, 0.1),
-    )
-    .unwrap();
+    let c = tip_at(&s, target);
     let config = SmcIkConfig {
         particles: 50,
         seed: 3,
@@ -111,12 +110,7 @@ fn plain_filter_moves_toward_the_target() {
 fn unreachable_target_gets_as_close_as_possible() {
     let s = Arc::new(presets::chain(6, 3.0));
     let target = Point3::new(0.0, 10.0, 0.0);
-    let mut c = ConstraintSet::new();
-    c.add(
-        &s,
-        Constraint::position(s.find("tip").unwrap(), target, 0.1),
-    )
-    .unwrap();
+    let c = tip_at(&s, target);
     let mut ik = SmcIk::new(
         s.clone(),
         c,

@@ -422,8 +422,7 @@ mod tests {
         ));
         let far = Roi {
             centre: [400.0, 4.0],
-            side: 8.0,
-            rotation: 0.0,
+            ..roi
         };
         assert!(matches!(
             crop(&[0; 12], 2, 2, &far),

@@ -159,6 +159,23 @@ impl Observation {
     pub fn areas(&self) -> &[u32; CLASSES] {
         &self.areas
     }
+
+    /// Checks that the image is the camera's `width × height`.
+    ///
+    /// # Errors
+    /// [`LabelError::ImageSizeMismatch`] when it is not.
+    pub fn check_size(&self, width: u32, height: u32) -> Result<()> {
+        if (self.width, self.height) != (width, height) {
+            return Err(LabelError::ImageSizeMismatch {
+                what: "observation vs camera",
+                expected_width: width,
+                expected_height: height,
+                found_width: self.width,
+                found_height: self.height,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// RTPF Eq. 1–2 with the spread `σ_F` of the non-overlap ratio.
@@ -343,6 +360,14 @@ pub struct Evaluation {
     pub log_likelihood: Vec<f64>,
 }
 
+impl Evaluation {
+    /// `(|B_c|, |A_c ∩ B_c|)` of particle `i` for the class `c ∈ 1..=C`.
+    pub fn class_counts(&self, i: usize, c: usize) -> (u32, u32) {
+        let k = (i * CLASSES + c - 1) * 2;
+        (self.counts[k], self.counts[k + 1])
+    }
+}
+
 /// One worker's buffers.
 #[derive(Debug)]
 struct Scratch {
@@ -430,17 +455,7 @@ impl CpuLikelihood {
     /// Image size mismatch with the camera, `N = 0`, a state buffer that is
     /// not `N × D`, a non-finite parameter.
     pub fn evaluate(&mut self, obs: &Observation, states: &[f64]) -> Result<&Evaluation> {
-        let mut results = std::mem::take(self.results.get_mut().unwrap_or_else(|e| e.into_inner()));
-        let r = self.run(
-            obs,
-            states,
-            self.skeleton.dof(),
-            Poses::States,
-            &mut results,
-        );
-        let slot = self.results.get_mut().unwrap_or_else(|e| e.into_inner());
-        *slot = results;
-        r.map(|()| &*slot)
+        self.evaluate_with(obs, states, Poses::States)
     }
 
     /// As [`Self::evaluate`], reading each pose's joint transforms from
@@ -455,14 +470,17 @@ impl CpuLikelihood {
         states: &[f64],
         fk: &BatchForwardKinematics,
     ) -> Result<&Evaluation> {
+        self.evaluate_with(obs, states, Poses::Posed(fk))
+    }
+
+    fn evaluate_with(
+        &mut self,
+        obs: &Observation,
+        states: &[f64],
+        poses: Poses<'_>,
+    ) -> Result<&Evaluation> {
         let mut results = std::mem::take(self.results.get_mut().unwrap_or_else(|e| e.into_inner()));
-        let r = self.run(
-            obs,
-            states,
-            self.skeleton.dof(),
-            Poses::Posed(fk),
-            &mut results,
-        );
+        let r = self.run(obs, states, self.skeleton.dof(), poses, &mut results);
         let slot = self.results.get_mut().unwrap_or_else(|e| e.into_inner());
         *slot = results;
         r.map(|()| &*slot)
@@ -512,16 +530,8 @@ impl CpuLikelihood {
         poses: Poses<'_>,
         ev: &mut Evaluation,
     ) -> Result<()> {
-        let (w, h) = (self.camera.width(), self.camera.height());
-        if (obs.width(), obs.height()) != (w, h) {
-            return Err(LabelError::ImageSizeMismatch {
-                what: "observation vs camera",
-                expected_width: w,
-                expected_height: h,
-                found_width: obs.width(),
-                found_height: obs.height(),
-            });
-        }
+        let w = self.camera.width();
+        obs.check_size(w, self.camera.height())?;
         let n = self.check_states(states, dim)?;
         poses.check(&self.skeleton, n)?;
         ev.counts.clear();
@@ -583,15 +593,7 @@ impl Likelihood<Observation> for CpuLikelihood {
     ) -> std::result::Result<(), BoxError> {
         let mut results = self.results.lock().unwrap_or_else(|e| e.into_inner());
         self.run(obs, states, dim, Poses::States, &mut results)?;
-        if out.len() != results.log_likelihood.len() {
-            return Err(LabelError::OutputLength {
-                particles: results.log_likelihood.len(),
-                found: out.len(),
-            }
-            .into());
-        }
-        out.copy_from_slice(&results.log_likelihood);
-        Ok(())
+        copy_results(&results.log_likelihood, out)
     }
 }
 
@@ -614,21 +616,36 @@ impl Term<Observation, BatchForwardKinematics> for CpuLikelihood {
     }
 }
 
-/// `out[i] += ll[i]`, or an error when the lengths differ (shared by the
+/// `out[i] = ll[i]`, or an error when the lengths differ (shared by the
 /// CPU and GPU back ends' [`smc::Likelihood`] implementations).
 ///
 /// # Errors
 /// [`LabelError::OutputLength`] (boxed) when `out` and `ll` differ in length.
+pub fn copy_results(ll: &[f64], out: &mut [f64]) -> std::result::Result<(), BoxError> {
+    check_output_len(ll, out)?;
+    out.copy_from_slice(ll);
+    Ok(())
+}
+
+/// `out[i] += ll[i]`, or an error when the lengths differ (shared by the
+/// CPU and GPU back ends' [`smc::Term`] implementations).
+///
+/// # Errors
+/// [`LabelError::OutputLength`] (boxed) when `out` and `ll` differ in length.
 pub fn add_results(ll: &[f64], out: &mut [f64]) -> std::result::Result<(), BoxError> {
+    check_output_len(ll, out)?;
+    for (o, l) in out.iter_mut().zip(ll) {
+        *o += l;
+    }
+    Ok(())
+}
+
+fn check_output_len(ll: &[f64], out: &[f64]) -> Result<()> {
     if out.len() != ll.len() {
         return Err(LabelError::OutputLength {
             particles: ll.len(),
             found: out.len(),
-        }
-        .into());
-    }
-    for (o, l) in out.iter_mut().zip(ll) {
-        *o += l;
+        });
     }
     Ok(())
 }

@@ -13,8 +13,7 @@ const W: usize = 160;
 const H: usize = 120;
 
 fn counts_of(ev: &labels::Evaluation, i: usize, part: BodyPart) -> (u32, u32) {
-    let k = (i * CLASSES + usize::from(part.label()) - 1) * 2;
-    (ev.counts[k], ev.counts[k + 1])
+    ev.class_counts(i, usize::from(part.label()))
 }
 
 #[test]
@@ -74,14 +73,9 @@ fn human_reproduction_has_zero_non_overlap_and_counts_equal_areas() {
     let obs = render_observation(&skel, &camera, &pose, &Noise::default(), 0).unwrap();
     let mut lik = CpuLikelihood::new(skel, camera, NonOverlap::default());
     let ev = lik.evaluate(&obs, &pose).unwrap();
-    for c in 0..CLASSES {
-        let a = obs.areas()[c];
-        assert_eq!(
-            (ev.counts[2 * c], ev.counts[2 * c + 1]),
-            (a, a),
-            "class {}",
-            c + 1
-        );
+    for c in 1..=CLASSES {
+        let a = obs.areas()[c - 1];
+        assert_eq!(ev.class_counts(0, c), (a, a), "class {c}");
     }
     assert!(obs.areas().iter().sum::<u32>() > 1000);
     assert_eq!(ev.non_overlap[0], 0.0);
@@ -153,8 +147,7 @@ fn smc_trait_matches_evaluate_and_thread_count_does_not_matter() {
                 .zip(obs.labels())
                 .filter(|&(&l, &a)| l == c && a == c)
                 .count() as u32;
-            let k = (i * CLASSES + usize::from(c) - 1) * 2;
-            assert_eq!((ev.counts[k], ev.counts[k + 1]), (b, ab));
+            assert_eq!(ev.class_counts(i, usize::from(c)), (b, ab));
         }
     }
 }
@@ -325,9 +318,9 @@ fn label_map_merges_rendered_parts_into_observed_classes() {
     lik.set_label_map(map).unwrap();
     let mapped = lik.evaluate(&obs, &states).unwrap().clone();
     // At the observed pose the mapped rendering is the observation.
-    for c in 0..CLASSES {
-        let a = obs.areas()[c];
-        assert_eq!((mapped.counts[2 * c], mapped.counts[2 * c + 1]), (a, a));
+    for c in 1..=CLASSES {
+        let a = obs.areas()[c - 1];
+        assert_eq!(mapped.class_counts(0, c), (a, a));
     }
     assert_eq!(mapped.non_overlap[0], 0.0);
     assert!(
@@ -335,18 +328,18 @@ fn label_map_merges_rendered_parts_into_observed_classes() {
         "body parts vs classes disagree"
     );
     // The raised arm (class 2) no longer overlaps its observation fully.
-    let arms = (CLASSES + 1) * 2;
-    assert!(mapped.counts[arms + 1] < mapped.counts[arms]);
+    let (arms, arms_overlap) = mapped.class_counts(1, 2);
+    assert!(arms_overlap < arms);
     // |B_c| under the map is the sum of the merged parts' identity areas.
     for i in 0..2 {
         let mut merged = [0u32; CLASSES];
         for (l, &c) in map.iter().enumerate() {
             if c != 0 {
-                merged[usize::from(c) - 1] += identity.counts[(i * CLASSES + l) * 2];
+                merged[usize::from(c) - 1] += identity.class_counts(i, l + 1).0;
             }
         }
         for (c, &m) in merged.iter().enumerate() {
-            assert_eq!(mapped.counts[(i * CLASSES + c) * 2], m);
+            assert_eq!(mapped.class_counts(i, c + 1).0, m);
         }
     }
     // Out-of-range classes are refused and leave the map unchanged.

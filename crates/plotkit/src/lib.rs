@@ -74,8 +74,9 @@ fn rgb(i: usize) -> RGBColor {
     if i == INK { BLACK } else { colour(i) }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scale {
+    #[default]
     Linear,
     Log,
 }
@@ -122,8 +123,9 @@ impl Series {
 }
 
 /// Where a panel's legend goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Corner {
+    #[default]
     UpperRight,
     /// Halfway down the right edge (plotters' default place).
     MiddleRight,
@@ -132,14 +134,41 @@ pub enum Corner {
     LowerLeft,
 }
 
+/// One axis of a panel.
+#[derive(Clone, Debug, Default)]
+pub struct Axis {
+    pub label: String,
+    pub scale: Scale,
+    /// The range drawn instead of the data's with a margin.
+    pub range: Option<Range<f64>>,
+}
+
+impl Axis {
+    /// A linear axis over the data's span.
+    pub fn new(label: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Whether `v` can be drawn: a log axis shows positive values only.
+    fn shows(&self, v: f64) -> bool {
+        self.scale == Scale::Linear || v > 0.0
+    }
+
+    /// The fixed range, else the data's `(min, max)` with a margin.
+    fn span(&self, data: (f64, f64)) -> Range<f64> {
+        self.range.clone().unwrap_or_else(|| pad(data, self.scale))
+    }
+}
+
 /// One chart of a figure.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Panel {
     pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    pub x_scale: Scale,
-    pub y_scale: Scale,
+    pub x: Axis,
+    pub y: Axis,
     /// Same length per unit on both axes (drawings of bodies).
     pub equal_aspect: bool,
     pub series: Vec<Series>,
@@ -149,9 +178,6 @@ pub struct Panel {
     pub hlines: Vec<f64>,
     /// Legend corner (series with a label are listed).
     pub legend: Corner,
-    /// Axis ranges drawn instead of the data's with a margin.
-    pub x_range: Option<Range<f64>>,
-    pub y_range: Option<Range<f64>>,
     /// Intervals of x shaded light grey behind the series (an occlusion gap).
     pub shaded: Vec<Range<f64>>,
 }
@@ -165,18 +191,9 @@ impl Panel {
     ) -> Self {
         Self {
             title: title.into(),
-            x_label: x_label.into(),
-            y_label: y_label.into(),
-            x_scale: Scale::Linear,
-            y_scale: Scale::Linear,
-            equal_aspect: false,
-            series: Vec::new(),
-            vlines: Vec::new(),
-            hlines: Vec::new(),
-            legend: Corner::UpperRight,
-            x_range: None,
-            y_range: None,
-            shaded: Vec::new(),
+            x: Axis::new(x_label),
+            y: Axis::new(y_label),
+            ..Self::default()
         }
     }
 
@@ -193,12 +210,12 @@ impl Panel {
     }
 
     pub fn log_y(mut self) -> Self {
-        self.y_scale = Scale::Log;
+        self.y.scale = Scale::Log;
         self
     }
 
     pub fn log_x(mut self) -> Self {
-        self.x_scale = Scale::Log;
+        self.x.scale = Scale::Log;
         self
     }
 
@@ -209,13 +226,13 @@ impl Panel {
 
     /// Draws x over `range` whatever the data span.
     pub fn fixed_x(mut self, range: Range<f64>) -> Self {
-        self.x_range = Some(range);
+        self.x.range = Some(range);
         self
     }
 
     /// Draws y over `range` whatever the data span.
     pub fn fixed_y(mut self, range: Range<f64>) -> Self {
-        self.y_range = Some(range);
+        self.y.range = Some(range);
         self
     }
 
@@ -225,10 +242,7 @@ impl Panel {
 
     /// The points drawn on a log axis must be positive; the others are left out.
     fn visible(&self, p: &(f64, f64)) -> bool {
-        p.0.is_finite()
-            && p.1.is_finite()
-            && (self.x_scale == Scale::Linear || p.0 > 0.0)
-            && (self.y_scale == Scale::Linear || p.1 > 0.0)
+        p.0.is_finite() && p.1.is_finite() && self.x.shows(p.0) && self.y.shows(p.1)
     }
 
     fn bounds(&self) -> Option<(Range<f64>, Range<f64>)> {
@@ -247,19 +261,16 @@ impl Panel {
             return None;
         }
         for &v in &self.vlines {
-            if self.x_scale == Scale::Linear || v > 0.0 {
+            if self.x.shows(v) {
                 x = (x.0.min(v), x.1.max(v));
             }
         }
         for &v in &self.hlines {
-            if self.y_scale == Scale::Linear || v > 0.0 {
+            if self.y.shows(v) {
                 y = (y.0.min(v), y.1.max(v));
             }
         }
-        Some((
-            self.x_range.clone().unwrap_or_else(|| pad(x, self.x_scale)),
-            self.y_range.clone().unwrap_or_else(|| pad(y, self.y_scale)),
-        ))
+        Some((self.x.span(x), self.y.span(y)))
     }
 }
 
@@ -286,6 +297,14 @@ fn pad((lo, hi): (f64, f64), scale: Scale) -> Range<f64> {
             // A hair beyond the decades, so that both end decades get a tick.
             (lo * 0.97)..(hi * 1.03)
         }
+    }
+}
+
+/// Tick label of an axis of `scale` spanning `decades` (log axes).
+fn tick_label(v: f64, scale: Scale, decades: f64) -> String {
+    match scale {
+        Scale::Linear => linear_label(v),
+        Scale::Log => log_label(v, decades),
     }
 }
 
@@ -376,7 +395,7 @@ fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Dr
         ))?;
         return Ok(());
     };
-    if panel.equal_aspect && panel.x_scale == Scale::Linear && panel.y_scale == Scale::Linear {
+    if panel.equal_aspect && panel.x.scale == Scale::Linear && panel.y.scale == Scale::Linear {
         // Widen one range so that a unit has the same length on both axes.
         let (w, h) = area.dim_in_pixel();
         let pw = w.saturating_sub(Y_LABEL_AREA + 2 * MARGIN).max(1) as f64;
@@ -396,7 +415,7 @@ fn draw_panel(panel: &Panel, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Dr
     }
     let xdec = (xr.end / xr.start).log10();
     let ydec = (yr.end / yr.start).log10();
-    match (panel.x_scale, panel.y_scale) {
+    match (panel.x.scale, panel.y.scale) {
         (Scale::Linear, Scale::Linear) => draw_chart(panel, area, xr, yr, xdec, ydec),
         (Scale::Linear, Scale::Log) => draw_chart(panel, area, xr, yr.log_scale(), xdec, ydec),
         (Scale::Log, Scale::Linear) => draw_chart(panel, area, xr.log_scale(), yr, xdec, ydec),
@@ -426,19 +445,13 @@ where
         .x_label_area_size(X_LABEL_AREA)
         .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(x, y)?;
-    let (xs, ys) = (panel.x_scale, panel.y_scale);
-    let fx = move |v: &f64| match xs {
-        Scale::Linear => linear_label(*v),
-        Scale::Log => log_label(*v, x_decades),
-    };
-    let fy = move |v: &f64| match ys {
-        Scale::Linear => linear_label(*v),
-        Scale::Log => log_label(*v, y_decades),
-    };
+    let (xs, ys) = (panel.x.scale, panel.y.scale);
+    let fx = move |v: &f64| tick_label(*v, xs, x_decades);
+    let fy = move |v: &f64| tick_label(*v, ys, y_decades);
     chart
         .configure_mesh()
-        .x_desc(panel.x_label.as_str())
-        .y_desc(panel.y_label.as_str())
+        .x_desc(panel.x.label.as_str())
+        .y_desc(panel.y.label.as_str())
         .label_style((FAMILY, LABEL_SIZE))
         .axis_desc_style((FAMILY, DESC_SIZE))
         .x_label_formatter(&fx)

@@ -274,23 +274,12 @@ mod tests {
     use proptest::prelude::*;
 
     /// All twelve valid orders.
-    const ORDERS: [EulerOrder; 12] = [
-        EulerOrder::TAIT_BRYAN[0],
-        EulerOrder::TAIT_BRYAN[1],
-        EulerOrder::TAIT_BRYAN[2],
-        EulerOrder::TAIT_BRYAN[3],
-        EulerOrder::TAIT_BRYAN[4],
-        EulerOrder::TAIT_BRYAN[5],
-        EulerOrder::PROPER[0],
-        EulerOrder::PROPER[1],
-        EulerOrder::PROPER[2],
-        EulerOrder::PROPER[3],
-        EulerOrder::PROPER[4],
-        EulerOrder::PROPER[5],
-    ];
+    fn orders() -> impl Iterator<Item = EulerOrder> {
+        EulerOrder::TAIT_BRYAN.into_iter().chain(EulerOrder::PROPER)
+    }
 
     fn all_orders() -> impl Strategy<Value = EulerOrder> {
-        prop::sample::select(ORDERS.to_vec())
+        prop::sample::select(orders().collect::<Vec<_>>())
     }
 
     /// The other branch of the same rotation (module docs).
@@ -364,7 +353,7 @@ mod tests {
         /// rotations, with angles on the principal branch.
         #[test]
         fn rotation_round_trip(q in unit_quaternion()) {
-            for order in ORDERS {
+            for order in orders() {
                 let angles = from_quaternion(order, &q);
                 prop_assert!(angles.iter().all(|a| a.is_finite()));
                 prop_assert!(angles[0].abs() <= PI && angles[2].abs() <= PI);
@@ -385,7 +374,7 @@ mod tests {
             t in 0.0..1.0f64,
             c in -PI + 1e-9..PI,
         ) {
-            for order in ORDERS {
+            for order in orders() {
                 let middle = if order.is_tait_bryan() { -PI / 2.0 + PI * t } else { PI * t };
                 if lock_distance(order, middle) < 1e-6 {
                     continue;

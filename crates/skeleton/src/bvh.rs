@@ -33,7 +33,7 @@ use std::path::Path;
 use nalgebra::{UnitQuaternion, Vector3};
 use rotation::euler::{self, Axis, EulerOrder};
 
-use crate::error::{Result, SkeletonError};
+use crate::error::{Result, SkeletonError, read_file};
 use crate::fk::PoseBatch;
 use crate::joint::{BallRotation, JointKind};
 use crate::skeleton::{Body, BodyPart, Capsule, Joint, Skeleton};
@@ -107,10 +107,7 @@ impl Bvh {
     /// Reads a BVH file. Invalid UTF-8 is an error naming its line.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|cause| SkeletonError::Io {
-            path: path.to_path_buf(),
-            cause,
-        })?;
+        let bytes = read_file(path)?;
         Self::parse_bytes(&bytes, &path.display().to_string())
     }
 
@@ -619,20 +616,14 @@ fn parse_finite(s: &str) -> Option<f64> {
 }
 
 fn kind_from_channels(channels: &[Channel]) -> std::result::Result<JointKind, String> {
-    let rot: Vec<Axis> = channels
-        .iter()
-        .filter_map(|c| match c {
-            Channel::Rotation(a) => Some(*a),
-            Channel::Position(_) => None,
-        })
-        .collect();
-    let pos: Vec<Axis> = channels
-        .iter()
-        .filter_map(|c| match c {
-            Channel::Position(a) => Some(*a),
-            Channel::Rotation(_) => None,
-        })
-        .collect();
+    let mut rot: Vec<Axis> = Vec::new();
+    let mut pos: Vec<Axis> = Vec::new();
+    for c in channels {
+        match *c {
+            Channel::Rotation(a) => rot.push(a),
+            Channel::Position(a) => pos.push(a),
+        }
+    }
     let distinct = |v: &[Axis]| (0..v.len()).all(|i| !v[i + 1..].contains(&v[i]));
     if !distinct(&rot) || !distinct(&pos) {
         return Err("a channel is listed twice".into());

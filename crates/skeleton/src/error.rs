@@ -55,3 +55,11 @@ pub enum SkeletonError {
 }
 
 pub type Result<T, E = SkeletonError> = std::result::Result<T, E>;
+
+/// The bytes of the file at `path`; an error names the file.
+pub(crate) fn read_file(path: &std::path::Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|cause| SkeletonError::Io {
+        path: path.to_path_buf(),
+        cause,
+    })
+}

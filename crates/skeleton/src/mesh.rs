@@ -37,7 +37,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Result, SkeletonError};
+use crate::error::{Result, SkeletonError, read_file};
 use crate::skeleton::Skeleton;
 
 /// Triangles in one coordinate frame (the mesh file's, before a visual's
@@ -155,10 +155,7 @@ impl PackageResolver {
 /// file: unreadable, unknown format, malformed, no triangles, or a
 /// non-finite coordinate.
 pub fn load_mesh(path: &Path) -> Result<TriangleMesh> {
-    let bytes = std::fs::read(path).map_err(|cause| SkeletonError::Io {
-        path: path.to_path_buf(),
-        cause,
-    })?;
+    let bytes = read_file(path)?;
     parse_mesh(&bytes, path)
 }
 

@@ -11,7 +11,7 @@ use rotation::euler::{Axis, EulerOrder};
 use rotation::swing_twist::{SwingTwistFrame, SwingTwistLimit};
 
 use crate::joint::{BallRotation, JointKind, Range};
-use crate::skeleton::{BodyPart, Skeleton, SkeletonBuilder};
+use crate::skeleton::{BodyPart, Joint, Skeleton, SkeletonBuilder};
 
 const X: [f64; 3] = [1.0, 0.0, 0.0];
 const Y: [f64; 3] = [0.0, 1.0, 0.0];
@@ -66,6 +66,51 @@ fn hinge(axis: [f64; 3], min: f64, max: f64) -> JointKind {
 
 fn deg(d: f64) -> f64 {
     d.to_radians()
+}
+
+/// The global position as three prismatic joints `root_x`, `root_y` and
+/// `root_z`, in that order, the first at `offset` from the world origin,
+/// each limited by its entry of `limits` (`None`: free). Returns `root_z`.
+fn root_translation(
+    b: &mut SkeletonBuilder,
+    offset: [f64; 3],
+    limits: [Option<Range>; 3],
+) -> &mut Joint {
+    let [x, y, z] = limits;
+    b.joint("root_x", None, offset, JointKind::prismatic(v(X), x));
+    b.joint(
+        "root_y",
+        Some("root_x"),
+        [0.0; 3],
+        JointKind::prismatic(v(Y), y),
+    );
+    b.joint(
+        "root_z",
+        Some("root_y"),
+        [0.0; 3],
+        JointKind::prismatic(v(Z), z),
+    )
+}
+
+/// Elbow flexion `{side}_elbow` at the end of the 0.29 m upper arm below
+/// `{side}_shoulder`, then forearm twist `{side}_forearm` carrying the
+/// 0.26 m forearm: the same in the human and the RTPF upper body.
+fn elbow_and_forearm(b: &mut SkeletonBuilder, side: &str) {
+    let n = |name: &str| format!("{side}_{name}");
+    // Elbow flexion swings the forearm forward (+z): a positive angle about -x.
+    b.joint(
+        &n("elbow"),
+        Some(&n("shoulder")),
+        [0.0, -0.29, 0.0],
+        hinge(neg(X), 0.0, deg(150.0)),
+    );
+    b.joint(
+        &n("forearm"),
+        Some(&n("elbow")),
+        [0.0; 3],
+        hinge(Y, deg(-80.0), deg(80.0)),
+    )
+    .with_bone([0.0, -0.26, 0.0], 0.04, BodyPart::Forearm, 1.2);
 }
 
 /// A chain of `n` segments of length `total_length / n` joined by 3-DOF
@@ -209,20 +254,7 @@ pub fn human() -> Skeleton {
             swing_twist(down, X, (2.0, 1.6), (-1.2, 1.2)),
         )
         .with_bone([0.0, -0.29, 0.0], 0.05, BodyPart::UpperArm, 2.0);
-        // Elbow flexion swings the forearm forward (+z): a positive angle about -x.
-        b.joint(
-            &n("elbow"),
-            Some(&n("shoulder")),
-            [0.0, -0.29, 0.0],
-            hinge(neg(X), 0.0, deg(150.0)),
-        );
-        b.joint(
-            &n("forearm"),
-            Some(&n("elbow")),
-            [0.0; 3],
-            hinge(Y, deg(-80.0), deg(80.0)),
-        )
-        .with_bone([0.0, -0.26, 0.0], 0.04, BodyPart::Forearm, 1.2);
+        elbow_and_forearm(&mut b, side);
         b.joint(
             &n("wrist"),
             Some(&n("forearm")),
@@ -371,20 +403,21 @@ pub fn hand() -> Skeleton {
             swing2([dir.x, dir.y, dir.z], flex, (deg(90.0), deg(25.0))),
         )
         .with_bone(seg(lens[0]), 0.009, BodyPart::Finger, 0.015);
-        b.joint(
-            &n("mid"),
-            Some(&n("base")),
-            seg(lens[0]),
-            hinge(flex, 0.0, deg(110.0)),
-        )
-        .with_bone(seg(lens[1]), 0.008, BodyPart::Finger, 0.01);
-        b.joint(
-            &n("dist"),
-            Some(&n("mid")),
-            seg(lens[1]),
-            hinge(flex, 0.0, deg(80.0)),
-        )
-        .with_bone(seg(lens[2]), 0.007, BodyPart::Finger, 0.006);
+        // The middle and distal phalanges: (joint, its parent, flexion
+        // limit in degrees, bone radius, mass), each at the end of the last.
+        let phalanges = [
+            ("mid", "base", 110.0, 0.008, 0.01),
+            ("dist", "mid", 80.0, 0.007, 0.006),
+        ];
+        for (k, (joint, parent, flexion, radius, mass)) in phalanges.into_iter().enumerate() {
+            b.joint(
+                &n(joint),
+                Some(&n(parent)),
+                seg(lens[k]),
+                hinge(flex, 0.0, deg(flexion)),
+            )
+            .with_bone(seg(lens[k + 1]), radius, BodyPart::Finger, mass);
+        }
         b.joint(&n("tip"), Some(&n("dist")), seg(lens[2]), JointKind::Fixed);
     }
     b.build().expect("hand preset is valid")
@@ -397,25 +430,8 @@ pub fn hand() -> Skeleton {
 /// MPEG-4 BAP parameters RTPF streams. The body faces +z, arms hang down.
 pub fn rtpf_upper_body() -> Skeleton {
     let mut b = SkeletonBuilder::new();
-    b.joint(
-        "root_x",
-        None,
-        [0.0, 1.0, 0.0],
-        JointKind::prismatic(v(X), Some(Range::symmetric(2.0))),
-    );
-    b.joint(
-        "root_y",
-        Some("root_x"),
-        [0.0; 3],
-        JointKind::prismatic(v(Y), Some(Range::symmetric(1.0))),
-    );
-    b.joint(
-        "root_z",
-        Some("root_y"),
-        [0.0; 3],
-        JointKind::prismatic(v(Z), Some(Range::symmetric(3.0))),
-    )
-    .with_capsule(
+    let limits = [2.0, 1.0, 3.0].map(|half| Some(Range::symmetric(half)));
+    root_translation(&mut b, [0.0, 1.0, 0.0], limits).with_capsule(
         [-0.12, 0.05, 0.0],
         [0.12, 0.05, 0.0],
         0.12,
@@ -463,19 +479,7 @@ pub fn rtpf_upper_body() -> Skeleton {
             euler([Axis::Z, Axis::X, Axis::Y], [180.0, 180.0, 90.0]),
         )
         .with_bone([0.0, -0.29, 0.0], 0.05, BodyPart::UpperArm, 2.0);
-        b.joint(
-            &n("elbow"),
-            Some(&n("shoulder")),
-            [0.0, -0.29, 0.0],
-            hinge(neg(X), 0.0, deg(150.0)),
-        );
-        b.joint(
-            &n("forearm"),
-            Some(&n("elbow")),
-            [0.0; 3],
-            hinge(Y, deg(-80.0), deg(80.0)),
-        )
-        .with_bone([0.0, -0.26, 0.0], 0.04, BodyPart::Forearm, 1.2);
+        elbow_and_forearm(&mut b, side);
         b.joint(
             &n("wrist_flex"),
             Some(&n("forearm")),
@@ -508,24 +512,7 @@ pub fn rtpf_upper_body() -> Skeleton {
 pub fn physprior_lower_body() -> Skeleton {
     let (thigh, shank, hips, foot) = (0.4, 0.5, 0.3, 0.2);
     let mut b = SkeletonBuilder::new();
-    b.joint(
-        "root_x",
-        None,
-        [0.0, thigh + shank + 0.05, 0.0],
-        JointKind::prismatic(v(X), None),
-    );
-    b.joint(
-        "root_y",
-        Some("root_x"),
-        [0.0; 3],
-        JointKind::prismatic(v(Y), None),
-    );
-    b.joint(
-        "root_z",
-        Some("root_y"),
-        [0.0; 3],
-        JointKind::prismatic(v(Z), None),
-    );
+    root_translation(&mut b, [0.0, thigh + shank + 0.05, 0.0], [None; 3]);
     b.joint(
         "torso",
         Some("root_z"),

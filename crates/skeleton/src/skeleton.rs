@@ -542,12 +542,7 @@ impl Joint {
         part: BodyPart,
         mass: f64,
     ) -> &mut Self {
-        self.body = Some(Body {
-            capsule: Capsule::new(Vector3::zeros(), Vector3::from(end), radius),
-            part,
-            mass,
-        });
-        self
+        self.with_capsule([0.0; 3], end, radius, part, mass)
     }
 
     /// Attaches an arbitrary capsule body.

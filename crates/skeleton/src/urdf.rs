@@ -49,7 +49,7 @@ use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use urdf_rs::{Geometry, JointType, Robot};
 
 use crate::bvh::{MAX_VALUE, parse_bounded, utf8_or_error};
-use crate::error::{Result, SkeletonError};
+use crate::error::{Result, SkeletonError, read_file};
 use crate::joint::{JointKind, Range};
 use crate::skeleton::{Body, BodyPart, Capsule, Joint, Skeleton};
 use crate::visual::{Visual, VisualShape};
@@ -153,10 +153,7 @@ pub fn load_urdf(path: impl AsRef<Path>) -> Result<Skeleton> {
 /// adjustments made (module docs).
 pub fn import_urdf(path: impl AsRef<Path>) -> Result<UrdfImport> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|cause| SkeletonError::Io {
-        path: path.to_path_buf(),
-        cause,
-    })?;
+    let bytes = read_file(path)?;
     import_urdf_bytes(&bytes, &path.display().to_string())
 }
 
@@ -721,38 +718,41 @@ fn link_inertial(
     let min = eigen.eigenvalues.min();
     let noise = -1e-12 * eigen.eigenvalues.amax().max(1.0);
     let tolerance = -INERTIA_CLAMP_TOLERANCE * inertia.trace().max(1.0);
-    if min < noise && min >= tolerance {
+    let e = eigen.eigenvalues;
+    let eigenvalues = format!("({:e}, {:e}, {:e}) kg·m²", e[0], e[1], e[2]);
+    let adjusted = if min < noise && min >= tolerance {
         let clamped = eigen.eigenvalues.map(|e| e.max(0.0));
         inertia =
             eigen.eigenvectors * Matrix3::from_diagonal(&clamped) * eigen.eigenvectors.transpose();
         inertia = (inertia + inertia.transpose()) / 2.0;
-        let e = eigen.eigenvalues;
-        warnings.push(UrdfWarning {
-            adjustment: UrdfAdjustment::InertiaClamped,
-            file: file.to_string(),
-            line,
-            element: format!("link '{}' <inertia>", link.name),
-            message: format!(
-                "eigenvalues ({:e}, {:e}, {:e}) kg·m²: the negative one clamped to 0 (within {INERTIA_CLAMP_TOLERANCE:e} · max(trace, 1))",
-                e[0], e[1], e[2]
+        Some((
+            UrdfAdjustment::InertiaClamped,
+            format!(
+                "eigenvalues {eigenvalues}: the negative one clamped to 0 (within {INERTIA_CLAMP_TOLERANCE:e} · max(trace, 1))"
             ),
-        });
+        ))
     } else if min < tolerance {
-        let e = eigen.eigenvalues;
         let why = if on_base {
             "the link is welded to the fixed base: it never moves and no dynamics term uses it"
         } else {
             "physically impossible; a dynamics model refuses it only if the mass matrix is then not positive definite"
         };
+        Some((
+            UrdfAdjustment::InertiaNotPsd,
+            format!(
+                "not positive semi-definite (eigenvalues {eigenvalues}): used as written, as Pinocchio does; {why}"
+            ),
+        ))
+    } else {
+        None
+    };
+    if let Some((adjustment, message)) = adjusted {
         warnings.push(UrdfWarning {
-            adjustment: UrdfAdjustment::InertiaNotPsd,
+            adjustment,
             file: file.to_string(),
             line,
             element: format!("link '{}' <inertia>", link.name),
-            message: format!(
-                "not positive semi-definite (eigenvalues ({:e}, {:e}, {:e}) kg·m²): used as written, as Pinocchio does; {why}",
-                e[0], e[1], e[2]
-            ),
+            message,
         });
     }
     Some(LinkInertial {

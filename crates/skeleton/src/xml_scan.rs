@@ -42,6 +42,16 @@ impl Element<'_> {
     }
 }
 
+/// Markup that is skipped whole, as `(opening, closing)`: comments, CDATA,
+/// processing instructions and declarations (`<!DOCTYPE …>`), the first
+/// match winning.
+const SKIPPED: [(&[u8], &[u8]); 4] = [
+    (b"<!--", b"-->"),
+    (b"<![CDATA[", b"]]>"),
+    (b"<?", b"?>"),
+    (b"<!", b">"),
+];
+
 /// Scans `text`; `Err((line, message))` if elements nest deeper than
 /// [`MAX_DEPTH`].
 pub fn scan(text: &str) -> Result<Vec<Element<'_>>, (usize, String)> {
@@ -65,17 +75,8 @@ pub fn scan(text: &str) -> Result<Vec<Element<'_>>, (usize, String)> {
         advance(&mut i, &mut line, lt);
         let rest = &b[i..];
         let skip_to = |pat: &[u8]| find(i, pat).map(|p| p + pat.len());
-        if rest.starts_with(b"<!--") {
-            let Some(end) = skip_to(b"-->") else { break };
-            advance(&mut i, &mut line, end);
-        } else if rest.starts_with(b"<![CDATA[") {
-            let Some(end) = skip_to(b"]]>") else { break };
-            advance(&mut i, &mut line, end);
-        } else if rest.starts_with(b"<?") {
-            let Some(end) = skip_to(b"?>") else { break };
-            advance(&mut i, &mut line, end);
-        } else if rest.starts_with(b"<!") {
-            let Some(end) = skip_to(b">") else { break };
+        if let Some((_, close)) = SKIPPED.iter().find(|(open, _)| rest.starts_with(open)) {
+            let Some(end) = skip_to(close) else { break };
             advance(&mut i, &mut line, end);
         } else if rest.starts_with(b"</") {
             let Some(end) = skip_to(b">") else { break };

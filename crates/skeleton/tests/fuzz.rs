@@ -164,6 +164,24 @@ fn check_memory(bytes: &[u8], peak: usize) -> Result<(), TestCaseError> {
     fuzzkit::check_heap(MEMORY_PER_INPUT_BYTE, bytes.len(), peak)
 }
 
+/// An error with a place names the fuzzed `file` and a line within it (or
+/// just past its end); `what` is the rest of the error, for the failure.
+fn check_error_place(
+    file: &str,
+    expected: &str,
+    line: usize,
+    bytes: &[u8],
+    what: &str,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(file, expected);
+    prop_assert!(
+        line >= 1 && line <= line_count(bytes) + 1,
+        "line {line} of {}: {what}",
+        line_count(bytes)
+    );
+    Ok(())
+}
+
 fn finite(w: &[skeleton::nalgebra::Isometry3<f64>]) -> bool {
     w.iter().all(|t| {
         t.translation.vector.iter().all(|x| x.is_finite())
@@ -202,12 +220,7 @@ fn check_bvh(bytes: &[u8]) -> Result<(), TestCaseError> {
             line,
             message,
         }) => {
-            prop_assert_eq!(file, "fuzz.bvh");
-            prop_assert!(
-                line >= 1 && line <= line_count(bytes) + 1,
-                "line {line} of {}: {message}",
-                line_count(bytes)
-            );
+            check_error_place(&file, "fuzz.bvh", line, bytes, &message)?;
             prop_assert!(!message.is_empty());
             Ok(())
         }
@@ -250,14 +263,13 @@ fn check_urdf(bytes: &[u8]) -> Result<(), TestCaseError> {
             line,
             element,
             message,
-        }) => {
-            prop_assert_eq!(file, "fuzz.urdf");
-            prop_assert!(
-                line >= 1 && line <= line_count(bytes) + 1,
-                "line {line}: {element}: {message}"
-            );
-            Ok(())
-        }
+        }) => check_error_place(
+            &file,
+            "fuzz.urdf",
+            line,
+            bytes,
+            &format!("{element}: {message}"),
+        ),
         Err(SkeletonError::Urdf { file, element, .. }) => {
             prop_assert_eq!(file, "fuzz.urdf");
             prop_assert!(!element.is_empty());

@@ -2,6 +2,8 @@
 //! deep nesting, silent NaN/inf, and valid input that used to be rejected.
 //! Each test names the class it guards.
 
+mod common;
+
 use skeleton::{Bvh, JointKind, SkeletonBuilder, SkeletonError, parse_urdf};
 
 /// A two-joint clip with `frames` declared and `lines` frame lines present.
@@ -360,14 +362,7 @@ fn many_end_sites_and_long_urdf_chains_are_linear() {
     assert_eq!(clip.skeleton.joint(20_000).name, "Hips_20000_end");
     // A 5,000-joint URDF chain (every joint revolute with a limit).
     let n = 5000;
-    let mut urdf = String::from("<robot name=\"long\">\n<link name=\"l0\"/>\n");
-    for k in 1..=n {
-        urdf.push_str(&format!(
-            "<link name=\"l{k}\"/>\n<joint name=\"j{k}\" type=\"revolute\"><parent link=\"l{}\"/><child link=\"l{k}\"/><origin xyz=\"0 0 0.01\"/><axis xyz=\"0 1 0\"/><limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/></joint>\n",
-            k - 1
-        ));
-    }
-    urdf.push_str("</robot>\n");
+    let urdf = common::long_urdf_chain(n, "<origin xyz=\"0 0 0.01\"/>");
     let s = parse_urdf(&urdf, "long.urdf").unwrap();
     assert_eq!(s.dof(), n);
     let w = s.forward_kinematics(&s.rest_pose()).unwrap();

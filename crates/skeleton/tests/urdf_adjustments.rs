@@ -2,6 +2,8 @@
 //! `skeleton::urdf` (module docs) on a small file, with its warning; each
 //! test fails without the adjustment. Truly invalid input stays an error.
 
+mod common;
+
 use skeleton::{JointKind, SkeletonError, UrdfAdjustment, UrdfImport, import_urdf_str};
 
 /// A base and one revolute arm; `{VISUAL}`, `{LIMIT}`, `{INERTIA}` and
@@ -289,14 +291,7 @@ fn the_old_entry_points_drop_the_warnings_and_agree() {
 fn a_long_massless_chain_gives_one_short_warning() {
     // Hostile input's 5,000-joint chain has no masses at all.
     let n = 5000;
-    let mut text = String::from("<robot name=\"long\">\n<link name=\"l0\"/>\n");
-    for k in 1..=n {
-        text.push_str(&format!(
-            "<link name=\"l{k}\"/>\n<joint name=\"j{k}\" type=\"revolute\"><parent link=\"l{}\"/><child link=\"l{k}\"/><axis xyz=\"0 1 0\"/><limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/><mimic joint=\"j1\"/></joint>\n",
-            k - 1
-        ));
-    }
-    text.push_str("</robot>\n");
+    let text = common::long_urdf_chain(n, "<mimic joint=\"j1\"/>");
     let i = import(&text);
     assert_eq!(i.massless.len(), n);
     let massless: Vec<_> = i

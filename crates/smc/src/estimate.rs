@@ -281,14 +281,14 @@ fn principal_quaternion(m: Matrix4<f64>) -> UnitQuaternion<f64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use nalgebra::Vector3;
     use proptest::prelude::*;
 
     /// Chordal distance between rotations, `min ‖a ∓ b‖` (unlike an angle
-    /// from `acos`, accurate near zero).
-    fn angle_between(a: &UnitQuaternion<f64>, b: &UnitQuaternion<f64>) -> f64 {
+    /// from `acos`, accurate near zero); the smoothing tests use it too.
+    pub(crate) fn angle_between(a: &UnitQuaternion<f64>, b: &UnitQuaternion<f64>) -> f64 {
         (a.coords - b.coords)
             .norm()
             .min((a.coords + b.coords).norm())

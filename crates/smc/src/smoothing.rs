@@ -201,12 +201,8 @@ mod tests {
     use nalgebra::Vector3;
     use proptest::prelude::*;
 
-    /// Chordal distance between rotations, `min ‖a ∓ b‖`, accurate near 0.
-    fn dist(a: &UnitQuaternion<f64>, b: &UnitQuaternion<f64>) -> f64 {
-        (a.coords - b.coords)
-            .norm()
-            .min((a.coords + b.coords).norm())
-    }
+    // Chordal distance between rotations, accurate near 0.
+    use crate::estimate::tests::angle_between as dist;
 
     #[test]
     fn slerp_moves_along_the_great_circle() {

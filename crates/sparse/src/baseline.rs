@@ -9,14 +9,13 @@
 //! crate in generalised-velocity coordinates so that the step lives in the
 //! same tangent space as the physics tracker's.
 
-use dynamics::{Data, Model};
-use nalgebra::{DMatrix, DVector, Isometry3};
+use nalgebra::{DMatrix, DVector};
 use skeleton::Skeleton;
 
 use crate::error::{Result, SparseError, require_positive};
-use crate::prior::{MotionPrior, PriorQuery, prior_residual};
-use crate::sensors::{RowKind, SensorFrame, SensorMask, SensorSet};
-use crate::tracker::null_space_rows;
+use crate::prior::{MotionPrior, prior_residual};
+use crate::sensors::{SensorFrame, SensorMask, SensorSet};
+use crate::tracker::{TrackedBody, null_space_rows};
 
 /// How the baseline solves `J Δq = φ`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -38,21 +37,8 @@ impl IkMethod {
 
 /// Kinematic tracker used as the baseline of Table 1.
 pub struct IkTracker {
-    model: Model,
-    data: Data,
-    sensors: SensorSet,
-    mask: SensorMask,
-    prior: MotionPrior,
+    body: TrackedBody,
     method: IkMethod,
-    q: Vec<f64>,
-    frame: usize,
-    root_dof: usize,
-    world: Vec<Isometry3<f64>>,
-    jac3: DMatrix<f64>,
-    js: DMatrix<f64>,
-    phi: Vec<f64>,
-    kinds: Vec<RowKind>,
-    estimate: Vec<f64>,
 }
 
 impl IkTracker {
@@ -66,85 +52,51 @@ impl IkTracker {
             require_positive("IK damping", damping)?;
         }
         let model = crate::tracker::body_model(skeleton, 70.0, 1e-3)?;
-        let nv = model.nv();
-        let rows = sensors.max_rows();
         Ok(Self {
-            data: model.data(),
-            mask: SensorMask::all(&sensors),
-            root_dof: skeleton.joint(0).kind.dof(),
-            world: vec![Isometry3::identity(); skeleton.len()],
-            jac3: DMatrix::zeros(3, nv),
-            js: DMatrix::zeros(rows.max(1), nv),
-            phi: vec![0.0; rows.max(1)],
-            kinds: vec![RowKind::Prior; rows.max(1)],
-            estimate: skeleton.rest_pose(),
-            q: skeleton.rest_pose(),
-            frame: 0,
-            model,
-            sensors,
-            prior,
+            body: TrackedBody::new(skeleton, model, sensors, prior, 0),
             method,
         })
     }
 
     pub fn reset(&mut self, pose: &[f64]) -> Result<()> {
-        if pose.len() != self.q.len() {
+        let body = &mut self.body;
+        if pose.len() != body.q.len() {
             return Err(SparseError::Dimension {
                 what: "IK reset pose".into(),
-                expected: self.q.len(),
+                expected: body.q.len(),
                 got: pose.len(),
             });
         }
-        self.q.copy_from_slice(pose);
-        self.frame = 0;
-        self.prior.reset();
+        body.q.copy_from_slice(pose);
+        body.frame = 0;
+        body.prior.reset();
         Ok(())
     }
 
     pub fn pose(&self) -> &[f64] {
-        &self.q
+        &self.body.q
     }
 
     pub fn mask_mut(&mut self) -> &mut SensorMask {
-        &mut self.mask
+        &mut self.body.mask
     }
 
     /// One frame: builds `J`, `φ`, solves for `Δq` and moves the pose.
     pub fn step(&mut self, reading: &SensorFrame) -> Result<&[f64]> {
-        self.sensors.validate(reading, self.frame)?;
-        let nv = self.model.nv();
-        let skeleton = self.model.skeleton();
-        skeleton.forward_kinematics_into(&self.q, &mut self.world);
-        let ns = self.sensors.constraint_rows(
-            &self.model,
-            &mut self.data,
-            &self.q,
-            &self.world,
-            reading,
-            &self.mask,
-            &mut self.js,
-            &mut self.phi,
-            &mut self.kinds,
-            &mut self.jac3,
-        )?;
-        let query = PriorQuery {
-            frame: self.frame,
-            q: &self.q,
-            world: &self.world,
-            reading,
-            enabled: &self.mask,
-        };
-        self.prior.estimate(skeleton, &query, &mut self.estimate)?;
-        let np = nv - self.root_dof;
-        let js = self.js.rows(0, ns).into_owned();
-        let null = null_space_rows(&js, self.root_dof, true);
+        let ns = self.body.sense(reading)?;
+        let body = &mut self.body;
+        let nv = body.model.nv();
+        let skeleton = body.model.skeleton();
+        let np = nv - body.root_dof;
+        let js = body.rows.jac.rows(0, ns).into_owned();
+        let null = null_space_rows(&js, body.root_dof, true);
         let mut j = DMatrix::zeros(ns + np, nv);
         j.rows_mut(0, ns).copy_from(&js);
         j.rows_mut(ns, np).copy_from(&null);
         let mut phi = DVector::zeros(ns + np);
-        phi.rows_mut(0, ns).copy_from_slice(&self.phi[..ns]);
+        phi.rows_mut(0, ns).copy_from_slice(&body.rows.phi[..ns]);
         let mut prior_phi = vec![0.0; np];
-        prior_residual(skeleton, &self.q, &self.estimate, &mut prior_phi);
+        prior_residual(skeleton, &body.q, &body.estimate, &mut prior_phi);
         phi.rows_mut(ns, np).copy_from_slice(&prior_phi);
         let dq = match self.method {
             IkMethod::PseudoInverse => {
@@ -169,10 +121,10 @@ impl IkTracker {
             }
         };
         let mut next = vec![0.0; nv];
-        self.model
-            .integrate(&self.q, dq.as_slice(), 1.0, &mut next)?;
-        self.q = next;
-        self.frame += 1;
-        Ok(&self.q)
+        body.model
+            .integrate(&body.q, dq.as_slice(), 1.0, &mut next)?;
+        body.q = next;
+        body.frame += 1;
+        Ok(&body.q)
     }
 }

@@ -230,21 +230,18 @@ impl SensorSet {
     /// Checks a frame against this set: stream lengths, finite readings,
     /// unit quaternions. `frame` numbers the frame in the error.
     pub fn validate(&self, reading: &SensorFrame, frame: usize) -> Result<()> {
-        if reading.imus.len() != self.imus.len() {
-            return Err(SparseError::StreamLength {
-                frame,
-                field: "IMU readings",
-                expected: self.imus.len(),
-                got: reading.imus.len(),
-            });
-        }
-        if reading.markers.len() != self.markers.len() {
-            return Err(SparseError::StreamLength {
-                frame,
-                field: "marker readings",
-                expected: self.markers.len(),
-                got: reading.markers.len(),
-            });
+        for (field, expected, got) in [
+            ("IMU readings", self.imus.len(), reading.imus.len()),
+            ("marker readings", self.markers.len(), reading.markers.len()),
+        ] {
+            if got != expected {
+                return Err(SparseError::StreamLength {
+                    frame,
+                    field,
+                    expected,
+                    got,
+                });
+            }
         }
         for (s, r) in self.imus.iter().zip(&reading.imus) {
             if let Some(q) = r {
@@ -275,10 +272,9 @@ impl SensorSet {
     }
 
     /// Stacks the rows of SPARSE Eq. 2 and Eq. 3 for the readings present
-    /// and enabled: `J_s` (3 rows per sensor, `nv` columns) and the residual
-    /// `φ_s`, IMUs first. Returns the number of rows written; `kinds[r]`
-    /// says which stiffness each row takes. `jac` must have at least
-    /// `3 (n_imu + n_marker)` rows; `scratch` is 3 × nv.
+    /// and enabled into the first rows of `rows` (`J_s`, 3 rows per sensor,
+    /// and the residual `φ_s`, IMUs first). Returns the number of rows
+    /// written. `rows` must have room for [`SensorSet::max_rows`] rows.
     #[allow(clippy::too_many_arguments)]
     pub fn constraint_rows(
         &self,
@@ -288,10 +284,7 @@ impl SensorSet {
         world: &[Isometry3<f64>],
         reading: &SensorFrame,
         enabled: &SensorMask,
-        jac: &mut DMatrix<f64>,
-        phi: &mut [f64],
-        kinds: &mut [RowKind],
-        scratch: &mut DMatrix<f64>,
+        rows: &mut ConstraintRows,
     ) -> Result<usize> {
         let mut row = 0;
         for (i, s) in self.imus.iter().enumerate() {
@@ -300,13 +293,8 @@ impl SensorSet {
             };
             let predicted = world[s.joint].rotation * s.registration;
             let r = rotation::log(&(target * predicted.inverse()));
-            model.orientation_jacobian(data, q, s.joint, scratch)?;
-            jac.view_mut((row, 0), (3, scratch.ncols()))
-                .copy_from(scratch);
-            for k in 0..3 {
-                phi[row + k] = r[k];
-                kinds[row + k] = RowKind::Imu;
-            }
+            model.orientation_jacobian(data, q, s.joint, &mut rows.sensor_jacobian)?;
+            rows.set_sensor_rows(row, &r, RowKind::Imu);
             row += 3;
         }
         for (i, s) in self.markers.iter().enumerate() {
@@ -315,13 +303,8 @@ impl SensorSet {
             };
             let predicted = world[s.joint] * Point3::from(s.offset);
             let r = target - predicted;
-            model.point_jacobian(data, q, s.joint, &s.offset, scratch)?;
-            jac.view_mut((row, 0), (3, scratch.ncols()))
-                .copy_from(scratch);
-            for k in 0..3 {
-                phi[row + k] = r[k];
-                kinds[row + k] = RowKind::Marker;
-            }
+            model.point_jacobian(data, q, s.joint, &s.offset, &mut rows.sensor_jacobian)?;
+            rows.set_sensor_rows(row, &r, RowKind::Marker);
             row += 3;
         }
         Ok(row)
@@ -347,6 +330,27 @@ impl SensorMask {
             markers: vec![true; sensors.markers.len()],
         }
     }
+
+    /// Switches IMU `i` on or off.
+    pub fn set_imu(&mut self, i: usize, on: bool) -> Result<()> {
+        set_flag(&mut self.imus, "IMU index", i, on)
+    }
+
+    /// Switches marker `i` on or off.
+    pub fn set_marker(&mut self, i: usize, on: bool) -> Result<()> {
+        set_flag(&mut self.markers, "marker index", i, on)
+    }
+}
+
+/// `flags[i] = on`, or a [`SparseError::Dimension`] naming `what`.
+fn set_flag(flags: &mut [bool], what: &str, i: usize, on: bool) -> Result<()> {
+    let n = flags.len();
+    *flags.get_mut(i).ok_or(SparseError::Dimension {
+        what: what.into(),
+        expected: n,
+        got: i,
+    })? = on;
+    Ok(())
 }
 
 /// The kind of a constraint row, which decides its stiffness (§4: markers
@@ -356,6 +360,41 @@ pub enum RowKind {
     Imu,
     Marker,
     Prior,
+}
+
+/// A stack of constraint rows of SPARSE Eq. 6: `J` (`nv` columns), the
+/// residual `φ` and each row's [`RowKind`], with room for a fixed number of
+/// rows; [`SensorSet::constraint_rows`] writes the sensor rows first.
+#[derive(Clone, Debug)]
+pub struct ConstraintRows {
+    pub jac: DMatrix<f64>,
+    pub phi: Vec<f64>,
+    pub kinds: Vec<RowKind>,
+    /// The 3 × nv Jacobian of one sensor, before it is copied into `jac`.
+    sensor_jacobian: DMatrix<f64>,
+}
+
+impl ConstraintRows {
+    /// Room for `capacity` rows of `nv` columns (zeros; every kind `Prior`).
+    pub fn new(capacity: usize, nv: usize) -> Self {
+        Self {
+            jac: DMatrix::zeros(capacity, nv),
+            phi: vec![0.0; capacity],
+            kinds: vec![RowKind::Prior; capacity],
+            sensor_jacobian: DMatrix::zeros(3, nv),
+        }
+    }
+
+    /// Rows `row..row + 3`: the sensor Jacobian just built, residual `r`.
+    fn set_sensor_rows(&mut self, row: usize, r: &Vector3<f64>, kind: RowKind) {
+        self.jac
+            .view_mut((row, 0), (3, self.sensor_jacobian.ncols()))
+            .copy_from(&self.sensor_jacobian);
+        for k in 0..3 {
+            self.phi[row + k] = r[k];
+            self.kinds[row + k] = kind;
+        }
+    }
 }
 
 /// Synthetic sensor streams from ground-truth poses, with optional seeded

@@ -48,7 +48,7 @@ use crate::contact::{
 };
 use crate::error::{Result, SparseError, require_non_negative, require_positive};
 use crate::prior::{MotionPrior, PriorQuery, prior_residual};
-use crate::sensors::{RowKind, SensorFrame, SensorMask, SensorSet};
+use crate::sensors::{ConstraintRows, RowKind, SensorFrame, SensorMask, SensorSet};
 
 /// Settings of [`SparseTracker`]; defaults are the paper's (§4).
 #[derive(Clone, Debug, PartialEq)]
@@ -229,27 +229,89 @@ pub struct StepReport {
     pub sensor_rows: usize,
 }
 
+/// What both trackers (the SPARSE tracker and the IK baseline of
+/// [`crate::baseline`]) hold and build each frame: the body model, the
+/// sensors and which are on, the prior, the pose and frame count, and the
+/// kinematic rows of Eq. 6 with their scratch.
+pub(crate) struct TrackedBody {
+    pub model: Model,
+    pub data: Data,
+    pub sensors: SensorSet,
+    pub mask: SensorMask,
+    pub prior: MotionPrior,
+    pub q: Vec<f64>,
+    pub frame: usize,
+    pub root_dof: usize,
+    /// Scratch: world transforms at `q`, the constraint rows (sensor rows
+    /// first) and the prior's estimate `q̃`.
+    pub world: Vec<Isometry3<f64>>,
+    pub rows: ConstraintRows,
+    pub estimate: Vec<f64>,
+}
+
+impl TrackedBody {
+    /// At the rest pose, frame 0, every sensor on; room for the sensor rows
+    /// and `extra_rows` more (at least one row).
+    pub fn new(
+        skeleton: &Skeleton,
+        model: Model,
+        sensors: SensorSet,
+        prior: MotionPrior,
+        extra_rows: usize,
+    ) -> Self {
+        let capacity = (sensors.max_rows() + extra_rows).max(1);
+        Self {
+            data: model.data(),
+            mask: SensorMask::all(&sensors),
+            root_dof: skeleton.joint(0).kind.dof(),
+            world: vec![Isometry3::identity(); skeleton.len()],
+            rows: ConstraintRows::new(capacity, model.nv()),
+            estimate: skeleton.rest_pose(),
+            q: skeleton.rest_pose(),
+            frame: 0,
+            model,
+            sensors,
+            prior,
+        }
+    }
+
+    /// The kinematic half of a frame: checks `reading`, poses the body at
+    /// `q`, stacks the sensor rows (Eq. 2, 3) and asks the prior for its
+    /// estimate `q̃` (Eq. 4). Returns the number of sensor rows.
+    pub fn sense(&mut self, reading: &SensorFrame) -> Result<usize> {
+        self.sensors.validate(reading, self.frame)?;
+        let skeleton = self.model.skeleton();
+        skeleton.forward_kinematics_into(&self.q, &mut self.world);
+        let ns = self.sensors.constraint_rows(
+            &self.model,
+            &mut self.data,
+            &self.q,
+            &self.world,
+            reading,
+            &self.mask,
+            &mut self.rows,
+        )?;
+        let query = PriorQuery {
+            frame: self.frame,
+            q: &self.q,
+            world: &self.world,
+            reading,
+            enabled: &self.mask,
+        };
+        self.prior.estimate(skeleton, &query, &mut self.estimate)?;
+        Ok(ns)
+    }
+}
+
 /// The SPARSE tracker (module docs). Owns its scratch; one `step` per
 /// sensor frame.
 pub struct SparseTracker {
-    model: Model,
-    data: Data,
-    sensors: SensorSet,
-    mask: SensorMask,
-    prior: MotionPrior,
+    body: TrackedBody,
     config: SparseConfig,
     tau_limit: Vec<f64>,
-    q: Vec<f64>,
     v: Vec<f64>,
-    frame: usize,
-    root_dof: usize,
-    // Scratch.
-    world: Vec<Isometry3<f64>>,
+    // Scratch of the contact Jacobians.
     jac3: DMatrix<f64>,
-    js: DMatrix<f64>,
-    phi: Vec<f64>,
-    kinds: Vec<RowKind>,
-    estimate: Vec<f64>,
     contacts: Vec<Contact>,
 }
 
@@ -284,34 +346,20 @@ impl SparseTracker {
             }
         }
         let nv = model.nv();
-        let data = model.data();
         let tau_limit = torque_limits(skeleton, config.total_mass, config.torque_limit_scale);
-        let rows = sensors.max_rows() + nv;
         Ok(Self {
-            mask: SensorMask::all(&sensors),
-            root_dof: skeleton.joint(0).kind.dof(),
-            world: vec![Isometry3::identity(); skeleton.len()],
+            body: TrackedBody::new(skeleton, model, sensors, prior, nv),
             jac3: DMatrix::zeros(3, nv),
-            js: DMatrix::zeros(rows, nv),
-            phi: vec![0.0; rows],
-            kinds: vec![RowKind::Prior; rows],
-            estimate: skeleton.rest_pose(),
             contacts: Vec::new(),
-            q: skeleton.rest_pose(),
             v: vec![0.0; nv],
-            frame: 0,
             tau_limit,
-            model,
-            data,
-            sensors,
-            prior,
             config,
         })
     }
 
     /// Restarts at `pose` with velocity `velocity` (zero when `None`), frame 0.
     pub fn reset(&mut self, pose: &[f64], velocity: Option<&[f64]>) -> Result<()> {
-        let nv = self.model.nv();
+        let nv = self.body.model.nv();
         let check = |what: &str, x: &[f64]| {
             if x.len() != nv {
                 return Err(SparseError::Dimension {
@@ -330,7 +378,7 @@ impl SparseTracker {
             Ok(())
         };
         check("reset pose", pose)?;
-        self.q.copy_from_slice(pose);
+        self.body.q.copy_from_slice(pose);
         match velocity {
             Some(v) => {
                 check("reset velocity", v)?;
@@ -338,20 +386,20 @@ impl SparseTracker {
             }
             None => self.v.fill(0.0),
         }
-        self.frame = 0;
-        self.prior.reset();
+        self.body.frame = 0;
+        self.body.prior.reset();
         Ok(())
     }
 
     pub fn pose(&self) -> &[f64] {
-        &self.q
+        &self.body.q
     }
 
     /// World transforms of every joint at the current pose (for drawing).
     pub fn body_transforms(&self) -> Vec<Isometry3<f64>> {
-        let skeleton = self.model.skeleton();
+        let skeleton = self.body.model.skeleton();
         let mut world = vec![Isometry3::identity(); skeleton.len()];
-        skeleton.forward_kinematics_into(&self.q, &mut world);
+        skeleton.forward_kinematics_into(&self.body.q, &mut world);
         world
     }
 
@@ -359,7 +407,7 @@ impl SparseTracker {
     /// marker positions as the current pose would read them (draw these
     /// beside the measured readings to show the tracking residual).
     pub fn predicted_readings(&self) -> SensorFrame {
-        self.sensors.measure(&self.body_transforms())
+        self.body.sensors.measure(&self.body_transforms())
     }
 
     pub fn velocity(&self) -> &[f64] {
@@ -367,19 +415,19 @@ impl SparseTracker {
     }
 
     pub fn model(&self) -> &Model {
-        &self.model
+        &self.body.model
     }
 
     pub fn skeleton(&self) -> &Skeleton {
-        self.model.skeleton()
+        self.body.model.skeleton()
     }
 
     pub fn sensors(&self) -> &SensorSet {
-        &self.sensors
+        &self.body.sensors
     }
 
     pub fn mask(&self) -> &SensorMask {
-        &self.mask
+        &self.body.mask
     }
 
     pub fn config(&self) -> &SparseConfig {
@@ -391,7 +439,7 @@ impl SparseTracker {
     pub fn set_config(&mut self, config: SparseConfig) -> Result<()> {
         config.validate()?;
         self.tau_limit = torque_limits(
-            self.model.skeleton(),
+            self.body.model.skeleton(),
             self.config.total_mass,
             config.torque_limit_scale,
         );
@@ -400,101 +448,68 @@ impl SparseTracker {
     }
 
     pub fn prior(&self) -> &MotionPrior {
-        &self.prior
+        &self.body.prior
     }
 
     /// Switches the motion prior (takes effect at the next step).
     pub fn set_prior(&mut self, prior: MotionPrior) {
-        self.prior = prior;
+        self.body.prior = prior;
     }
 
     /// Switches IMU `i` on or off.
     pub fn set_imu_enabled(&mut self, i: usize, on: bool) -> Result<()> {
-        let n = self.mask.imus.len();
-        *self.mask.imus.get_mut(i).ok_or(SparseError::Dimension {
-            what: "IMU index".into(),
-            expected: n,
-            got: i,
-        })? = on;
-        Ok(())
+        self.body.mask.set_imu(i, on)
     }
 
     /// Switches marker `i` on or off.
     pub fn set_marker_enabled(&mut self, i: usize, on: bool) -> Result<()> {
-        let n = self.mask.markers.len();
-        *self.mask.markers.get_mut(i).ok_or(SparseError::Dimension {
-            what: "marker index".into(),
-            expected: n,
-            got: i,
-        })? = on;
-        Ok(())
+        self.body.mask.set_marker(i, on)
     }
 
     /// One frame of SPARSE tracking (module docs, steps 1–5).
     pub fn step(&mut self, reading: &SensorFrame) -> Result<StepReport> {
-        self.sensors.validate(reading, self.frame)?;
-        let nv = self.model.nv();
+        // Sensor rows (Eq. 2, 3) and the prior's estimate (Eq. 4).
+        let ns = self.body.sense(reading)?;
+        let body = &mut self.body;
+        let nv = body.model.nv();
         let h = 1.0 / self.config.rate;
-        let skeleton = self.model.skeleton();
-        skeleton.forward_kinematics_into(&self.q, &mut self.world);
+        let skeleton = body.model.skeleton();
 
         // M and C at the current state.
-        self.model
-            .mass_matrix_and_bias(&mut self.data, &self.q, &self.v)?;
-        let m = self.data.mass_matrix().clone();
-        let c = self.data.tau().clone();
+        body.model
+            .mass_matrix_and_bias(&mut body.data, &body.q, &self.v)?;
+        let m = body.data.mass_matrix().clone();
+        let c = body.data.tau().clone();
         let chol_m = m.clone().cholesky().ok_or(SparseError::Solver {
             stage: "mass matrix",
             message: "not positive definite".into(),
         })?;
 
-        // Sensor rows (Eq. 2, 3).
-        let ns = self.sensors.constraint_rows(
-            &self.model,
-            &mut self.data,
-            &self.q,
-            &self.world,
-            reading,
-            &self.mask,
-            &mut self.js,
-            &mut self.phi,
-            &mut self.kinds,
-            &mut self.jac3,
-        )?;
-
         // Prior rows (Eq. 4, 5).
-        let query = PriorQuery {
-            frame: self.frame,
-            q: &self.q,
-            world: &self.world,
-            reading,
-            enabled: &self.mask,
-        };
-        self.prior.estimate(skeleton, &query, &mut self.estimate)?;
-        let np = nv - self.root_dof;
+        let np = nv - body.root_dof;
         prior_residual(
             skeleton,
-            &self.q,
-            &self.estimate,
-            &mut self.phi[ns..ns + np],
+            &body.q,
+            &body.estimate,
+            &mut body.rows.phi[ns..ns + np],
         );
         let null = null_space_rows(
-            &self.js.rows(0, ns).into_owned(),
-            self.root_dof,
+            &body.rows.jac.rows(0, ns).into_owned(),
+            body.root_dof,
             self.config.null_space,
         );
-        self.js.view_mut((ns, 0), (np, nv)).copy_from(&null);
-        for k in &mut self.kinds[ns..ns + np] {
+        body.rows.jac.view_mut((ns, 0), (np, nv)).copy_from(&null);
+        for k in &mut body.rows.kinds[ns..ns + np] {
             *k = RowKind::Prior;
         }
         let rows = ns + np;
-        let j = self.js.rows(0, rows).into_owned();
-        let phi = DVector::from_column_slice(&self.phi[..rows]);
-        let stiff: Vec<f64> = self.kinds[..rows]
+        let j = body.rows.jac.rows(0, rows).into_owned();
+        let phi = DVector::from_column_slice(&body.rows.phi[..rows]);
+        let stiff: Vec<f64> = body.rows.kinds[..rows]
             .iter()
             .map(|&k| self.config.stiffness(k))
             .collect();
-        let mut damping: Vec<f64> = self.kinds[..rows]
+        let mut damping: Vec<f64> = body.rows.kinds[..rows]
             .iter()
             .map(|&k| match k {
                 RowKind::Prior => self.config.prior_damping,
@@ -525,7 +540,7 @@ impl SparseTracker {
             tau = &m * (&qdot_star - &v_now) / h + &c;
             let mut dtau = DVector::zeros(nv);
             let mut violated = false;
-            for i in self.root_dof..nv {
+            for i in body.root_dof..nv {
                 let lim = self.tau_limit[i];
                 if tau[i].abs() > lim {
                     dtau[i] = tau[i] - tau[i].clamp(-lim, lim);
@@ -549,21 +564,21 @@ impl SparseTracker {
         // Steps 3–4: contacts and the final torque solve.
         let (qdot_plus, torques) = if self.config.physics {
             detect_contacts(
-                &self.model,
-                &mut self.data,
-                &self.q,
+                &body.model,
+                &mut body.data,
+                &body.q,
                 qdot_star.as_slice(),
-                &self.world,
+                &body.world,
                 &self.config.contact,
                 &mut self.jac3,
                 &mut self.contacts,
             )?;
             let mut g = DMatrix::zeros(nv, 0);
             contact_generalized_forces(
-                &self.model,
-                &mut self.data,
-                &self.q,
-                &self.world,
+                &body.model,
+                &mut body.data,
+                &body.q,
+                &body.world,
                 &self.contacts,
                 &mut self.jac3,
                 &mut g,
@@ -571,8 +586,8 @@ impl SparseTracker {
             let nc = self.contacts.len();
             let mut lambda = DVector::zeros(4 * nc);
             if nc > 0 {
-                let g_root = g.rows(0, self.root_dof).into_owned();
-                let target = tau.rows(0, self.root_dof).into_owned();
+                let g_root = g.rows(0, body.root_dof).into_owned();
+                let target = tau.rows(0, body.root_dof).into_owned();
                 let mut qm = g_root.tr_mul(&g_root);
                 for i in 0..4 * nc {
                     qm[(i, i)] += self.config.contact.regularization * (1.0 + qm[(i, i)]);
@@ -584,8 +599,8 @@ impl SparseTracker {
                     self.config.contact.mu,
                     self.config.contact.torsion_scale,
                     self.config.contact.max_normal_force
-                        * self.model.total_mass()
-                        * self.model.gravity().norm(),
+                        * body.model.total_mass()
+                        * body.model.gravity().norm(),
                     self.config.contact.iterations,
                     &mut lambda,
                 );
@@ -602,12 +617,12 @@ impl SparseTracker {
             // a = v + h M⁻¹ (J_cᵀBλ − C): the motion without torques.
             let a_free = &v_now + chol_m.solve(&((&contact_force - &c) * h));
             let minv = chol_m.inverse();
-            let total = self.model.total_mass();
+            let total = body.model.total_mass();
             // ½‖q̇₊ − q̇*‖²_{w_q M} + ½‖u‖²_{W_τ} with q̇₊ = a + M⁻¹u:
             // H = w_q M⁻¹ + W_τ, g = w_q (q̇* − a).
             let mut hmat = &minv * self.config.velocity_weight;
             for i in 0..nv {
-                hmat[(i, i)] += if i < self.root_dof {
+                hmat[(i, i)] += if i < body.root_dof {
                     self.config.root_torque_weight / total
                 } else {
                     1.0 / m[(i, i)]
@@ -627,8 +642,8 @@ impl SparseTracker {
 
         // Step 5: integrate.
         let mut q_next = vec![0.0; nv];
-        self.model
-            .integrate(&self.q, qdot_plus.as_slice(), h, &mut q_next)?;
+        body.model
+            .integrate(&body.q, qdot_plus.as_slice(), h, &mut q_next)?;
         if q_next
             .iter()
             .chain(qdot_plus.iter())
@@ -636,18 +651,18 @@ impl SparseTracker {
         {
             return Err(SparseError::Solver {
                 stage: "integration",
-                message: format!("non-finite state at frame {}", self.frame),
+                message: format!("non-finite state at frame {}", body.frame),
             });
         }
-        self.q = q_next;
+        body.q = q_next;
         self.v.copy_from_slice(qdot_plus.as_slice());
-        self.frame += 1;
+        body.frame += 1;
         Ok(StepReport {
-            pose: self.q.clone(),
+            pose: body.q.clone(),
             velocity: self.v.clone(),
             contacts: self.contacts.clone(),
             joint_torques: torques.as_slice().to_vec(),
-            prior_estimate: self.estimate.clone(),
+            prior_estimate: body.estimate.clone(),
             filter_iterations,
             sensor_rows: ns,
         })

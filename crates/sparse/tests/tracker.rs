@@ -3,7 +3,8 @@
 //! clip (physics and IK baseline) and the errors bad input must raise.
 #![allow(clippy::needless_range_loop)]
 
-use nalgebra::{DMatrix, Isometry3, Point3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
+use sparse::sensors::ConstraintRows;
 use sparse::tracker::{compliance, null_space_rows};
 use sparse::{
     Clip, ClusterOptions, ClusteredDatabase, IkMethod, IkTracker, MotionPrior, SensorMask,
@@ -76,11 +77,9 @@ fn synthesis_matches_forward_kinematics_noise_and_dropouts() {
     let model = sparse::tracker::body_model(&clip.skeleton, 70.0, 1e-3).unwrap();
     let mut data = model.data();
     let mut world = vec![Isometry3::identity(); clip.skeleton.len()];
-    let rows = s.max_rows();
-    let mut jac = DMatrix::zeros(rows, 96);
-    let mut phi = vec![1.0; rows];
-    let mut kinds = vec![sparse::sensors::RowKind::Prior; rows];
-    let mut scratch = DMatrix::zeros(3, 96);
+    let mut rows = ConstraintRows::new(s.max_rows(), 96);
+    // Not a zero residual until the rows are written.
+    rows.phi.fill(1.0);
     for (f, r) in exact.iter().enumerate() {
         clip.skeleton.forward_kinematics_into(&poses[f], &mut world);
         let head = s.imus[0].joint;
@@ -94,14 +93,11 @@ fn synthesis_matches_forward_kinematics_noise_and_dropouts() {
                 &world,
                 r,
                 &SensorMask::all(&s),
-                &mut jac,
-                &mut phi,
-                &mut kinds,
-                &mut scratch,
+                &mut rows,
             )
             .unwrap();
         assert_eq!(n, 33);
-        assert!(phi[..n].iter().all(|x| x.abs() < 1e-9), "frame {f}");
+        assert!(rows.phi[..n].iter().all(|x| x.abs() < 1e-9), "frame {f}");
     }
     let noisy = SyntheticSensors {
         imu_noise: 0.02,
@@ -140,10 +136,7 @@ fn null_space_rows_cannot_move_the_sensors() {
     let model = sparse::tracker::body_model(&clip.skeleton, 70.0, 1e-3).unwrap();
     let mut data = model.data();
     let mut world = vec![Isometry3::identity(); clip.skeleton.len()];
-    let mut jac = DMatrix::zeros(33, 96);
-    let mut phi = vec![0.0; 33];
-    let mut kinds = vec![sparse::sensors::RowKind::Prior; 33];
-    let mut scratch = DMatrix::zeros(3, 96);
+    let mut rows = ConstraintRows::new(33, 96);
     for f in [0, 100, 250] {
         let q = &clip.poses[f];
         clip.skeleton.forward_kinematics_into(q, &mut world);
@@ -155,23 +148,21 @@ fn null_space_rows_cannot_move_the_sensors() {
             &world,
             &reading,
             &SensorMask::all(&s),
-            &mut jac,
-            &mut phi,
-            &mut kinds,
-            &mut scratch,
+            &mut rows,
         )
         .unwrap();
-        let n = null_space_rows(&jac, 6, true);
+        let jac = &rows.jac;
+        let n = null_space_rows(jac, 6, true);
         assert_eq!(n.shape(), (90, 96));
-        let jn = &jac * n.transpose();
+        let jn = jac * n.transpose();
         assert!(
             jn.amax() < 1e-9 * jac.amax(),
             "frame {f}: |J_s N_sᵀ| = {}",
             jn.amax()
         );
         // Without projection (Eq. 4) the prior does move the sensors.
-        let plain = null_space_rows(&jac, 6, false);
-        assert!((&jac * plain.transpose()).amax() > 0.1);
+        let plain = null_space_rows(jac, 6, false);
+        assert!((jac * plain.transpose()).amax() > 0.1);
     }
 }
 

@@ -123,13 +123,16 @@ pub(crate) fn roots(
         .collect()
 }
 
+/// Where an arm's elbow and wrist are to go: `(E*, W*)`, world frame.
+pub type ArmTarget = (Point3<f64>, Point3<f64>);
+
 /// The arm configurations `(E*, W*)` with the projections of `E`, `W`
 /// (step 1–3 of the module docs); the first is the current one.
 pub fn arm_configurations(
     camera_centre: &Point3<f64>,
     world: &[Isometry3<f64>],
     arm: &Arm,
-) -> Vec<(Point3<f64>, Point3<f64>)> {
+) -> Vec<ArmTarget> {
     let p = |j: usize| Point3::from(world[j].translation.vector);
     let (s, e, w) = (p(arm.shoulder), p(arm.elbow), p(arm.wrist));
     let c = camera_centre;
@@ -254,14 +257,11 @@ pub fn flip_hypotheses(
     state: &[f64],
     out: &mut Vec<f64>,
 ) -> usize {
-    let pose = body.full_pose(state);
-    let Ok(world) = body.skeleton().forward_kinematics(&pose) else {
+    let Some((pose, configs)) = arm_targets(body, arms, state, |world, a| {
+        arm_configurations(camera_centre, world, &a.arm)
+    }) else {
         return 0;
     };
-    let configs: Vec<Vec<(Point3<f64>, Point3<f64>)>> = arms
-        .iter()
-        .map(|a| arm_configurations(camera_centre, &world, &a.arm))
-        .collect();
     let total: usize = configs.iter().map(Vec::len).product();
     let mut made = 0;
     let mut targets = vec![None; arms.len()];
@@ -281,6 +281,22 @@ pub fn flip_hypotheses(
     made
 }
 
+/// The full pose of `state` and, for each arm, the `(elbow, wrist)`
+/// targets that `candidates` finds from that pose's joint transforms (the
+/// flips' and the keypoint lifts' common start); `None` when forward
+/// kinematics fails.
+pub(crate) fn arm_targets(
+    body: &TrackedBody,
+    arms: &[FlipArm],
+    state: &[f64],
+    candidates: impl Fn(&[Isometry3<f64>], &FlipArm) -> Vec<ArmTarget>,
+) -> Option<(Vec<f64>, Vec<Vec<ArmTarget>>)> {
+    let pose = body.full_pose(state);
+    let world = body.skeleton().forward_kinematics(&pose).ok()?;
+    let targets = arms.iter().map(|a| candidates(&world, a)).collect();
+    Some((pose, targets))
+}
+
 /// The state of `pose` with each arm `a` moved so that its elbow and wrist
 /// reach `targets[a]` ([`solve_arm`]; `None`: the arm stays), or `None`
 /// when an arm cannot reach its target or the result leaves the joint
@@ -290,7 +306,7 @@ pub fn posed_arms(
     body: &TrackedBody,
     arms: &[FlipArm],
     pose: &[f64],
-    targets: &[Option<(Point3<f64>, Point3<f64>)>],
+    targets: &[Option<ArmTarget>],
 ) -> Option<Vec<f64>> {
     let mut p = pose.to_vec();
     for (flip, target) in arms.iter().zip(targets) {

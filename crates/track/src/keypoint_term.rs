@@ -162,32 +162,18 @@ const LIMB_LANDMARKS: &[&str] = TRACKED_KEYPOINTS
 /// with alternatives), hip, knee, ankle.
 fn scheme_names(scheme: usize, left: bool) -> [Vec<String>; 6] {
     let (s, w) = if left { ("l", "Left") } else { ("r", "Right") };
-    let one = |n: String| vec![n];
+    let prefixed = |prefix: &str, joints: [&str; 6]| joints.map(|j| vec![format!("{prefix}{j}")]);
     match scheme {
-        0 => [
-            one(format!("{s}_shoulder")),
-            one(format!("{s}_elbow")),
-            vec![format!("{s}_wrist"), format!("{s}_wrist_flex")],
-            one(format!("{s}_hip")),
-            one(format!("{s}_knee")),
-            one(format!("{s}_ankle")),
-        ],
-        1 => [
-            one(format!("{w}Shoulder")),
-            one(format!("{w}Elbow")),
-            one(format!("{w}Wrist")),
-            one(format!("{w}Hip")),
-            one(format!("{w}Knee")),
-            one(format!("{w}Ankle")),
-        ],
-        _ => [
-            one(format!("{w}Arm")),
-            one(format!("{w}ForeArm")),
-            one(format!("{w}Hand")),
-            one(format!("{w}UpLeg")),
-            one(format!("{w}Leg")),
-            one(format!("{w}Foot")),
-        ],
+        0 => {
+            let mut names = prefixed(
+                s,
+                ["_shoulder", "_elbow", "_wrist", "_hip", "_knee", "_ankle"],
+            );
+            names[2].push(format!("{s}_wrist_flex"));
+            names
+        }
+        1 => prefixed(w, ["Shoulder", "Elbow", "Wrist", "Hip", "Knee", "Ankle"]),
+        _ => prefixed(w, ["Arm", "ForeArm", "Hand", "UpLeg", "Leg", "Foot"]),
     }
 }
 
@@ -365,7 +351,13 @@ impl KeypointMap {
 
     /// The binding called `name` (`right_elbow`, `head`).
     pub fn get(&self, name: &str) -> Option<&KeypointBinding> {
-        self.bindings.iter().find(|b| b.name == name)
+        self.index_of(name).map(|i| &self.bindings[i])
+    }
+
+    /// The index of the binding called `name`, in [`Self::bindings`] and
+    /// in [`Self::project`]'s output.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.bindings.iter().position(|b| b.name == name)
     }
 
     /// Each binding's point projected by `camera` for the joint transforms

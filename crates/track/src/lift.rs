@@ -37,7 +37,7 @@ use labels::Camera;
 use nalgebra::{Point3, Unit, Vector3};
 
 use crate::body::TrackedBody;
-use crate::flip::{FlipArm, posed_arms, roots};
+use crate::flip::{ArmTarget, FlipArm, arm_targets, posed_arms, roots};
 use crate::keypoint_term::KeypointObservation;
 
 /// The points of the ray `c + t d` (`t > 0`) at distance `r` from
@@ -102,7 +102,7 @@ pub fn arm_lifts(
     world: &[nalgebra::Isometry3<f64>],
     flip: &FlipArm,
     kp: &KeypointObservation,
-) -> Vec<(Point3<f64>, Point3<f64>)> {
+) -> Vec<ArmTarget> {
     let arm = &flip.arm;
     let (Some(e_obs), Some(w_obs)) = (
         observed(kp, "elbow", arm.elbow, arm.shoulder),
@@ -144,14 +144,11 @@ pub fn lift_hypotheses(
     max: usize,
     out: &mut Vec<f64>,
 ) -> usize {
-    let pose = body.full_pose(state);
-    let Ok(world) = body.skeleton().forward_kinematics(&pose) else {
+    let Some((pose, lifts)) = arm_targets(body, arms, state, |world, a| {
+        arm_lifts(camera, world, a, kp)
+    }) else {
         return 0;
     };
-    let lifts: Vec<Vec<(Point3<f64>, Point3<f64>)>> = arms
-        .iter()
-        .map(|a| arm_lifts(camera, &world, a, kp))
-        .collect();
     // Per arm alone, then all arms together on their k-th configuration.
     let mut plans: Vec<Vec<Option<usize>>> = Vec::new();
     for (a, l) in lifts.iter().enumerate() {

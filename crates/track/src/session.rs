@@ -56,6 +56,7 @@ use std::time::Instant;
 use labels::{Camera, Observation};
 use nalgebra::Vector3;
 use skeleton::{Bvh, Skeleton};
+use vision::segment::neighbours4;
 use vision::{
     BackgroundAccumulator, BodyShape, ClassMap, Frame, FrameSource, SegmentParams, Segmentation,
     Segmenter, Sleeves, dress_skeleton, load_camera, load_rgb, resize_camera,
@@ -585,24 +586,11 @@ impl Blob {
             let mut size = 0;
             while let Some(i) = stack.pop() {
                 size += 1;
-                let (x, y) = (i % width, i / width);
-                let mut visit = |j: usize| {
+                for j in neighbours4(i, width, height) {
                     if mask[j] != 0 && comp[j] == u32::MAX {
                         comp[j] = id;
                         stack.push(j);
                     }
-                };
-                if x > 0 {
-                    visit(i - 1);
-                }
-                if x + 1 < width {
-                    visit(i + 1);
-                }
-                if y > 0 {
-                    visit(i - width);
-                }
-                if y + 1 < height {
-                    visit(i + width);
                 }
             }
             if best.is_none_or(|(s, _)| size > s) {

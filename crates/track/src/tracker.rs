@@ -55,7 +55,7 @@ use crate::keypoint_term::{
     KeypointObservation, KeypointTerm,
 };
 use crate::prior::PosePrior;
-use crate::simplex::{Score, lockstep_simplex, lockstep_simplex_in};
+use crate::simplex::{Score, Simplex, lockstep_simplex_in};
 
 /// The filters of RTPF Tables II–III.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -98,11 +98,25 @@ impl FilterKind {
 impl std::str::FromStr for FilterKind {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown filter `{s}` (pfs, hspc, hpor, hkfs, pfrth)"))
+        parse_named(&Self::ALL, Self::name, "filter", s)
     }
+}
+
+/// The member of `all` whose name is `s`, ignoring case; else an error
+/// naming `what` and listing the names in lower case.
+fn parse_named<T: Copy>(
+    all: &[T],
+    name: fn(T) -> &'static str,
+    what: &str,
+    s: &str,
+) -> std::result::Result<T, String> {
+    all.iter()
+        .copied()
+        .find(|&k| name(k).eq_ignore_ascii_case(s))
+        .ok_or_else(|| {
+            let names: Vec<String> = all.iter().map(|&k| name(k).to_ascii_lowercase()).collect();
+            format!("unknown {what} `{s}` ({})", names.join(", "))
+        })
 }
 
 /// Which likelihood terms weigh the particles.
@@ -140,10 +154,7 @@ impl std::fmt::Display for ObservationMode {
 impl std::str::FromStr for ObservationMode {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown observation `{s}` (regions, keypoints, both)"))
+        parse_named(&Self::ALL, Self::name, "observation", s)
     }
 }
 
@@ -687,6 +698,27 @@ impl Tracker {
         )
     }
 
+    /// Runs one simplex per `(start, iterations)` in lockstep in the
+    /// subspace `coords` ([`lockstep_simplex_in`]), scored as
+    /// [`Self::scorer`] scores: the simplices and the poses weighed.
+    ///
+    /// # Errors
+    /// A back-end failure.
+    fn simplices(
+        &mut self,
+        obs: &Observation,
+        starts: &[(Vec<f64>, usize)],
+        steps: &[f64],
+        coords: &[usize],
+    ) -> Result<(Vec<Simplex>, usize)> {
+        let starts: Vec<(&[f64], usize)> = starts.iter().map(|(s, k)| (s.as_slice(), *k)).collect();
+        let mut scorer = self.scorer();
+        let body = scorer.body;
+        let (simplices, _) =
+            lockstep_simplex_in(body, &starts, steps, coords, &mut |b| scorer.score(obs, b))?;
+        Ok((simplices, scorer.evaluations))
+    }
+
     /// Scores states with the current back end, prior, σ_F and keypoints
     /// (a diagnostic and the initial search's objective): `(−log w, F)`.
     ///
@@ -744,21 +776,18 @@ impl Tracker {
             let big: Vec<usize> = (0..n).filter(|&p| groups[p].len() > d + 1).collect();
             simplex_groups = big.len();
             if !big.is_empty() {
-                let starts: Vec<(&[f64], usize)> = big
+                let starts: Vec<(Vec<f64>, usize)> = big
                     .iter()
-                    .map(|&p| (&self.states[p * d..(p + 1) * d], groups[p].len() - d))
+                    .map(|&p| {
+                        (
+                            self.states[p * d..(p + 1) * d].to_vec(),
+                            groups[p].len() - d,
+                        )
+                    })
                     .collect();
-                let mut scorer = Scorer::new(
-                    &mut self.backend,
-                    &self.body,
-                    self.prior.as_ref(),
-                    &self.config,
-                    self.keypoints.as_ref().map(|k| (k, &self.camera)),
-                    &mut self.scratch,
-                );
-                let (simplices, _) =
-                    lockstep_simplex(&self.body, &starts, &sigmas, &mut |b| scorer.score(obs, b))?;
-                evaluations += scorer.evaluations;
+                let all: Vec<usize> = (0..d).collect();
+                let (simplices, scored) = self.simplices(obs, &starts, &sigmas, &all)?;
+                evaluations += scored;
                 for (&p, s) in big.iter().zip(&simplices) {
                     let children = &groups[p];
                     for (k, &c) in children.iter().enumerate() {
@@ -813,28 +842,12 @@ impl Tracker {
                 let big: Vec<Vec<usize>> =
                     by_src.into_values().filter(|c| c.len() > m + 1).collect();
                 if !big.is_empty() {
-                    let starts_v: Vec<Vec<f64>> = big
+                    let starts: Vec<(Vec<f64>, usize)> = big
                         .iter()
-                        .map(|c| self.next[c[0] * d..(c[0] + 1) * d].to_vec())
+                        .map(|c| (self.next[c[0] * d..(c[0] + 1) * d].to_vec(), c.len() - m))
                         .collect();
-                    let starts: Vec<(&[f64], usize)> = starts_v
-                        .iter()
-                        .zip(&big)
-                        .map(|(s, c)| (s.as_slice(), c.len() - m))
-                        .collect();
-                    let mut scorer = Scorer::new(
-                        &mut self.backend,
-                        &self.body,
-                        self.prior.as_ref(),
-                        &self.config,
-                        self.keypoints.as_ref().map(|k| (k, &self.camera)),
-                        &mut self.scratch,
-                    );
-                    let (simplices, _) =
-                        lockstep_simplex_in(&self.body, &starts, &sigmas, part, &mut |b| {
-                            scorer.score(obs, b)
-                        })?;
-                    evaluations += scorer.evaluations;
+                    let (simplices, scored) = self.simplices(obs, &starts, &sigmas, part)?;
+                    evaluations += scored;
                     simplex_groups += big.len();
                     for (children, sx) in big.iter().zip(&simplices) {
                         for (k, &c) in children.iter().enumerate() {
@@ -1111,4 +1124,23 @@ pub fn search_root_position(
         }
     }
     Ok((body.full_pose(&best), best_score.1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_ignoring_case_and_errors_list_them() {
+        assert_eq!("pfrth".parse(), Ok(FilterKind::Pfrth));
+        assert_eq!("Both".parse(), Ok(ObservationMode::Both));
+        assert_eq!(
+            "pf".parse::<FilterKind>(),
+            Err("unknown filter `pf` (pfs, hspc, hpor, hkfs, pfrth)".to_string())
+        );
+        assert_eq!(
+            "all".parse::<ObservationMode>(),
+            Err("unknown observation `all` (regions, keypoints, both)".to_string())
+        );
+    }
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::preset_camera;
+use common::{preset_camera, upper_body_pfrth};
 use labels::Camera;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
@@ -15,8 +15,8 @@ use skeleton::{Bvh, JointKind, SkeletonBuilder};
 use track::keypoint_term::{KeypointMap, KeypointObservation, KeypointTerm, LandmarkSource};
 use track::synthetic::{ClipSpec, clip_camera, render_observation, upper_body_parts};
 use track::{
-    Arm, BackendChoice, FilterKind, ObservationMode, Selection, Side, TrackedBody, Tracker,
-    TrackerConfig, default_radii,
+    Arm, BackendChoice, ObservationMode, Selection, Side, TrackedBody, Tracker, TrackerConfig,
+    default_radii,
 };
 
 fn motion(name: &str) -> Bvh {
@@ -266,7 +266,7 @@ fn missing_keypoints_contribute_nothing() {
     for p in pixels.iter_mut().flatten() {
         p[0] += 1.5;
     }
-    let idx = |n: &str| map.bindings().iter().position(|b| b.name == n).unwrap();
+    let idx = |n: &str| map.index_of(n).unwrap();
     pixels[idx("right_elbow")] = None;
     pixels[idx("right_wrist")] = None;
     let obs = KeypointObservation::from_pixels(&map, &pixels);
@@ -397,14 +397,9 @@ fn track_wave(mode: ObservationMode, noise_px: f64, seed: u64) -> Vec<f64> {
         .collect();
     let map = upper_body_parts();
     let config = TrackerConfig {
-        particles: 200,
-        filter: FilterKind::Pfrth,
-        backend: BackendChoice::Cpu,
-        label_map: map,
-        sigma_rotation: 0.15,
         observation: mode,
         seed,
-        ..TrackerConfig::default()
+        ..upper_body_pfrth()
     };
     let mut tracker = Tracker::new(body.clone(), cam.clone(), &truth[0], None, config).unwrap();
     let kmap = tracker.keypoint_map().clone();
@@ -526,11 +521,7 @@ fn the_real_detector_on_a_render_favours_the_true_pose() {
         .points()
         .iter()
         .map(|p| {
-            let i = map
-                .bindings()
-                .iter()
-                .position(|b| b.name == p.name)
-                .unwrap();
+            let i = map.index_of(p.name).unwrap();
             let [u, v] = truth_px[i].unwrap();
             (p.name, (p.u - u).hypot(p.v - v))
         })
@@ -679,11 +670,7 @@ fn lifting_puts_the_arm_on_the_detected_elbow_and_wrist() {
             .iter()
             .filter(|k| k.name.ends_with("elbow") || k.name.ends_with("wrist"))
             .map(|k| {
-                let i = map
-                    .bindings()
-                    .iter()
-                    .position(|b| b.name == k.name)
-                    .unwrap();
+                let i = map.index_of(k.name).unwrap();
                 let [u, v] = p[i].unwrap();
                 (u - k.u).hypot(v - k.v)
             })

@@ -140,11 +140,22 @@ fn run(mut s: Session) -> (Session, Vec<SessionStep>) {
     (s, steps)
 }
 
+/// The frame of the first step at `stage`.
 fn first(steps: &[SessionStep], stage: Stage) -> Option<usize> {
-    steps
-        .iter()
-        .find(|s| s.status.stage == stage)
-        .map(|s| s.frame)
+    first_at(steps, stage).map(|s| s.frame)
+}
+
+/// The first of `steps` at `stage`.
+fn first_at<'a>(
+    steps: impl IntoIterator<Item = &'a SessionStep>,
+    stage: Stage,
+) -> Option<&'a SessionStep> {
+    steps.into_iter().find(|s| s.status.stage == stage)
+}
+
+/// The first step whose event `what` accepts.
+fn first_event(steps: &[SessionStep], what: impl Fn(&str) -> bool) -> Option<&SessionStep> {
+    steps.iter().find(|s| s.event.as_deref().is_some_and(&what))
 }
 
 fn root_error(step: &SessionStep, x: f64, z: f64) -> f64 {
@@ -284,10 +295,7 @@ fn a_person_who_leaves_is_lost_and_reacquired_elsewhere() {
     shots.extend(repeat(Shot::Empty, 25));
     shots.extend(repeat(Shot::Standing(-0.4, -2.6), 26));
     let (_, steps) = run(session(scene.render(&shots)));
-    let lost = steps
-        .iter()
-        .find(|s| s.event.as_ref().is_some_and(|e| e.starts_with("lost")))
-        .expect("lost");
+    let lost = first_event(&steps, |e| e.starts_with("lost")).expect("lost");
     assert!(
         lost.event.as_ref().unwrap().contains("left"),
         "{:?}",
@@ -300,15 +308,9 @@ fn a_person_who_leaves_is_lost_and_reacquired_elsewhere() {
         lost.frame
     );
     let after: Vec<&SessionStep> = steps.iter().filter(|s| s.frame > lost.frame).collect();
-    let waiting = after
-        .iter()
-        .find(|s| s.status.stage == Stage::WaitingForPerson)
-        .unwrap();
+    let waiting = first_at(after.iter().copied(), Stage::WaitingForPerson).unwrap();
     assert!(waiting.status.reacquiring && waiting.status.message.starts_with("lost"));
-    let replaced = after
-        .iter()
-        .find(|s| s.status.stage == Stage::Placing)
-        .expect("re-acquired");
+    let replaced = first_at(after.iter().copied(), Stage::Placing).expect("re-acquired");
     assert!(replaced.frame >= 83 + 14, "re-placed at {}", replaced.frame);
     assert!(root_error(replaced, -0.4, -2.6) < 0.3);
     assert_eq!(steps.last().unwrap().status.stage, Stage::Tracking);
@@ -325,15 +327,9 @@ fn a_ghost_in_the_background_is_relearned() {
     shots.extend(repeat(Shot::Empty, 25));
     shots.extend(repeat(Shot::Standing(-0.3, -3.0), 26));
     let (_, steps) = run(session(scene.render(&shots)));
-    let ghost = steps
-        .iter()
-        .find(|s| s.event.as_ref().is_some_and(|e| e.contains("relearned")))
-        .expect("ghost relearned");
+    let ghost = first_event(&steps, |e| e.contains("relearned")).expect("ghost relearned");
     assert!(ghost.frame > 34, "{}", ghost.frame);
-    let placed = steps
-        .iter()
-        .find(|s| s.status.stage == Stage::Placing)
-        .expect("placed");
+    let placed = first_at(&steps, Stage::Placing).expect("placed");
     assert!(placed.frame > ghost.frame);
     assert!(
         root_error(placed, -0.3, -3.0) < 0.3,
@@ -345,41 +341,37 @@ fn a_ghost_in_the_background_is_relearned() {
 #[test]
 fn a_known_initial_pose_needs_a_camera_file_and_bad_settings_name_the_flag() {
     let scene = Scene::new();
-    let spec = SessionSpec {
-        init_frame: Some(0),
-        ..SessionSpec::default()
-    };
-    let e = Session::open(
-        spec,
-        FilterSettings::default(),
-        Box::new(scene.render(&[Shot::Empty])),
-        None,
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("--camera"), "{e}");
-    let e = Session::open(
-        SessionSpec::default(),
-        FilterSettings {
-            particles: 10_000_000_000,
-            ..FilterSettings::default()
-        },
-        Box::new(scene.render(&[Shot::Empty])),
-        None,
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("--particles 10000000000"), "{e}");
-    let e = Session::open(
-        SessionSpec {
-            subject_height: Some(7.0),
-            ..SessionSpec::default()
-        },
-        FilterSettings::default(),
-        Box::new(scene.render(&[Shot::Empty])),
-        None,
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("--subject-height 7"), "{e}");
+    let cases = [
+        (
+            SessionSpec {
+                init_frame: Some(0),
+                ..SessionSpec::default()
+            },
+            FilterSettings::default(),
+            "--camera",
+        ),
+        (
+            SessionSpec::default(),
+            FilterSettings {
+                particles: 10_000_000_000,
+                ..FilterSettings::default()
+            },
+            "--particles 10000000000",
+        ),
+        (
+            SessionSpec {
+                subject_height: Some(7.0),
+                ..SessionSpec::default()
+            },
+            FilterSettings::default(),
+            "--subject-height 7",
+        ),
+    ];
+    for (spec, settings, flag) in cases {
+        let frames = Box::new(scene.render(&[Shot::Empty]));
+        let e = Session::open(spec, settings, frames, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(flag), "{e}");
+    }
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::preset_camera;
+use common::{preset_camera, upper_body_pfrth};
 use labels::{Camera, IDENTITY_LABEL_MAP, LabelMap, Observation};
 use skeleton::nalgebra::Point3;
 use track::flip::{FlipArm, flip_hypotheses};
@@ -25,6 +25,16 @@ fn arm_pose(body: &TrackedBody, raise: f64, elbow: f64) -> Vec<f64> {
     pose[el] = elbow;
     assert!(skel.within_limits(&pose));
     pose
+}
+
+/// The preset before an 80 × 60 [`preset_camera`], with the upper-body
+/// classes.
+fn small_scene() -> (TrackedBody, Camera, LabelMap) {
+    (
+        TrackedBody::rtpf_upper_body(),
+        preset_camera(80, 60),
+        upper_body_parts(),
+    )
 }
 
 /// Each pose of `truth` rendered with 1% of its pixels flipped (seeded by
@@ -95,10 +105,8 @@ fn kinematic_flips_project_to_the_same_image_points() {
 
 #[test]
 fn the_simplex_lowers_the_non_overlap() {
-    let body = TrackedBody::rtpf_upper_body();
-    let cam = preset_camera(80, 60);
+    let (body, cam, map) = small_scene();
     let truth = arm_pose(&body, -0.6, 0.9);
-    let map = upper_body_parts();
     let obs = render_observation(&body, &cam, &truth, &map, 0.01, 0).unwrap();
     let config = TrackerConfig {
         particles: 1,
@@ -137,9 +145,7 @@ fn the_simplex_lowers_the_non_overlap() {
 
 #[test]
 fn pfrth_follows_a_short_elbow_clip() {
-    let body = TrackedBody::rtpf_upper_body();
-    let cam = preset_camera(80, 60);
-    let map = upper_body_parts();
+    let (body, cam, map) = small_scene();
     // 16 frames: the arm rises and the elbow bends and unbends.
     let truth: Vec<Vec<f64>> = (0..16)
         .map(|k| {
@@ -169,13 +175,8 @@ fn pfrth_follows_a_short_elbow_clip() {
     }
     let prior = track::PosePrior::learn(&body, &[&corpus], 0.95).unwrap();
     let config = TrackerConfig {
-        particles: 200,
-        filter: FilterKind::Pfrth,
-        backend: BackendChoice::Cpu,
-        label_map: map,
-        sigma_rotation: 0.15,
         seed: 3,
-        ..TrackerConfig::default()
+        ..upper_body_pfrth()
     };
     let mut tracker = Tracker::new(body.clone(), cam, &truth[0], Some(prior), config).unwrap();
     assert!(tracker.describe().starts_with("CPU"));
@@ -251,9 +252,7 @@ fn root_search_finds_a_shifted_subject_and_bad_settings_are_errors() {
 #[test]
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn gpu_and_cpu_back_ends_track_identically() {
-    let body = TrackedBody::rtpf_upper_body();
-    let cam = preset_camera(80, 60);
-    let map = upper_body_parts();
+    let (body, cam, map) = small_scene();
     let truth: Vec<Vec<f64>> = (0..4)
         .map(|k| arm_pose(&body, -0.5, 0.5 + 0.1 * k as f64))
         .collect();
@@ -302,9 +301,7 @@ fn new_back_ends_are_built_on_the_device_the_tracker_was_given() {
         device: g.device.clone(),
         queue: g.queue.clone(),
     };
-    let body = TrackedBody::rtpf_upper_body();
-    let cam = preset_camera(80, 60);
-    let map = upper_body_parts();
+    let (body, cam, map) = small_scene();
     let pose = arm_pose(&body, -0.5, 0.6);
     let obs = render_observation(&body, &cam, &pose, &map, 0.01, 3).unwrap();
     let config = TrackerConfig {
@@ -431,9 +428,7 @@ fn partitioned_sampling_moves_one_partition_at_a_time_and_fits_closer() {
 
 #[test]
 fn with_partitions_the_simplex_runs_in_each_partition() {
-    let body = TrackedBody::rtpf_upper_body();
-    let cam = preset_camera(80, 60);
-    let map = upper_body_parts();
+    let (body, cam, map) = small_scene();
     let truth: Vec<Vec<f64>> = (0..4)
         .map(|k| arm_pose(&body, -0.4 - 0.1 * k as f64, 0.5 + 0.15 * k as f64))
         .collect();

@@ -152,21 +152,46 @@ pub struct PoseColours {
     pub learn_frame: usize,
 }
 
+/// What [`segment`] learns the background (the empty scene) from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EmptyScene {
+    /// An image of the empty scene.
+    Image(PathBuf),
+    /// The first K frames of the source, which are not segmented.
+    FirstFrames(usize),
+}
+
+impl EmptyScene {
+    /// `image` if given, else the first `frames` frames (default 1): what
+    /// `--background` and `--background-frames` ask for.
+    pub fn new(image: Option<PathBuf>, frames: Option<usize>) -> Self {
+        match image {
+            Some(path) => Self::Image(path),
+            None => Self::FirstFrames(frames.unwrap_or(1)),
+        }
+    }
+}
+
+impl Default for EmptyScene {
+    /// The first frame.
+    fn default() -> Self {
+        Self::FirstFrames(1)
+    }
+}
+
 /// A segmentation of the source `frames` into `out`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SegmentJob {
     /// A folder, glob, video file, .y4m file or webcam (see
     /// [`open_source`]).
     pub frames: String,
-    /// Image of the empty scene; else the first `background_frames` frames
-    /// (default 1), which are not segmented.
-    pub background: Option<PathBuf>,
-    pub background_frames: Option<usize>,
+    /// Where the background is learned from (default the first frame).
+    pub background: EmptyScene,
     /// seg_NNNN.png (classes in preview colours) and segment.csv (per-frame
     /// ms and class counts).
     pub out: PathBuf,
-    pub label_width: u32,
-    pub label_height: u32,
+    /// Label image width × height.
+    pub label_size: (u32, u32),
     /// Frame rate assumed for image sequences.
     pub fps: f64,
     /// Stop after this many segmented frames.
@@ -183,11 +208,12 @@ impl SegmentJob {
     pub fn new(frames: impl Into<String>, out: impl Into<PathBuf>) -> Self {
         Self {
             frames: frames.into(),
-            background: None,
-            background_frames: None,
+            background: EmptyScene::default(),
             out: out.into(),
-            label_width: SegmentParams::default().width,
-            label_height: SegmentParams::default().height,
+            label_size: (
+                SegmentParams::default().width,
+                SegmentParams::default().height,
+            ),
             fps: crate::sources::DEFAULT_SEQUENCE_FPS,
             max_frames: None,
             pose: None,
@@ -281,9 +307,10 @@ pub fn segment(
         size: (w, h),
         frames: source.frame_count(),
     });
+    let (label_width, label_height) = job.label_size;
     let params = SegmentParams {
-        width: job.label_width,
-        height: job.label_height,
+        width: label_width,
+        height: label_height,
         ..SegmentParams::default()
     };
     let mut seg = Segmenter::new(params, w, h)?;
@@ -291,27 +318,29 @@ pub fn segment(
     // Background.
     let mut frames_read: Vec<Frame> = Vec::new();
     let mut resume = 0;
-    if let Some(path) = &job.background {
-        let (bw, bh, rgb) = load_rgb(path)?;
-        let f = Frame::new(bw, bh, rgb, 0.0, 0)?;
-        seg.learn_background(&[&f])?;
-    } else {
-        let k = job.background_frames.unwrap_or(1);
-        if k == 0 {
-            return Err(VisionError::parameter(
-                "--background-frames",
-                0,
-                "must be ≥ 1",
-            ));
+    match job.background {
+        EmptyScene::Image(ref path) => {
+            let (bw, bh, rgb) = load_rgb(path)?;
+            let f = Frame::new(bw, bh, rgb, 0.0, 0)?;
+            seg.learn_background(&[&f])?;
         }
-        let mut bg = Vec::new();
-        for _ in 0..k {
-            bg.push(source.next_frame()?.ok_or_else(|| VisionError::NoFrames {
-                source_name: format!("{} (needs {k} background frames)", source.name()),
-            })?);
+        EmptyScene::FirstFrames(k) => {
+            if k == 0 {
+                return Err(VisionError::parameter(
+                    "--background-frames",
+                    0,
+                    "must be ≥ 1",
+                ));
+            }
+            let mut bg = Vec::new();
+            for _ in 0..k {
+                bg.push(source.next_frame()?.ok_or_else(|| VisionError::NoFrames {
+                    source_name: format!("{} (needs {k} background frames)", source.name()),
+                })?);
+            }
+            seg.learn_background(&bg.iter().collect::<Vec<_>>())?;
+            resume = k;
         }
-        seg.learn_background(&bg.iter().collect::<Vec<_>>())?;
-        resume = k;
     }
     // Colours.
     let mut colours_known = false;
@@ -383,8 +412,8 @@ pub fn segment(
             seg.segment_into(&frame, &mut out)?;
         } else {
             let mask = seg.foreground_mask(&frame)?;
-            out.width = job.label_width;
-            out.height = job.label_height;
+            out.width = label_width;
+            out.height = label_height;
             out.labels = mask.iter().map(|&m| m * SegClass::Shirt.id()).collect();
             out.counts = [0; SEG_CLASSES + 1];
             for &l in &out.labels {

@@ -832,23 +832,11 @@ impl Segmenter {
                 members.push(i);
                 let (x, y) = (i % w, i / w);
                 border |= x == 0 || y == 0 || x + 1 == w || y + 1 == h;
-                let mut visit = |j: usize| {
+                for j in neighbours4(i, w, h) {
                     if self.mask[j] == value && self.comp[j] == u32::MAX {
                         self.comp[j] = start as u32;
                         self.stack.push(j as u32);
                     }
-                };
-                if x > 0 {
-                    visit(i - 1);
-                }
-                if x + 1 < w {
-                    visit(i + 1);
-                }
-                if y > 0 {
-                    visit(i - w);
-                }
-                if y + 1 < h {
-                    visit(i + w);
                 }
             }
             if remove(members.len(), border) {
@@ -1027,18 +1015,10 @@ impl Segmenter {
                     let i = i as usize;
                     size += 1;
                     top = top.min(i / w);
-                    let (x, y) = ((i % w) as i32, (i / w) as i32);
-                    for dy in -1..=1 {
-                        for dx in -1..=1 {
-                            let (xx, yy) = (x + dx, y + dy);
-                            if xx < 0 || yy < 0 || xx as usize >= w || yy as usize >= h {
-                                continue;
-                            }
-                            let j = yy as usize * w + xx as usize;
-                            if self.colour_of[j] == class && comp[j] == u32::MAX {
-                                comp[j] = id;
-                                stack.push(j as u32);
-                            }
+                    for j in block3x3(i, w, h) {
+                        if self.colour_of[j] == class && comp[j] == u32::MAX {
+                            comp[j] = id;
+                            stack.push(j as u32);
                         }
                     }
                 }
@@ -1076,19 +1056,11 @@ impl Segmenter {
                 }
                 let mut next = Vec::new();
                 for &i in &frontier {
-                    let (x, y) = ((i as usize % w) as i32, (i as usize / w) as i32);
-                    for dy in -1..=1 {
-                        for dx in -1..=1 {
-                            let (xx, yy) = (x + dx, y + dy);
-                            if xx < 0 || yy < 0 || xx as usize >= w || yy as usize >= h {
-                                continue;
-                            }
-                            let j = yy as usize * w + xx as usize;
-                            if self.colour_of[j] == skin && in_head[j] == 0 && total < budget {
-                                in_head[j] = 1;
-                                total += 1;
-                                next.push(j as u32);
-                            }
+                    for j in block3x3(i as usize, w, h) {
+                        if self.colour_of[j] == skin && in_head[j] == 0 && total < budget {
+                            in_head[j] = 1;
+                            total += 1;
+                            next.push(j as u32);
                         }
                     }
                 }
@@ -1261,6 +1233,28 @@ pub struct LearnReport {
     pub trousers: usize,
 }
 
+/// The 4-neighbours of pixel `i` of a `w` × `h` image inside it: left,
+/// right, above, below.
+pub fn neighbours4(i: usize, w: usize, h: usize) -> impl Iterator<Item = usize> {
+    let (x, y) = (i % w, i / w);
+    [
+        (x > 0).then(|| i - 1),
+        (x + 1 < w).then(|| i + 1),
+        (y > 0).then(|| i - w),
+        (y + 1 < h).then(|| i + w),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// The pixels of the 3 × 3 block around pixel `i` of a `w` × `h` image
+/// (`i` included) inside it, row by row: `i`'s 8-neighbourhood.
+fn block3x3(i: usize, w: usize, h: usize) -> impl Iterator<Item = usize> {
+    let (x, y) = (i % w, i / w);
+    let rows = y.saturating_sub(1)..(y + 2).min(h);
+    rows.flat_map(move |yy| (x.saturating_sub(1)..(x + 2).min(w)).map(move |xx| yy * w + xx))
+}
+
 fn dist2(a: [f32; 3], b: [f32; 3]) -> f32 {
     // Log-luminance differences weigh half as much as chroma differences.
     (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + 0.25 * (a[2] - b[2]).powi(2)
@@ -1383,6 +1377,19 @@ pub fn iou(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn neighbourhoods_stay_inside_the_image() {
+        // 4 × 3 image: corner, edge and inner pixels.
+        let n4 = |i| neighbours4(i, 4, 3).collect::<Vec<_>>();
+        assert_eq!(n4(0), [1, 4]);
+        assert_eq!(n4(5), [4, 6, 1, 9]);
+        assert_eq!(n4(11), [10, 7]);
+        let b = |i| block3x3(i, 4, 3).collect::<Vec<_>>();
+        assert_eq!(b(0), [0, 1, 4, 5]);
+        assert_eq!(b(5), [0, 1, 2, 4, 5, 6, 8, 9, 10]);
+        assert_eq!(b(11), [6, 7, 10, 11]);
+    }
 
     #[test]
     fn sampling_windows_are_centred() {

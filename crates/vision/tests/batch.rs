@@ -2,7 +2,9 @@
 //! jobs ([`vision::batch`]).
 
 use vision::Sleeves;
-use vision::batch::{PoseColours, RenderJob, SegmentJob, load_strokes, render, segment};
+use vision::batch::{
+    EmptyScene, PoseColours, RenderJob, SegmentJob, load_strokes, render, segment,
+};
 use vision::synth::Appearance;
 
 const WALK: &str = concat!(
@@ -67,7 +69,7 @@ fn render_then_segment() {
     // Segment the render folder, learning colours from frame 1 (clip 600).
     let seg_out = dir.join("seg");
     let job = SegmentJob {
-        background_frames: Some(1),
+        background: EmptyScene::FirstFrames(1),
         pose: Some(PoseColours {
             bvh: WALK.into(),
             camera: cam_path.clone(),
@@ -100,7 +102,7 @@ fn render_then_segment() {
     }
     // Foreground only, with a background image.
     let job = SegmentJob {
-        background: Some(out.join("frame_0000.png")),
+        background: EmptyScene::Image(out.join("frame_0000.png")),
         max_frames: Some(2),
         ..SegmentJob::new(out.join("frame_*.png").to_str().unwrap(), &seg_out)
     };

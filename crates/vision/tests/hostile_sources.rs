@@ -12,7 +12,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -121,15 +120,26 @@ fn fakes() -> &'static Fakes {
 
 // ---- ffmpeg and ffprobe --------------------------------------------------------
 
+/// Opens the fake clip through the fake `ffmpeg` (and the well-behaved
+/// ffprobe) with `timeout`, and runs `read` on it under [`within`]
+/// `seconds` (a hang is reported under the name of the `ffmpeg`).
+fn read_fake_video<T: Send + 'static>(
+    ffmpeg: &str,
+    timeout: Duration,
+    seconds: u64,
+    read: impl FnOnce(VideoFile) -> T + Send + 'static,
+) -> T {
+    let f = fakes();
+    let (clip, options) = (f.clip.clone(), f.options("ffprobe-ok", ffmpeg, timeout));
+    within(seconds, ffmpeg, move || {
+        read(VideoFile::open_with(&clip, &options).unwrap())
+    })
+}
+
 #[test]
 fn a_flood_of_ffmpeg_errors_before_the_frames_does_not_deadlock() {
-    let f = fakes();
-    let (clip, options) = (
-        f.clip.clone(),
-        f.options("ffprobe-ok", "ffmpeg-chatty", Duration::from_secs(10)),
-    );
-    let frames = within(60, "reading behind 1.3 MiB of stderr", move || {
-        let mut v = VideoFile::open_with(&clip, &options).unwrap();
+    // Reading behind 1.3 MiB of stderr.
+    let frames = read_fake_video("ffmpeg-chatty", Duration::from_secs(10), 60, |mut v| {
         let mut n = 0;
         while let Some(frame) = v.next_frame().unwrap() {
             assert_eq!(frame.rgb.len(), FRAME_BYTES);
@@ -142,13 +152,7 @@ fn a_flood_of_ffmpeg_errors_before_the_frames_does_not_deadlock() {
 
 #[test]
 fn an_ffmpeg_error_exit_reports_its_last_stderr_lines() {
-    let f = fakes();
-    let (clip, options) = (
-        f.clip.clone(),
-        f.options("ffprobe-ok", "ffmpeg-damaged", Duration::from_secs(10)),
-    );
-    let e = within(60, "a failing ffmpeg", move || {
-        let mut v = VideoFile::open_with(&clip, &options).unwrap();
+    let e = read_fake_video("ffmpeg-damaged", Duration::from_secs(10), 60, |mut v| {
         assert!(v.next_frame().unwrap().is_some());
         v.next_frame().unwrap_err()
     });
@@ -173,23 +177,18 @@ fn an_ffmpeg_error_exit_reports_its_last_stderr_lines() {
 
 #[test]
 fn a_stalled_ffmpeg_is_a_timeout_naming_the_file() {
-    let f = fakes();
-    let (clip, options) = (
-        f.clip.clone(),
-        f.options("ffprobe-ok", "ffmpeg-stalls", Duration::from_millis(500)),
-    );
-    let (e, waited, dropped_in) = within(30, "a stalled ffmpeg", move || {
-        let mut v = VideoFile::open_with(&clip, &options).unwrap();
-        assert!(v.next_frame().unwrap().is_some());
-        let t = Instant::now();
-        let e = v.next_frame().unwrap_err();
-        let waited = t.elapsed();
-        // After an error the source is done, and dropping it is prompt.
-        assert!(v.next_frame().unwrap().is_none());
-        let t = Instant::now();
-        drop(v);
-        (e, waited, t.elapsed())
-    });
+    let (e, waited, dropped_in) =
+        read_fake_video("ffmpeg-stalls", Duration::from_millis(500), 30, |mut v| {
+            assert!(v.next_frame().unwrap().is_some());
+            let t = Instant::now();
+            let e = v.next_frame().unwrap_err();
+            let waited = t.elapsed();
+            // After an error the source is done, and dropping it is prompt.
+            assert!(v.next_frame().unwrap().is_none());
+            let t = Instant::now();
+            drop(v);
+            (e, waited, t.elapsed())
+        });
     let s = e.to_string();
     assert!(matches!(e, VisionError::Timeout { .. }), "{s}");
     assert!(s.contains("clip.mkv") && s.contains("frame 1"), "{s}");
@@ -281,19 +280,18 @@ fn hostile_y4m_sizes_are_refused_before_allocating() {
     let path = y4m(&dir, "huge.y4m", "YUV4MPEG2 W99999999999999999999 H2", 0);
     let s = Y4mFile::open(&path).unwrap_err().to_string();
     assert!(s.contains("bad width") && s.contains("huge.y4m"), "{s}");
-    // 10-bit and unknown colour spaces are refused, not misread as 8 bit.
-    for c in ["C420p10", "C444p12", "C420x"] {
-        let path = y4m(&dir, "deep.y4m", &format!("YUV4MPEG2 W4 H2 {c}"), 12);
+    // 10-bit and unknown colour spaces are refused, not misread as 8 bit;
+    // so is an absurd frame rate.
+    for (name, field, named) in [
+        ("deep.y4m", "C420p10", "C420p10"),
+        ("deep.y4m", "C444p12", "C444p12"),
+        ("deep.y4m", "C420x", "C420x"),
+        ("rate.y4m", "F1e308:1e-308", "frame rate"),
+    ] {
+        let path = y4m(&dir, name, &format!("YUV4MPEG2 W4 H2 {field}"), 12);
         let s = Y4mFile::open(&path).unwrap_err().to_string();
-        assert!(s.contains(c), "{s}");
+        assert!(s.contains(named), "{s}");
     }
-    let path = y4m(&dir, "rate.y4m", "YUV4MPEG2 W4 H2 F1e308:1e-308", 12);
-    assert!(
-        Y4mFile::open(&path)
-            .unwrap_err()
-            .to_string()
-            .contains("frame rate")
-    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -346,23 +344,12 @@ fn segment_refuses_hostile_y4m_in_bounded_memory() {
     }
     fakes();
     let dir = common::scratch("hostile", "segment");
-    let exe = std::env::current_exe().unwrap();
     for (name, header, _) in HOSTILE_Y4M {
         let path = y4m(&dir, name, header, 20);
-        let out = Command::new(&exe)
-            .args([
-                "--exact",
-                "segment_refuses_hostile_y4m_in_bounded_memory",
-                "--nocapture",
-            ])
-            .env("VISION_SEGMENT_PROBE", &path)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{name}: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
+        let text = common::run_test_in_child(
+            "segment_refuses_hostile_y4m_in_bounded_memory",
+            &[("VISION_SEGMENT_PROBE", path.as_os_str())],
+            &format!("{name}: "),
         );
         let error = text
             .lines()

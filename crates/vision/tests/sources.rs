@@ -1,6 +1,8 @@
 //! Frame sources against each other and against bad input. The clips are
 //! generated here with `ffmpeg -f lavfi -i testsrc=…` (CI installs ffmpeg).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -8,10 +10,7 @@ use vision::sources::{ImageSequence, VideoFile, Y4mFile};
 use vision::{FrameSource, VisionError, open_source};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vision-src-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("src", name)
 }
 
 fn ffmpeg(args: &[&str]) {
@@ -233,19 +232,15 @@ fn missing_ffmpeg_names_the_program() {
         );
         return;
     }
-    let exe = std::env::current_exe().unwrap();
-    let out = Command::new(exe)
-        .args(["--exact", "missing_ffmpeg_names_the_program", "--nocapture"])
-        .env("PATH", "")
-        .env("VISION_CHILD_NO_PATH", "1")
-        .env("TMPDIR", std::env::temp_dir())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let tmp = std::env::temp_dir();
+    let text = common::run_test_in_child(
+        "missing_ffmpeg_names_the_program",
+        &[
+            ("PATH", "".as_ref()),
+            ("VISION_CHILD_NO_PATH", "1".as_ref()),
+            ("TMPDIR", tmp.as_os_str()),
+        ],
+        "",
     );
     assert!(text.contains("1 passed"), "{text}");
     std::fs::remove_dir_all(&dir).ok();

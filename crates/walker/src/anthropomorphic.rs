@@ -98,14 +98,28 @@ pub struct WalkerState {
     pub dphi2: f64,
 }
 
+impl From<[f64; 4]> for WalkerState {
+    /// `[φ₁, φ₂, φ̇₁, φ̇₂]`.
+    fn from([phi1, phi2, dphi1, dphi2]: [f64; 4]) -> Self {
+        Self {
+            phi1,
+            phi2,
+            dphi1,
+            dphi2,
+        }
+    }
+}
+
+impl From<WalkerState> for [f64; 4] {
+    fn from(s: WalkerState) -> Self {
+        [s.phi1, s.phi2, s.dphi1, s.dphi2]
+    }
+}
+
 impl WalkerState {
     fn add_scaled(&self, k: &[f64; 4], h: f64) -> WalkerState {
-        WalkerState {
-            phi1: self.phi1 + h * k[0],
-            phi2: self.phi2 + h * k[1],
-            dphi1: self.dphi1 + h * k[2],
-            dphi2: self.dphi2 + h * k[3],
-        }
+        let s: [f64; 4] = (*self).into();
+        Self::from(std::array::from_fn(|i| s[i] + h * k[i]))
     }
 
     /// `𝒞(φ₁, φ₂) = φ₁ + φ₂` (PHYSPRIOR §2.1.2).

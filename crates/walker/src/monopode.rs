@@ -63,6 +63,19 @@ pub struct MonopodeState {
     pub vy: f64,
 }
 
+impl From<[f64; 4]> for MonopodeState {
+    /// `[x, y, ẋ, ẏ]`.
+    fn from([x, y, vx, vy]: [f64; 4]) -> Self {
+        Self { x, y, vx, vy }
+    }
+}
+
+impl From<MonopodeState> for [f64; 4] {
+    fn from(s: MonopodeState) -> Self {
+        [s.x, s.y, s.vx, s.vy]
+    }
+}
+
 impl MonopodeState {
     /// Leg length `l`.
     pub fn leg_length(&self) -> f64 {
@@ -116,11 +129,9 @@ impl Monopode {
     /// One RK4 step of Eq. 2.1 (no constraint).
     #[inline]
     pub fn rk4(&self, s: &MonopodeState, force: f64, h: f64) -> MonopodeState {
-        let add = |s: &MonopodeState, k: &[f64; 4], h: f64| MonopodeState {
-            x: s.x + h * k[0],
-            y: s.y + h * k[1],
-            vx: s.vx + h * k[2],
-            vy: s.vy + h * k[3],
+        let add = |s: &MonopodeState, k: &[f64; 4], h: f64| {
+            let s: [f64; 4] = (*s).into();
+            MonopodeState::from(std::array::from_fn(|i| s[i] + h * k[i]))
         };
         let k1 = self.deriv(s, force);
         let k2 = self.deriv(&add(s, &k1, 0.5 * h), force);

@@ -284,20 +284,18 @@ mod tests {
 
     #[test]
     fn bad_force_parameters() {
-        let e = ForceParams {
+        let no_spread = ForceParams {
             sample_sigma: 0.0,
             ..ForceParams::WALKER
-        }
-        .validate()
-        .unwrap_err();
-        assert!(e.to_string().contains("sigma"), "{e}");
-        let e = ForceParams {
+        };
+        let alpha_above_1 = ForceParams {
             alpha: 1.5,
             ..ForceParams::WALKER
+        };
+        for (bad, named) in [(no_spread, "sigma"), (alpha_above_1, "alpha")] {
+            let e = bad.validate().unwrap_err();
+            assert!(e.to_string().contains(named), "{e}");
         }
-        .validate()
-        .unwrap_err();
-        assert!(e.to_string().contains("alpha"), "{e}");
         assert!(SegmentPrior::from_table(0.5, 0.4, 0.1).is_err());
     }
 }

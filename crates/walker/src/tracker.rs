@@ -351,6 +351,16 @@ const TRACK: usize = 46;
 /// Dimension of a particle's state.
 pub const STATE_DIM: usize = TRACK + 3 * POINTS;
 
+/// The walker's or monopode's state from the dynamics entries of `x`.
+fn dynamics_state<S: From<[f64; 4]>>(x: &[f64]) -> S {
+    S::from(std::array::from_fn(|k| x[DYN + k]))
+}
+
+/// Stores a walker or monopode state in the dynamics entries of `x`.
+fn store_dynamics_state(x: &mut [f64], s: impl Into<[f64; 4]>) {
+    x[DYN..DYN + 4].copy_from_slice(&s.into());
+}
+
 /// Writes the tracking points of a state whose root is set, from leg
 /// points computed relative to the root.
 fn store_tracking_points(x: &mut [f64], rel: &[LegPoints; 2]) {
@@ -629,12 +639,7 @@ impl Propagate<PointObservation> for Prior {
         let mut struck = false;
         match c.dynamics {
             Dynamics::Anthropomorphic => {
-                let mut s = WalkerState {
-                    phi1: prev[DYN],
-                    phi2: prev[DYN + 1],
-                    dphi1: prev[DYN + 2],
-                    dphi2: prev[DYN + 3],
-                };
+                let mut s: WalkerState = dynamics_state(prev);
                 let adv = self.walker.advance(&mut s, x[FORCE], iota, tau, c.substeps);
                 if self.walker.fallen(&s) {
                     // A fallen walker stays down (its particle dies by the
@@ -648,10 +653,7 @@ impl Propagate<PointObservation> for Prior {
                     stance = 1 - old_stance;
                 }
                 struck = adv.collisions > 0;
-                x[DYN] = s.phi1;
-                x[DYN + 1] = s.phi2;
-                x[DYN + 2] = s.dphi1;
-                x[DYN + 3] = s.dphi2;
+                store_dynamics_state(x, s);
                 let sw = 1 - stance;
                 x[leg(stance)] = s.phi1;
                 x[leg(stance) + 1] = s.dphi1;
@@ -659,12 +661,7 @@ impl Propagate<PointObservation> for Prior {
                 x[leg(sw) + 1] = s.dphi2;
             }
             Dynamics::Monopode => {
-                let mut s = MonopodeState {
-                    x: prev[DYN],
-                    y: prev[DYN + 1],
-                    vx: prev[DYN + 2],
-                    vy: prev[DYN + 3],
-                };
+                let mut s: MonopodeState = dynamics_state(prev);
                 self.mono.advance(&mut s, x[FORCE], tau, c.substeps);
                 if !(s.x.is_finite() && s.y.is_finite() && s.vx.is_finite() && s.vy.is_finite()) {
                     s = MonopodeState {
@@ -674,10 +671,7 @@ impl Propagate<PointObservation> for Prior {
                         vy: 0.0,
                     };
                 }
-                x[DYN] = s.x;
-                x[DYN + 1] = s.y;
-                x[DYN + 2] = s.vx;
-                x[DYN + 3] = s.vy;
+                store_dynamics_state(x, s);
                 let a = s.leg_angle();
                 x[leg(stance)] = a;
                 x[leg(stance) + 1] = (a - prev[leg(stance)]) / tau;
@@ -762,17 +756,9 @@ impl Propagate<PointObservation> for Prior {
             {
                 let shift = (heel_sw - Point3::new(x[CONTACT], 0.0, x[CONTACT + 1])).dot(&d)
                     / kinematic_leg(x);
-                let mut s = MonopodeState {
-                    x: x[DYN],
-                    y: x[DYN + 1],
-                    vx: x[DYN + 2],
-                    vy: x[DYN + 3],
-                };
+                let mut s: MonopodeState = dynamics_state(x);
                 self.mono.transfer(&mut s, (shift, 0.0), iota);
-                x[DYN] = s.x;
-                x[DYN + 1] = s.y;
-                x[DYN + 2] = s.vx;
-                x[DYN + 3] = s.vy;
+                store_dynamics_state(x, s);
                 stance_now = sw;
                 struck = true;
             }

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use vision::Sleeves;
 use vision::batch::{
-    PoseColours, RenderJob, RenderProgress, SegmentJob, SegmentProgress, SegmentSummary,
+    EmptyScene, PoseColours, RenderJob, RenderProgress, SegmentJob, SegmentProgress, SegmentSummary,
 };
 use vision::synth::{Appearance, RenderSummary};
 
@@ -195,19 +195,33 @@ pub fn render(a: &RenderArgs) -> Result<RenderSummary> {
             }
         }
     });
-    if let Some(b) = &bar {
+    finish(bar.as_ref(), summary, |s| {
+        format!(
+            "wrote {} frames of {} × {} ({:.1} ms per frame to render) and ground_truth.csv",
+            s.frames,
+            s.width,
+            s.height,
+            1e3 * s.render_seconds / s.frames.max(1) as f64
+        )
+    })
+}
+
+/// The end of a batch: its progress bar (if it got as far as starting one)
+/// cleared, then, if it succeeded, its summary line on stdout (a closed
+/// stdout does not fail the batch).
+fn finish<S, E>(
+    bar: Option<&Progress>,
+    summary: std::result::Result<S, E>,
+    line: impl FnOnce(&S) -> String,
+) -> Result<S>
+where
+    anyhow::Error: From<E>,
+{
+    if let Some(b) = bar {
         b.finish();
     }
     let summary = summary?;
-    let _ = super::print_out(
-        &(format!(
-            "wrote {} frames of {} × {} ({:.1} ms per frame to render) and ground_truth.csv",
-            summary.frames,
-            summary.width,
-            summary.height,
-            1e3 * summary.render_seconds / summary.frames.max(1) as f64
-        ) + "\n"),
-    );
+    let _ = super::print_out(&(line(&summary) + "\n"));
     Ok(summary)
 }
 
@@ -281,10 +295,8 @@ impl SegmentArgs {
             _ => None,
         };
         SegmentJob {
-            background: self.background.clone(),
-            background_frames: self.background_frames,
-            label_width: self.label_width,
-            label_height: self.label_height,
+            background: EmptyScene::new(self.background.clone(), self.background_frames),
+            label_size: (self.label_width, self.label_height),
             fps: self.fps,
             max_frames: self.max_frames,
             pose,
@@ -333,23 +345,12 @@ pub fn segment(a: &SegmentArgs) -> Result<SegmentSummary> {
             }
         }
     });
-    if let Some(b) = &bar {
-        b.finish();
-    }
-    let summary = summary?;
-    let _ = super::print_out(
-        &(format!(
+    finish(bar.as_ref(), summary, |s| {
+        format!(
             "segmented {} frames: {:.2} ms mean, {:.2} ms max per frame ({} × {} → {} × {})",
-            summary.frames,
-            summary.mean_ms,
-            summary.max_ms,
-            size.0,
-            size.1,
-            a.label_width,
-            a.label_height
-        ) + "\n"),
-    );
-    Ok(summary)
+            s.frames, s.mean_ms, s.max_ms, size.0, size.1, a.label_width, a.label_height
+        )
+    })
 }
 
 #[cfg(test)]

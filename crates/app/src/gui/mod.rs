@@ -33,6 +33,20 @@ pub struct OrbitCamera {
 }
 
 impl OrbitCamera {
+    /// A camera `distance` from `focus` at `yaw` and `pitch`, the focus at
+    /// the window's centre of a 16:10 window until the layout pans it and
+    /// sets the window's aspect.
+    pub fn new(focus: Vec3, distance: f32, yaw: f32, pitch: f32) -> Self {
+        Self {
+            focus,
+            distance,
+            yaw,
+            pitch,
+            screen_offset: Vec2::ZERO,
+            aspect: 1.6,
+        }
+    }
+
     pub fn transform(&self) -> Transform {
         let dir = Vec3::new(
             self.pitch.cos() * self.yaw.sin(),
@@ -47,6 +61,18 @@ impl OrbitCamera {
         let shift = t.right() * (self.screen_offset.x * half_h * self.aspect)
             + t.up() * (self.screen_offset.y * half_h);
         t.with_translation(t.translation - shift)
+    }
+}
+
+/// A gizmo group's lines: `width` px wide, pulled `depth_bias` towards the
+/// camera (−1: over everything, e.g. a particle cloud over the solid body
+/// whose capsules its particles lie inside, read as an x-ray of the pose
+/// distribution).
+pub fn line_gizmos(width: f32, depth_bias: f32) -> GizmoConfig {
+    GizmoConfig {
+        line: GizmoLineConfig { width, ..default() },
+        depth_bias,
+        ..default()
     }
 }
 

@@ -35,10 +35,7 @@ pub struct SceneClock {
     /// faster than 100 ms (pipelines compiled: interactive).
     pub first_frame: Option<f64>,
     pub first_interactive: Option<f64>,
-    /// `--screenshot` (then exit) at `after_secs`; `--quit-after`.
-    pub screenshot: Option<PathBuf>,
-    pub after_secs: f64,
-    pub quit_after: Option<f64>,
+    pub auto_exit: AutoExit,
     screenshot_taken: bool,
     /// Screenshots asked for (by a script) and not yet requested.
     pending: Vec<PathBuf>,
@@ -50,14 +47,17 @@ pub struct SceneClock {
     frame_times: Vec<f64>,
 }
 
+/// How a window ends by itself: `--screenshot` (then exit) at
+/// `--after-secs`; `--quit-after`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AutoExit {
+    pub screenshot: Option<PathBuf>,
+    pub after_secs: f64,
+    pub quit_after: Option<f64>,
+}
+
 impl SceneClock {
-    pub fn new(
-        launched: Instant,
-        fixed_dt: Option<f64>,
-        screenshot: Option<PathBuf>,
-        after_secs: f64,
-        quit_after: Option<f64>,
-    ) -> Self {
+    pub fn new(launched: Instant, fixed_dt: Option<f64>, auto_exit: AutoExit) -> Self {
         Self {
             clock: 0.0,
             frames: 0,
@@ -66,9 +66,7 @@ impl SceneClock {
             launched,
             first_frame: None,
             first_interactive: None,
-            screenshot,
-            after_secs,
-            quit_after,
+            auto_exit,
             screenshot_taken: false,
             pending: Vec::new(),
             requested: 0,
@@ -171,15 +169,15 @@ pub fn automation(
     mut c: ResMut<SceneClock>,
     mut exit: MessageWriter<AppExit>,
 ) {
-    if let Some(path) = c.screenshot.clone()
+    if let Some(path) = c.auto_exit.screenshot.clone()
         && !c.screenshot_taken
-        && c.clock >= c.after_secs
+        && c.clock >= c.auto_exit.after_secs
     {
         c.screenshot_taken = true;
         c.pending.push(path);
         c.quit = true;
     }
-    if c.quit_after.is_some_and(|q| c.clock >= q) {
+    if c.auto_exit.quit_after.is_some_and(|q| c.clock >= q) {
         c.quit = true;
     }
     for path in std::mem::take(&mut c.pending) {
@@ -480,9 +478,7 @@ pub struct WindowOptions {
     pub height: u32,
     pub no_vsync: bool,
     pub fixed_dt: Option<f64>,
-    pub screenshot: Option<PathBuf>,
-    pub after_secs: f64,
-    pub quit_after: Option<f64>,
+    pub auto_exit: AutoExit,
     /// `--cloud-limit N`: a fixed cap for the particle cloud instead of
     /// the adaptive one ([`crate::gui::cloud_budget`]).
     pub cloud_limit: Option<usize>,
@@ -635,9 +631,7 @@ pub fn run_scene<R: HostedScene>(
     app.insert_resource(res).insert_resource(SceneClock::new(
         launched,
         window.fixed_dt,
-        window.screenshot.clone(),
-        window.after_secs,
-        window.quit_after,
+        window.auto_exit.clone(),
     ));
     finish(app.run())
 }

@@ -643,32 +643,27 @@ mod tests {
             "{:?}",
             t.elapsed()
         );
+        // The error of a camera whose first grab is `grab`.
+        let first_error = |device: &str, grab: fn(&mut Vec<u8>) -> Grab| {
+            let mut cam = Webcam::spawn(
+                device.into(),
+                (2, 2),
+                (2, 2),
+                WebcamFormat::Yuyv,
+                Duration::from_secs(5),
+                grab,
+            )
+            .unwrap();
+            cam.next_frame().unwrap_err().to_string()
+        };
         // A device error ends capture with that message.
-        let mut cam = Webcam::spawn(
-            "/dev/video-gone".into(),
-            (2, 2),
-            (2, 2),
-            WebcamFormat::Yuyv,
-            Duration::from_secs(5),
-            |_| Grab::Failed("No such device".into()),
-        )
-        .unwrap();
-        let e = cam.next_frame().unwrap_err().to_string();
+        let e = first_error("/dev/video-gone", |_| Grab::Failed("No such device".into()));
         assert!(
             e.contains("/dev/video-gone") && e.contains("No such device"),
             "{e}"
         );
         // A panicking grab is an error, not a hang.
-        let mut cam = Webcam::spawn(
-            "/dev/video-panics".into(),
-            (2, 2),
-            (2, 2),
-            WebcamFormat::Yuyv,
-            Duration::from_secs(5),
-            |_| panic!("driver bug"),
-        )
-        .unwrap();
-        let e = cam.next_frame().unwrap_err().to_string();
+        let e = first_error("/dev/video-panics", |_| panic!("driver bug"));
         assert!(e.contains("panicked"), "{e}");
     }
 

@@ -1,8 +1,9 @@
-//! Shared by the test binaries that bound memory: the counting global
+//! Shared by the test binaries that declare `mod common;`: the counting global
 //! allocator and [`measured`] (from `fuzzkit`, re-exported for the tests
-//! that declare `mod common;`), the process's peak resident set, scratch
-//! folders.
+//! that bound memory), the process's peak resident set, scratch
+//! folders, and running one test of the binary in a child process.
 
+#[allow(unused_imports)]
 pub use fuzzkit::{Counting, measured};
 
 /// The process's peak resident set (`VmHWM`), in KiB, where /proc has it.
@@ -26,4 +27,23 @@ pub fn scratch(binary: &str, name: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Runs the test `test` of this test binary in a child process with `env`
+/// added, and returns the child's stdout; a failed child fails the calling
+/// test, its message `context` then the child's stdout and stderr.
+#[allow(dead_code)]
+pub fn run_test_in_child(test: &str, env: &[(&str, &std::ffi::OsStr)], context: &str) -> String {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture"])
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{context}{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
 }

@@ -126,8 +126,8 @@ fn record(mut auto: ResMut<Automation>, pg: Res<PlaygroundRes>, clock: Res<Scene
         s.slice_ms,
         p.last_ess(),
         p.paused(),
-        s.data.estimate_violations,
-        s.data.particle_violations,
+        s.data.violations.estimate,
+        s.data.violations.particles,
         targets.join(";")
     );
     let flushed = if clock.exiting() { w.flush() } else { Ok(()) };

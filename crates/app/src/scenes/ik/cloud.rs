@@ -15,6 +15,7 @@ use bevy::prelude::*;
 use super::PlaygroundRes;
 use super::view::to_transform;
 use crate::gui::cloud_budget::{CloudBudget, CloudSize};
+use crate::gui::line_gizmos;
 use crate::gui::scene_common::SceneSet;
 
 /// The gizmo group of the particle cloud (its own line width and depth
@@ -26,9 +27,10 @@ pub struct ParticleCloudPlugin;
 
 impl Plugin for ParticleCloudPlugin {
     fn build(&self, app: &mut App) {
-        app.init_gizmo_group::<ParticleCloudGizmos>()
+        // On top of the solid body: particles near the estimate lie inside
+        // its capsules and would otherwise be hidden.
+        app.insert_gizmo_config(ParticleCloudGizmos, line_gizmos(2.0, -1.0))
             .init_resource::<CloudScratch>()
-            .add_systems(Startup, configure)
             .add_systems(Update, draw_cloud.in_set(SceneSet::Draw));
     }
 }
@@ -40,15 +42,6 @@ struct CloudScratch {
     order: Vec<usize>,
     bones: Vec<(usize, usize)>,
     bones_of: Option<std::sync::Weak<skeleton::Skeleton>>,
-}
-
-fn configure(mut store: ResMut<GizmoConfigStore>) {
-    let (config, _) = store.config_mut::<ParticleCloudGizmos>();
-    config.line.width = 2.0;
-    // On top of the solid body: particles near the estimate lie inside its
-    // capsules and would otherwise be hidden (the cloud reads as an x-ray
-    // of the pose distribution).
-    config.depth_bias = -1.0;
 }
 
 fn draw_cloud(

@@ -41,6 +41,7 @@ use bevy::prelude::*;
 
 use crate::gui::OrbitCamera;
 use crate::gui::scene_common::{HostedScene, WindowOptions, run_scene_window};
+use playground::LimitViolations;
 use scene::{Scene, SceneSource};
 use session::IkSession;
 use settings::Settings;
@@ -117,8 +118,7 @@ pub struct UiState {
     /// A Save whose file exists, waiting for "overwrite" or "cancel".
     pub confirm_overwrite: Option<std::path::PathBuf>,
     /// Worst violation counts seen since the scene started.
-    pub max_estimate_violations: usize,
-    pub max_particle_violations: usize,
+    pub max_violations: LimitViolations,
 }
 
 impl UiState {
@@ -131,8 +131,7 @@ impl UiState {
             bvh_frame: 0,
             settings_path: "posecloud-settings.toml".into(),
             confirm_overwrite: None,
-            max_estimate_violations: 0,
-            max_particle_violations: 0,
+            max_violations: LimitViolations::default(),
         }
     }
 
@@ -150,16 +149,7 @@ pub fn initial_settings(
     base: Option<&Settings>,
     particles: Option<usize>,
 ) -> Settings {
-    let mut s = match base {
-        Some(s) => s.clone(),
-        None => {
-            let mut s = Settings::default();
-            s.filter.particles = scene.particles;
-            s.noise.root_translation = scene.root_sigma;
-            s.filter.solver = scene.solver;
-            s
-        }
-    };
+    let mut s = base.cloned().unwrap_or_else(|| scene.start.settings());
     if let Some(n) = particles {
         s.filter.particles = n;
     }

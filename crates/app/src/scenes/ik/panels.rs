@@ -211,19 +211,19 @@ fn status_section(
                 ui.label(format!("{:.3e}", p.noise_scale()));
                 ui.end_row();
                 ui.label("limit violations");
-                let ok = state.max_estimate_violations == 0 && state.max_particle_violations == 0;
+                let worst = state.max_violations;
                 ui.colored_label(
-                    if ok {
+                    if worst.is_none() {
                         egui::Color32::from_rgb(120, 220, 120)
                     } else {
                         egui::Color32::from_rgb(255, 110, 90)
                     },
                     format!(
                         "body {} · particles {} (worst {} · {})",
-                        r.estimate_violations,
-                        r.particle_violations,
-                        state.max_estimate_violations,
-                        state.max_particle_violations
+                        r.violations.estimate,
+                        r.violations.particles,
+                        worst.estimate,
+                        worst.particles
                     ),
                 );
                 ui.end_row();

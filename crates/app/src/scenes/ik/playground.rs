@@ -16,7 +16,7 @@ use ik::{
     Adaptation, Constraint, ConstraintSet, JacobianKind, JacobianSolver, JointNoise, LimitSampler,
     Method, OptimisationMoves, SmcIk, SmcIkConfig, lever_arm_noise,
 };
-use nalgebra::{Isometry3, Point3, Translation3};
+use nalgebra::{Isometry3, Point3};
 use skeleton::{JointKind, Skeleton};
 
 use crate::scenes::ik::scene::{Scene, fixed_constraint};
@@ -58,10 +58,38 @@ pub struct Sample {
 pub struct FrameReport {
     pub iterations: usize,
     pub step_ms: f64,
+    pub violations: LimitViolations,
+}
+
+/// Joint-limit violations of the solver's state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LimitViolations {
     /// Joints outside their limits in the drawn estimate.
-    pub estimate_violations: usize,
+    pub estimate: usize,
     /// Particles with any joint outside its limits.
-    pub particle_violations: usize,
+    pub particles: usize,
+}
+
+impl LimitViolations {
+    pub fn is_none(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The larger count of each kind.
+    pub fn max(self, other: Self) -> Self {
+        Self {
+            estimate: self.estimate.max(other.estimate),
+            particles: self.particles.max(other.particles),
+        }
+    }
+}
+
+/// Errors unless `index` names one of `targets`.
+pub(crate) fn check_target_index(targets: &[Target], index: usize) -> Result<()> {
+    if index >= targets.len() {
+        bail!("target {index} out of range ({} targets)", targets.len());
+    }
+    Ok(())
 }
 
 /// The playground.
@@ -290,12 +318,7 @@ impl Playground {
     }
 
     pub fn remove_target(&mut self, index: usize) -> Result<()> {
-        if index >= self.targets.len() {
-            bail!(
-                "target {index} out of range ({} targets)",
-                self.targets.len()
-            );
-        }
+        check_target_index(&self.targets, index)?;
         self.targets.remove(index);
         self.rebuild_constraints()
     }
@@ -371,12 +394,7 @@ impl Playground {
 
     /// Skeleton → display coordinates.
     pub fn display(&self) -> Isometry3<f64> {
-        Self::display_of(&self.scene)
-    }
-
-    /// Skeleton → display coordinates of a scene.
-    pub fn display_of(scene: &Scene) -> Isometry3<f64> {
-        Isometry3::from_parts(Translation3::from(scene.origin), scene.display_rotation)
+        self.scene.display
     }
 
     /// Runs this frame's iterations (none while paused) and records a sample
@@ -437,7 +455,7 @@ impl Playground {
 
     fn report(&self, iterations: usize, step_ms: f64) -> FrameReport {
         let skel = self.skeleton();
-        let particle_violations = if self.settings.filter.solver.has_cloud() {
+        let particles = if self.settings.filter.solver.has_cloud() {
             self.smc
                 .particles()
                 .rows()
@@ -449,8 +467,10 @@ impl Playground {
         FrameReport {
             iterations,
             step_ms,
-            estimate_violations: skel.limit_violations(self.estimate()).len(),
-            particle_violations,
+            violations: LimitViolations {
+                estimate: skel.limit_violations(self.estimate()).len(),
+                particles,
+            },
         }
     }
 
@@ -520,8 +540,7 @@ pub struct IkSnapshot {
     pub noise_scale: f64,
     /// σ of every joint's walk now.
     pub joint_sigmas: Vec<[f64; 3]>,
-    pub estimate_violations: usize,
-    pub particle_violations: usize,
+    pub violations: LimitViolations,
     pub iterations: u64,
 }
 
@@ -577,9 +596,7 @@ impl crate::runtime::Solver for Playground {
         out.ess = self.last_ess;
         out.noise_scale = self.noise_scale();
         out.joint_sigmas = self.joint_sigmas();
-        let r = self.report(0, 0.0);
-        out.estimate_violations = r.estimate_violations;
-        out.particle_violations = r.particle_violations;
+        out.violations = self.report(0, 0.0).violations;
         out.iterations = self.iterations;
     }
 }
@@ -746,7 +763,7 @@ mod tests {
     fn playground(name: &str) -> Playground {
         let scene = Scene::build(&SceneSource::from_name(name).unwrap()).unwrap();
         let mut settings = Settings::default();
-        settings.filter.particles = scene.particles;
+        settings.filter.particles = scene.start.particles;
         Playground::new(scene, settings).unwrap()
     }
 
@@ -756,8 +773,7 @@ mod tests {
             let mut p = playground(name);
             for f in 0..5 {
                 let r = p.frame(f as f64 / 30.0).unwrap();
-                assert_eq!(r.estimate_violations, 0, "{name}");
-                assert_eq!(r.particle_violations, 0, "{name}");
+                assert_eq!(r.violations, LimitViolations::default(), "{name}");
             }
             let (fk, w) = p.cloud().unwrap();
             assert_eq!(fk.len(), p.settings().filter.particles, "{name}");
@@ -778,8 +794,7 @@ mod tests {
             let s = (f as f64 / 30.0).min(1.0);
             p.move_target(i, start + (goal - start) * s).unwrap();
             let r = p.frame(f as f64 / 30.0).unwrap();
-            assert_eq!(r.estimate_violations, 0);
-            assert_eq!(r.particle_violations, 0);
+            assert_eq!(r.violations, LimitViolations::default());
         }
         let d = p.target_distances()[i];
         // Seeded: the hand lands within ~0.2 mm; 2 mm fails a solver that

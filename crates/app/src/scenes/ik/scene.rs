@@ -9,10 +9,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use ik::scenarios::{HUMAN_FEET, HumanProblem};
 use ik::{Constraint, ConstraintKind, Noise};
-use nalgebra::{UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use skeleton::{Bvh, JointKind, PackageResolver, Skeleton, VisualMeshes, presets};
 
-use crate::scenes::ik::settings::{ConstraintGroup, SolverKind};
+use crate::scenes::ik::settings::{ConstraintGroup, Settings, SolverKind};
 
 /// Which scene to build (`--scene NAME`, `--urdf FILE`, `--bvh FILE --frame N`).
 #[derive(Clone, Debug, PartialEq)]
@@ -86,24 +86,18 @@ pub struct Scene {
     pub fixed: Vec<FixedConstraint>,
     /// Joints that start with a position target (at their initial position).
     pub targets: Vec<usize>,
-    /// Rotation, then translation, from skeleton to display coordinates
-    /// (y up, floor y = 0).
-    pub display_rotation: UnitQuaternion<f64>,
-    pub origin: Vector3<f64>,
+    /// Skeleton → display coordinates (y up, floor y = 0): rotation, then
+    /// translation.
+    pub display: Isometry3<f64>,
     /// Whether to draw a floor.
     pub floor: bool,
     /// Joints whose distance to the targets sets the random-walk σ of the
     /// lever-arm rule ([`ik::lever_arm_noise`]); empty: uniform σ.
     pub lever_points: Vec<usize>,
-    /// Camera focus in display coordinates and distance from it.
-    pub focus: Vector3<f64>,
-    pub distance: f64,
-    /// Particles the scene starts with.
-    pub particles: usize,
-    /// Free-root translation σ at noise scale 1 (m).
-    pub root_sigma: f64,
-    /// The solver the scene starts with.
-    pub solver: SolverKind,
+    /// Where the orbit camera starts.
+    pub orbit: OrbitStart,
+    /// What the solver starts with.
+    pub start: SolverStart,
     /// What the importer adjusted to load the file (URDF: unlimited
     /// limits, clamped inertias, ignored `<mimic>`, …), one line each,
     /// shown in the panel (with one line per mesh file that could not be
@@ -114,7 +108,78 @@ pub struct Scene {
     pub meshes: Arc<VisualMeshes>,
 }
 
+/// The orbit camera's starting focus (display coordinates) and its
+/// distance from it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OrbitStart {
+    pub focus: Vector3<f64>,
+    pub distance: f64,
+}
+
+/// The solver settings a scene starts with (the rest are the defaults).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SolverStart {
+    pub particles: usize,
+    /// Free-root translation σ at noise scale 1 (m).
+    pub root_sigma: f64,
+    pub solver: SolverKind,
+}
+
+impl SolverStart {
+    /// A body on a fixed base (arm, chain, hand, robot): 100 particles of
+    /// SMC-IK with moves.
+    pub const FIXED_BASE: Self = Self {
+        particles: 100,
+        root_sigma: 0.0,
+        solver: SolverKind::SmcIkMoves,
+    };
+    /// A body with a free root (human, BVH): 200 particles, the root
+    /// walking 3 mm at noise scale 1.
+    pub const FREE_ROOT: Self = Self {
+        particles: 200,
+        root_sigma: 0.003,
+        ..Self::FIXED_BASE
+    };
+
+    /// The default settings with these.
+    pub fn settings(&self) -> Settings {
+        let mut s = Settings::default();
+        s.filter.particles = self.particles;
+        s.noise.root_translation = self.root_sigma;
+        s.filter.solver = self.solver;
+        s
+    }
+}
+
 impl Scene {
+    /// A scene of `skeleton` starting in `initial` with position targets on
+    /// `targets` (also the lever-arm rule's points), drawn in skeleton
+    /// coordinates over a floor: no fixed constraints, the solver of a fixed
+    /// base ([`SolverStart::FIXED_BASE`]), no warnings and no meshes. The
+    /// builders override what their scene does differently.
+    fn new(
+        source: SceneSource,
+        skeleton: Arc<Skeleton>,
+        initial: Vec<f64>,
+        targets: Vec<usize>,
+        orbit: OrbitStart,
+    ) -> Self {
+        Self {
+            source,
+            skeleton,
+            initial,
+            fixed: Vec::new(),
+            lever_points: targets.clone(),
+            targets,
+            display: Isometry3::identity(),
+            floor: true,
+            orbit,
+            start: SolverStart::FIXED_BASE,
+            warnings: Vec::new(),
+            meshes: Arc::default(),
+        }
+    }
+
     /// The constraint groups whose σ the user can tune in this scene:
     /// position targets always, every group of a fixed constraint, and the
     /// floor's when feet "stay" targets (which share the floor's σ) exist.
@@ -181,24 +246,15 @@ fn human() -> Result<Scene> {
             target: rest[head].rotation,
         },
     });
-    let hands = problem.hands.to_vec();
-    Ok(Scene {
-        source: SceneSource::Human,
-        initial,
-        fixed,
-        lever_points: hands.clone(),
-        targets: hands,
-        display_rotation: UnitQuaternion::identity(),
-        origin: Vector3::zeros(),
-        floor: true,
+    let orbit = OrbitStart {
         focus: Vector3::new(0.0, 0.95, 0.0),
         distance: 3.6,
-        particles: 200,
-        root_sigma: 0.003,
-        solver: SolverKind::SmcIkMoves,
-        warnings: Vec::new(),
-        meshes: Arc::default(),
-        skeleton,
+    };
+    let hands = problem.hands.to_vec();
+    Ok(Scene {
+        fixed,
+        start: SolverStart::FREE_ROOT,
+        ..Scene::new(SceneSource::Human, skeleton, initial, hands, orbit)
     })
 }
 
@@ -240,31 +296,27 @@ fn chain_scene(source: SceneSource, skeleton: Skeleton, extras: bool) -> Scene {
             kind: ConstraintKind::Smoothness { joints, k: 2 },
         });
     }
-    let origin = Vector3::new(-1.5, 1.6, 0.0);
-    Scene {
-        source,
-        initial,
-        fixed,
-        targets: vec![tip],
-        display_rotation: UnitQuaternion::identity(),
-        origin,
-        floor: true,
-        lever_points: vec![tip],
+    let orbit = OrbitStart {
         focus: Vector3::new(0.0, 1.4, 0.0),
         distance: 5.5,
-        particles: if extras { 100 } else { 50 },
-        root_sigma: 0.0,
-        // The chain's smoothness term has no analytic Jacobian: per-particle
-        // DLS moves would difference 90 parameters. The paper's filter is
-        // cheap here (SMC-IK §6.2 runs it in real time).
-        solver: if extras {
-            SolverKind::SmcIk
-        } else {
-            SolverKind::SmcIkMoves
+    };
+    Scene {
+        fixed,
+        display: Translation3::new(-1.5, 1.6, 0.0).into(),
+        start: SolverStart {
+            particles: if extras { 100 } else { 50 },
+            // The chain's smoothness term has no analytic Jacobian:
+            // per-particle DLS moves would difference 90 parameters. The
+            // paper's filter is cheap here (SMC-IK §6.2 runs it in real
+            // time).
+            solver: if extras {
+                SolverKind::SmcIk
+            } else {
+                SolverKind::SmcIkMoves
+            },
+            ..SolverStart::FIXED_BASE
         },
-        warnings: Vec::new(),
-        meshes: Arc::default(),
-        skeleton,
+        ..Scene::new(source, skeleton, initial, vec![tip], orbit)
     }
 }
 
@@ -292,23 +344,14 @@ fn hand() -> Result<Scene> {
             },
         });
     }
-    Ok(Scene {
-        source: SceneSource::Hand,
-        initial,
-        fixed,
-        lever_points: tips.clone(),
-        targets: tips,
-        display_rotation: UnitQuaternion::identity(),
-        origin: Vector3::new(0.0, 1.3, 0.0),
-        floor: true,
+    let orbit = OrbitStart {
         focus: Vector3::new(0.0, 1.05, 0.0),
         distance: 1.1,
-        particles: 100,
-        root_sigma: 0.0,
-        solver: SolverKind::SmcIkMoves,
-        warnings: Vec::new(),
-        meshes: Arc::default(),
-        skeleton,
+    };
+    Ok(Scene {
+        fixed,
+        display: Translation3::new(0.0, 1.3, 0.0).into(),
+        ..Scene::new(SceneSource::Hand, skeleton, initial, tips, orbit)
     })
 }
 
@@ -344,24 +387,17 @@ fn urdf(path: &Path, package_paths: &[PathBuf]) -> Result<Scene> {
     // URDF is z up, the display y up: a −90° turn about x maps z to y.
     let display_rotation =
         UnitQuaternion::from_axis_angle(&Vector3::x_axis(), -std::f64::consts::FRAC_PI_2);
-    let (focus, distance) = framing(&world);
+    let orbit = framing(&world);
+    let orbit = OrbitStart {
+        focus: display_rotation * orbit.focus,
+        ..orbit
+    };
+    let source = SceneSource::Urdf(path.to_path_buf());
     Ok(Scene {
-        source: SceneSource::Urdf(path.to_path_buf()),
-        initial,
-        fixed: Vec::new(),
-        lever_points: vec![tip],
-        targets: vec![tip],
-        focus: display_rotation * focus,
-        display_rotation,
-        origin: Vector3::zeros(),
-        floor: true,
-        distance,
-        particles: 100,
-        root_sigma: 0.0,
-        solver: SolverKind::SmcIkMoves,
+        display: Isometry3::from_parts(Translation3::identity(), display_rotation),
         warnings,
         meshes: Arc::new(meshes),
-        skeleton,
+        ..Scene::new(source, skeleton, initial, vec![tip], orbit)
     })
 }
 
@@ -380,32 +416,18 @@ fn bvh(path: &Path, frame: usize) -> Result<Scene> {
     // Targets on the end sites of the limbs and head, at most six.
     let mut targets: Vec<usize> = skeleton.leaves();
     targets.truncate(6);
-    let (focus, distance) = framing(&world);
+    let source = SceneSource::Bvh {
+        path: path.to_path_buf(),
+        frame,
+    };
     Ok(Scene {
-        source: SceneSource::Bvh {
-            path: path.to_path_buf(),
-            frame,
-        },
-        initial,
-        fixed: Vec::new(),
-        lever_points: targets.clone(),
-        targets,
-        display_rotation: UnitQuaternion::identity(),
-        origin: Vector3::zeros(),
-        floor: true,
-        focus,
-        distance,
-        particles: 200,
-        root_sigma: 0.003,
-        solver: SolverKind::SmcIkMoves,
-        warnings: Vec::new(),
-        meshes: Arc::default(),
-        skeleton,
+        start: SolverStart::FREE_ROOT,
+        ..Scene::new(source, skeleton, initial, targets, framing(&world))
     })
 }
 
 /// Centre and a camera distance that frame every joint.
-fn framing(world: &[nalgebra::Isometry3<f64>]) -> (Vector3<f64>, f64) {
+fn framing(world: &[Isometry3<f64>]) -> OrbitStart {
     let mut lo = Vector3::repeat(f64::INFINITY);
     let mut hi = Vector3::repeat(f64::NEG_INFINITY);
     for w in world {
@@ -414,7 +436,10 @@ fn framing(world: &[nalgebra::Isometry3<f64>]) -> (Vector3<f64>, f64) {
     }
     let centre = (lo + hi) / 2.0;
     let size = (hi - lo).norm().max(0.3);
-    (centre, 1.6 * size)
+    OrbitStart {
+        focus: centre,
+        distance: 1.6 * size,
+    }
 }
 
 /// A scene constraint with its group's σ.

@@ -380,10 +380,14 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
         }
         Ok(v)
     };
-    let coordinate = |s: &String| -> Result<f64> {
-        let v = num(s)?;
-        if v.abs() > MAX_COORDINATE {
-            bail!("'{s}' is out of range (|x| ≤ {MAX_COORDINATE} m)");
+    // x, y, z (m) from the three arguments `xyz`.
+    let coordinates = |xyz: &[String]| -> Result<Vector3<f64>> {
+        let mut v = Vector3::zeros();
+        for (c, s) in v.iter_mut().zip(xyz) {
+            *c = num(s)?;
+            if c.abs() > MAX_COORDINATE {
+                bail!("'{s}' is out of range (|x| ≤ {MAX_COORDINATE} m)");
+            }
         }
         Ok(v)
     };
@@ -396,11 +400,7 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
             }
             Action::Drag {
                 joint: args[0].clone(),
-                offset: Vector3::new(
-                    coordinate(&args[1])?,
-                    coordinate(&args[2])?,
-                    coordinate(&args[3])?,
-                ),
+                offset: coordinates(&args[1..4])?,
                 duration,
             }
         }
@@ -408,11 +408,7 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
             want(4, "JOINT X Y Z")?;
             Action::Target {
                 joint: args[0].clone(),
-                position: Point3::new(
-                    coordinate(&args[1])?,
-                    coordinate(&args[2])?,
-                    coordinate(&args[3])?,
-                ),
+                position: Point3::from(coordinates(&args[1..4])?),
             }
         }
         "set" => {

@@ -18,7 +18,7 @@ use skeleton::Skeleton;
 
 use crate::runtime::{Pacing, Published, SolverRuntime};
 use crate::scenes::ik::playground::{
-    HISTORY_SECONDS, IkEdit, IkSnapshot, Playground, Sample, Target, region_of,
+    HISTORY_SECONDS, IkEdit, IkSnapshot, Playground, Sample, Target, check_target_index, region_of,
 };
 use crate::scenes::ik::scene::Scene;
 use crate::scenes::ik::settings::Settings;
@@ -41,35 +41,44 @@ pub trait IkControl {
     fn region_names(&self) -> Vec<String>;
 }
 
-impl IkControl for Playground {
-    fn skeleton(&self) -> &Skeleton {
-        Playground::skeleton(self)
-    }
-    fn display(&self) -> Isometry3<f64> {
-        Playground::display(self)
-    }
-    fn settings(&self) -> &Settings {
-        Playground::settings(self)
-    }
-    fn set_settings(&mut self, settings: Settings) -> Result<()> {
-        Playground::set_settings(self, settings)
-    }
-    fn targets(&self) -> &[Target] {
-        Playground::targets(self)
-    }
-    fn add_target(&mut self, joint: usize) -> Result<usize> {
-        Playground::add_target(self, joint)
-    }
-    fn move_target(&mut self, index: usize, position: Point3<f64>) -> Result<()> {
-        Playground::move_target(self, index, position)
-    }
-    fn remove_target(&mut self, index: usize) -> Result<()> {
-        Playground::remove_target(self, index)
-    }
-    fn region_names(&self) -> Vec<String> {
-        Playground::region_names(self)
-    }
+/// Implements [`IkControl`] for a type by its inherent methods of the same
+/// names.
+macro_rules! ik_control_by_inherent_methods {
+    ($t:ty) => {
+        impl IkControl for $t {
+            fn skeleton(&self) -> &Skeleton {
+                <$t>::skeleton(self)
+            }
+            fn display(&self) -> Isometry3<f64> {
+                <$t>::display(self)
+            }
+            fn settings(&self) -> &Settings {
+                <$t>::settings(self)
+            }
+            fn set_settings(&mut self, settings: Settings) -> Result<()> {
+                <$t>::set_settings(self, settings)
+            }
+            fn targets(&self) -> &[Target] {
+                <$t>::targets(self)
+            }
+            fn add_target(&mut self, joint: usize) -> Result<usize> {
+                <$t>::add_target(self, joint)
+            }
+            fn move_target(&mut self, index: usize, position: Point3<f64>) -> Result<()> {
+                <$t>::move_target(self, index, position)
+            }
+            fn remove_target(&mut self, index: usize) -> Result<()> {
+                <$t>::remove_target(self, index)
+            }
+            fn region_names(&self) -> Vec<String> {
+                <$t>::region_names(self)
+            }
+        }
+    };
 }
+
+ik_control_by_inherent_methods!(Playground);
+ik_control_by_inherent_methods!(IkSession);
 
 /// The published cloud: joint positions (`joints` per particle, skeleton
 /// coordinates), normalised weights, joints per particle.
@@ -183,7 +192,7 @@ impl IkSession {
     }
 
     pub fn display(&self) -> Isometry3<f64> {
-        Playground::display_of(&self.scene)
+        self.scene.display
     }
 
     pub fn settings(&self) -> &Settings {
@@ -248,12 +257,7 @@ impl IkSession {
     }
 
     pub fn remove_target(&mut self, index: usize) -> Result<()> {
-        if index >= self.targets.len() {
-            bail!(
-                "target {index} out of range ({} targets)",
-                self.targets.len()
-            );
-        }
+        check_target_index(&self.targets, index)?;
         self.targets.remove(index);
         self.runtime.edit(IkEdit::RemoveTarget(index));
         Ok(())
@@ -344,36 +348,6 @@ impl IkSession {
     }
 }
 
-impl IkControl for IkSession {
-    fn skeleton(&self) -> &Skeleton {
-        IkSession::skeleton(self)
-    }
-    fn display(&self) -> Isometry3<f64> {
-        IkSession::display(self)
-    }
-    fn settings(&self) -> &Settings {
-        IkSession::settings(self)
-    }
-    fn set_settings(&mut self, settings: Settings) -> Result<()> {
-        IkSession::set_settings(self, settings)
-    }
-    fn targets(&self) -> &[Target] {
-        IkSession::targets(self)
-    }
-    fn add_target(&mut self, joint: usize) -> Result<usize> {
-        IkSession::add_target(self, joint)
-    }
-    fn move_target(&mut self, index: usize, position: Point3<f64>) -> Result<()> {
-        IkSession::move_target(self, index, position)
-    }
-    fn remove_target(&mut self, index: usize) -> Result<()> {
-        IkSession::remove_target(self, index)
-    }
-    fn region_names(&self) -> Vec<String> {
-        IkSession::region_names(self)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,7 +356,7 @@ mod tests {
     fn session(name: &str, pacing: Pacing) -> IkSession {
         let scene = Scene::build(&SceneSource::from_name(name).unwrap()).unwrap();
         let mut settings = Settings::default();
-        settings.filter.particles = scene.particles;
+        settings.filter.particles = scene.start.particles;
         IkSession::new(scene, settings, pacing).unwrap()
     }
 
@@ -422,7 +396,7 @@ mod tests {
         assert!(s.move_target(0, Point3::new(f64::NAN, 0.0, 0.0)).is_err());
         assert!(s.remove_target(9).is_err());
         s.frame(0.0);
-        assert_eq!(s.settings().filter.particles, s.scene.particles);
+        assert_eq!(s.settings().filter.particles, s.scene.start.particles);
     }
 
     #[test]

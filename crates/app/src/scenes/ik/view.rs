@@ -18,6 +18,7 @@ use skeleton::{TriangleMesh, Visual, VisualShape};
 use super::{PackagePaths, PlaygroundRes, SceneCommand, UiState, initial_settings};
 use crate::gui::OrbitCamera;
 use crate::gui::scene_common::{SceneSet, SolverError};
+use crate::scenes::ik::playground::LimitViolations;
 use crate::scenes::ik::scene::Scene;
 use crate::scenes::ik::session::IkSession;
 
@@ -55,14 +56,12 @@ pub struct InputSet;
 
 /// The IK scene's starting view of `scene`.
 pub(super) fn framing(scene: &Scene) -> OrbitCamera {
-    OrbitCamera {
-        focus: to_vec3(&scene.focus),
-        distance: scene.distance as f32,
-        yaw: 0.35,
-        pitch: 0.22,
-        screen_offset: Vec2::ZERO,
-        aspect: 1.6,
-    }
+    OrbitCamera::new(
+        to_vec3(&scene.orbit.focus),
+        scene.orbit.distance as f32,
+        0.35,
+        0.22,
+    )
 }
 
 /// Everything that belongs to the current scene (despawned on a switch).
@@ -344,8 +343,7 @@ fn scene_commands(
             SceneCommand::Load(source) => load = Some(source.clone()),
             SceneCommand::Reset => {
                 pg.0.reset();
-                ui.max_estimate_violations = 0;
-                ui.max_particle_violations = 0;
+                ui.max_violations = LimitViolations::default();
             }
             SceneCommand::SingleStep => pg.0.single_step(),
             SceneCommand::TogglePause => {
@@ -370,8 +368,7 @@ fn scene_commands(
             pg.0 = p;
             ui.error = None;
             ui.selected_target = None;
-            ui.max_estimate_violations = 0;
-            ui.max_particle_violations = 0;
+            ui.max_violations = LimitViolations::default();
             if let Ok((mut orbit, mut t)) = camera.single_mut() {
                 let framing = framing(&pg.0.scene);
                 *orbit = OrbitCamera {
@@ -397,10 +394,7 @@ fn solver_status(
     for SolverError(e) in errors.read() {
         ui.error = Some(format!("solver: {e}"));
     }
-    let d = &pg.0.snapshot().data;
-    let (e, p) = (d.estimate_violations, d.particle_violations);
-    ui.max_estimate_violations = ui.max_estimate_violations.max(e);
-    ui.max_particle_violations = ui.max_particle_violations.max(p);
+    ui.max_violations = ui.max_violations.max(pg.0.snapshot().data.violations);
 }
 
 /// Places the solid body at the drawn estimate.

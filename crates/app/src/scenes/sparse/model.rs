@@ -18,7 +18,7 @@ use sparse::{
     SparseTracker, SyntheticSensors, body_errors, error_bodies,
 };
 
-use crate::runtime::Solver;
+use crate::runtime::{ClipClock, Solver};
 use crate::scenes::track::model::repo_path;
 
 /// Frames of history kept for the plots.
@@ -169,7 +169,7 @@ pub struct SparseScene {
     last: Option<sparse::StepReport>,
     history: VecDeque<SparseSample>,
     cd: Option<ClusteredDatabase>,
-    due: f64,
+    clock: ClipClock,
     step_ms: f64,
 }
 
@@ -224,7 +224,7 @@ impl SparseScene {
             last: None,
             history: VecDeque::new(),
             cd: None,
-            due: 0.0,
+            clock: ClipClock::default(),
             step_ms: 0.0,
             skeleton: Arc::new(clip.skeleton.clone()),
             clip,
@@ -313,11 +313,12 @@ impl Solver for SparseScene {
     }
 
     fn step(&mut self, time: f64) -> Result<()> {
-        if self.settings.realtime && time < self.due {
-            std::thread::sleep(std::time::Duration::from_millis(1));
+        if !self
+            .clock
+            .frame_due(self.settings.realtime, time, self.clip.frame_time)
+        {
             return Ok(());
         }
-        self.due = time.max(self.due) + self.clip.frame_time;
         if self.frame >= self.clip.len() {
             self.restart()?;
         }
@@ -427,6 +428,7 @@ impl Solver for SparseScene {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::stepped;
 
     fn scene() -> SparseScene {
         let mut s = SparseScene::new(None, None).unwrap();
@@ -439,11 +441,7 @@ mod tests {
     #[test]
     fn tracks_the_walk_and_a_dropped_marker_keeps_the_body_close() {
         let mut s = scene();
-        for _ in 0..30 {
-            s.step(0.0).unwrap();
-        }
-        let mut snap = SparseSnapshot::default();
-        s.snapshot_into(&mut snap);
+        let snap = stepped(&mut s, 30);
         assert_eq!(snap.body.len(), snap.truth.len());
         assert_eq!(snap.imus.len(), 6);
         assert_eq!(snap.markers.len(), 5);
@@ -456,10 +454,7 @@ mod tests {
         settings.imus[0] = false;
         settings.markers[1] = false;
         s.apply(SparseEdit::Settings(settings)).unwrap();
-        for _ in 0..30 {
-            s.step(0.0).unwrap();
-        }
-        s.snapshot_into(&mut snap);
+        let snap = stepped(&mut s, 30);
         assert!(!snap.imus[0].2 && snap.markers[1].0.is_none());
         let last = snap.history.back().unwrap();
         assert!(last.position_cm < 12.0, "{last:?}");

@@ -16,13 +16,13 @@ use anyhow::Result;
 use bevy::prelude::*;
 use bevy_egui::{EguiPrimaryContextPass, egui};
 
-use crate::gui::OrbitCamera;
 use crate::gui::bodies::{Bodies, BodiesPlugin};
 use crate::gui::export::{Exports, PoseNow};
 use crate::gui::layout::{Chart, PanelView, clip_header};
 use crate::gui::scene_common::{
     SceneRuntime, SceneSet, WindowOptions, WindowScene, run_scene_window,
 };
+use crate::gui::{OrbitCamera, line_gizmos};
 use crate::scenes::sparse::model::{
     PriorKind, SparseEdit, SparseScene, SparseSettings, SparseSnapshot,
 };
@@ -72,8 +72,7 @@ pub struct SparseScenePlugin;
 
 impl Plugin for SparseScenePlugin {
     fn build(&self, app: &mut App) {
-        app.init_gizmo_group::<SparseBodyGizmos>()
-            .add_systems(Startup, configure_gizmos)
+        app.insert_gizmo_config(SparseBodyGizmos, line_gizmos(6.0, -0.2))
             .add_plugins(BodiesPlugin)
             .add_systems(Update, draw.in_set(SceneSet::Draw))
             .add_systems(EguiPrimaryContextPass, panels);
@@ -86,21 +85,8 @@ impl WindowScene for SparseScene {
             .body
             .first()
             .map_or(Vec3::new(0.0, 0.9, 0.0), |p| Vec3::from_array(*p));
-        OrbitCamera {
-            focus: root,
-            distance: 3.2,
-            yaw: 0.9,
-            pitch: 0.2,
-            screen_offset: Vec2::ZERO,
-            aspect: 1.6,
-        }
+        OrbitCamera::new(root, 3.2, 0.9, 0.2)
     }
-}
-
-fn configure_gizmos(mut store: ResMut<GizmoConfigStore>) {
-    let (body, _) = store.config_mut::<SparseBodyGizmos>();
-    body.line.width = 6.0;
-    body.depth_bias = -0.2;
 }
 
 fn draw(

@@ -615,13 +615,20 @@ impl TrackingScene {
         Ok(())
     }
 
+    /// Ends the recording, if one runs: its frame count and CSV file.
+    fn finish_recording(&mut self) -> Result<Option<(usize, PathBuf)>> {
+        let Some((mut rec, csv)) = self.recorder.take() else {
+            return Ok(None);
+        };
+        rec.finish()?;
+        Ok(Some((rec.rows(), csv)))
+    }
+
     /// Starts or stops recording ([`TrackEdit::Record`]).
     fn record(&mut self, dir: Option<PathBuf>) -> Result<()> {
-        if let Some((mut rec, csv)) = self.recorder.take() {
-            rec.finish()?;
+        if let Some((rows, csv)) = self.finish_recording()? {
             self.message = Some(format!(
-                "recorded {} frames to {} and .bvh",
-                rec.rows(),
+                "recorded {rows} frames to {} and .bvh",
                 csv.display()
             ));
         }
@@ -880,16 +887,13 @@ impl Solver for TrackingScene {
         };
         let Some(step) = step else {
             self.ended = true;
-            if let Some((mut rec, csv)) = self.recorder.take() {
-                rec.finish()?;
-                self.message = Some(format!(
-                    "end of the source; recorded {} frames to {}",
-                    rec.rows(),
+            self.message = Some(match self.finish_recording()? {
+                Some((rows, csv)) => format!(
+                    "end of the source; recorded {rows} frames to {}",
                     csv.display()
-                ));
-            } else {
-                self.message = Some("end of the source (Reset plays it again)".into());
-            }
+                ),
+                None => "end of the source (Reset plays it again)".into(),
+            });
             return Ok(());
         };
         let period = self
@@ -1018,27 +1022,18 @@ impl Solver for TrackingScene {
             for state in tracker.particles().chunks(d) {
                 tracker.body().to_full(state, &mut full);
                 let world = skeleton.forward_kinematics(&full).ok();
-                match &world {
-                    Some(world) => out
-                        .cloud
-                        .extend(world.iter().map(|w| p(&w.translation.vector))),
-                    None => out
-                        .cloud
-                        .extend(std::iter::repeat_n([f32::NAN; 3], skeleton.len())),
-                }
+                push_joints(&mut out.cloud, world.as_deref(), skeleton.len(), p);
                 worlds.push(world);
             }
             let mut order: Vec<usize> = (0..out.weights.len()).collect();
             order.sort_unstable_by(|&a, &b| out.weights[b].total_cmp(&out.weights[a]));
             for &i in order.iter().take(OVERLAY_PARTICLES) {
-                match &worlds[i] {
-                    Some(world) => out
-                        .cloud_2d
-                        .extend(world.iter().map(|w| project(&w.translation.vector))),
-                    None => out
-                        .cloud_2d
-                        .extend(std::iter::repeat_n([f32::NAN; 2], skeleton.len())),
-                }
+                push_joints(
+                    &mut out.cloud_2d,
+                    worlds[i].as_deref(),
+                    skeleton.len(),
+                    project,
+                );
             }
         }
         let pose = camera.world_from_camera();
@@ -1077,9 +1072,24 @@ pub fn class_colour(id: u8) -> [u8; 3] {
     SegClass::from_id(id).map_or([255, 0, 255], SegClass::preview_colour)
 }
 
+/// Appends `point` of each of the `joints` positions in `world`, or
+/// `joints` NaN points for a particle whose pose has no world transforms.
+fn push_joints<const N: usize>(
+    out: &mut Vec<[f32; N]>,
+    world: Option<&[nalgebra::Isometry3<f64>]>,
+    joints: usize,
+    point: impl Fn(&nalgebra::Vector3<f64>) -> [f32; N],
+) {
+    match world {
+        Some(world) => out.extend(world.iter().map(|w| point(&w.translation.vector))),
+        None => out.extend(std::iter::repeat_n([f32::NAN; N], joints)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::stepped;
 
     /// `particles` particles, every frame tracked as fast as it goes.
     fn offline(particles: usize) -> TrackSettings {
@@ -1103,11 +1113,7 @@ mod tests {
     fn tracks_the_synthetic_walk_and_publishes_cloud_and_truth() {
         let settings = offline(60);
         let mut scene = TrackingScene::new(short_walk(), settings).unwrap();
-        for _ in 0..6 {
-            scene.step(0.0).unwrap();
-        }
-        let mut snap = TrackSnapshot::default();
-        scene.snapshot_into(&mut snap);
+        let snap = stepped(&mut scene, 6);
         assert_eq!(snap.history.len(), 6);
         assert_eq!(snap.weights.len(), 60);
         assert_eq!(snap.cloud.len(), 60 * snap.joints);
@@ -1230,11 +1236,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         scene.step(0.0).unwrap();
         scene.apply(TrackEdit::Record(Some(dir.clone()))).unwrap();
-        for _ in 0..3 {
-            scene.step(0.0).unwrap();
-        }
-        let mut snap = TrackSnapshot::default();
-        scene.snapshot_into(&mut snap);
+        let snap = stepped(&mut scene, 3);
         assert_eq!(snap.recording.as_ref().map(|r| r.1), Some(3));
         scene.apply(TrackEdit::Record(None)).unwrap();
         let files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -1256,44 +1258,57 @@ mod tests {
 
     #[test]
     fn bad_settings_and_files_name_the_field() {
-        let e = TrackSettings {
-            tracker: FilterSettings {
-                particles: 0,
-                ..TrackSettings::default().tracker
-            },
-            ..TrackSettings::default()
+        let tracker = TrackSettings::default().tracker;
+        for (tracker, field) in [
+            (
+                FilterSettings {
+                    particles: 0,
+                    ..tracker.clone()
+                },
+                "particles",
+            ),
+            (
+                FilterSettings {
+                    sigma_f: f64::NAN,
+                    ..tracker.clone()
+                },
+                "sigma-f",
+            ),
+        ] {
+            let e = TrackSettings {
+                tracker,
+                ..TrackSettings::default()
+            }
+            .validate()
+            .unwrap_err();
+            assert!(e.to_string().contains(field), "{e}");
         }
-        .validate()
-        .unwrap_err();
-        assert!(e.to_string().contains("particles"), "{e}");
-        let e = TrackSettings {
-            tracker: FilterSettings {
-                sigma_f: f64::NAN,
-                ..TrackSettings::default().tracker
-            },
-            ..TrackSettings::default()
+        for (spec, needle) in [
+            (
+                TrackSpec {
+                    body: Some("/nonexistent/body.bvh".into()),
+                    ..short_walk()
+                },
+                "/nonexistent/body.bvh",
+            ),
+            (
+                TrackSpec {
+                    init_frame: 1_000_000,
+                    ..short_walk()
+                },
+                "init frame",
+            ),
+            (
+                TrackSpec {
+                    frames: Some("webcam:7".into()),
+                    ..short_walk()
+                },
+                "webcam",
+            ),
+        ] {
+            let e = TrackingScene::new(spec, TrackSettings::default()).unwrap_err();
+            assert!(format!("{e:#}").contains(needle), "{e:#}");
         }
-        .validate()
-        .unwrap_err();
-        assert!(e.to_string().contains("sigma-f"), "{e}");
-        let spec = TrackSpec {
-            body: Some("/nonexistent/body.bvh".into()),
-            ..short_walk()
-        };
-        let e = TrackingScene::new(spec, TrackSettings::default()).unwrap_err();
-        assert!(format!("{e:#}").contains("/nonexistent/body.bvh"), "{e:#}");
-        let spec = TrackSpec {
-            init_frame: 1_000_000,
-            ..short_walk()
-        };
-        let e = TrackingScene::new(spec, TrackSettings::default()).unwrap_err();
-        assert!(format!("{e:#}").contains("init frame"), "{e:#}");
-        let spec = TrackSpec {
-            frames: Some("webcam:7".into()),
-            ..short_walk()
-        };
-        let e = TrackingScene::new(spec, TrackSettings::default()).unwrap_err();
-        assert!(format!("{e:#}").contains("webcam"), "{e:#}");
     }
 
     #[test]
@@ -1459,14 +1474,14 @@ mod tests {
         let before = *scene.session.segmenter().colour_models();
         let message = scene.message.clone();
         let clicks = truth_clicks(&scene, &SKIN_SHIRT_TROUSERS[..1]);
+        let mut refuse = |frame, strokes| {
+            scene
+                .apply(TrackEdit::SampleColours { frame, strokes })
+                .unwrap_err()
+        };
         let mut outside = clicks.clone();
         outside[0].points.push((700, 5));
-        let e = scene
-            .apply(TrackEdit::SampleColours {
-                frame,
-                strokes: outside,
-            })
-            .unwrap_err();
+        let e = refuse(frame, outside);
         assert!(format!("{e:#}").contains("(700, 5)"), "{e:#}");
         assert!(format!("{e:#}").contains("640 × 480"), "{e:#}");
         // Skin is fitted before shirt fails (one label pixel): skin keeps
@@ -1476,32 +1491,20 @@ mod tests {
             class: ColourClass::Shirt,
             points: vec![(300, 200)],
         });
-        let e = scene
-            .apply(TrackEdit::SampleColours {
-                frame,
-                strokes: too_few,
-            })
-            .unwrap_err();
+        let e = refuse(frame, too_few);
         assert!(format!("{e:#}").contains("shirt"), "{e:#}");
-        let e = scene
-            .apply(TrackEdit::SampleColours {
-                frame: frame + 1,
-                strokes: clicks.clone(),
-            })
-            .unwrap_err();
+        let e = refuse(frame + 1, clicks.clone());
         assert!(
             e.to_string().contains(&format!("frame {}", frame + 1)),
             "{e}"
         );
-        let e = scene
-            .apply(TrackEdit::SampleColours {
-                frame,
-                strokes: vec![Stroke {
-                    class: ColourClass::Hair,
-                    points: Vec::new(),
-                }],
-            })
-            .unwrap_err();
+        let e = refuse(
+            frame,
+            vec![Stroke {
+                class: ColourClass::Hair,
+                points: Vec::new(),
+            }],
+        );
         assert!(e.to_string().contains("no stroke points"), "{e}");
         assert_eq!(scene.session.segmenter().colour_models(), &before);
         assert_eq!(scene.message, message);

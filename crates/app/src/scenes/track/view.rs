@@ -38,7 +38,6 @@ use track::session::FilterSettings;
 use track::{FilterKind, ObservationMode, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
-use crate::gui::OrbitCamera;
 use crate::gui::bodies::{Bodies, BodiesPlugin};
 use crate::gui::cloud_budget::{CloudBudget, CloudSize};
 use crate::gui::export::Exports;
@@ -46,6 +45,7 @@ use crate::gui::layout::{Chart, PanelView};
 use crate::gui::scene_common::{
     SceneRuntime, SceneSet, WindowOptions, WindowScene, play_buttons, run_scene, scene_app,
 };
+use crate::gui::{OrbitCamera, line_gizmos};
 use crate::runtime::{Pacing, Published};
 use crate::scenes::track::model::{
     BACKENDS, MAX_TRACK_PARTICLES, OVERLAY_PARTICLES, Opening, TrackEdit, TrackSettings,
@@ -474,9 +474,10 @@ pub struct TrackingScenePlugin;
 
 impl Plugin for TrackingScenePlugin {
     fn build(&self, app: &mut App) {
-        app.init_gizmo_group::<TrackCloudGizmos>()
+        // Over the solid body: particles near the estimate lie inside its
+        // capsules.
+        app.insert_gizmo_config(TrackCloudGizmos, line_gizmos(1.5, -1.0))
             .add_plugins(BodiesPlugin)
-            .add_systems(Startup, configure_gizmos)
             .add_systems(
                 Update,
                 (leave_a_lost_device, follow_scrub, draw)
@@ -487,28 +488,13 @@ impl Plugin for TrackingScenePlugin {
     }
 }
 
-fn configure_gizmos(mut store: ResMut<GizmoConfigStore>) {
-    let (cloud, _) = store.config_mut::<TrackCloudGizmos>();
-    cloud.line.width = 1.5;
-    // Over the solid body: particles near the estimate lie inside its
-    // capsules (the cloud reads as an x-ray of the pose distribution).
-    cloud.depth_bias = -1.0;
-}
-
 impl WindowScene for TrackingScene {
     fn initial_orbit(s: &TrackSnapshot) -> OrbitCamera {
         let focus = s
             .estimate
             .first()
             .map_or(Vec3::new(0.0, 0.9, 0.0), |p| Vec3::from_array(*p));
-        OrbitCamera {
-            focus,
-            distance: 4.5,
-            yaw: 0.9,
-            pitch: 0.25,
-            screen_offset: Vec2::ZERO,
-            aspect: 1.6,
-        }
+        OrbitCamera::new(focus, 4.5, 0.9, 0.25)
     }
 }
 

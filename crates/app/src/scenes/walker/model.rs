@@ -14,7 +14,7 @@ use walker::mocap::{POINTS, TruthClip};
 use walker::tracker::observe;
 use walker::{Dynamics, Ellipse, InitialPose, PointObservation, WalkerConfig, WalkerTracker};
 
-use crate::runtime::Solver;
+use crate::runtime::{ClipClock, Solver};
 use crate::scenes::track::model::repo_path;
 
 /// Frames of history kept for the plots.
@@ -155,7 +155,7 @@ pub struct WalkerScene {
     observed: PointObservation,
     history: VecDeque<WalkerSample>,
     map: Vec<[[f32; 3]; POINTS]>,
-    due: f64,
+    clock: ClipClock,
     step_ms: f64,
 }
 
@@ -191,7 +191,7 @@ impl WalkerScene {
             observed: PointObservation::default(),
             history: VecDeque::new(),
             map: Vec::new(),
-            due: 0.0,
+            clock: ClipClock::default(),
             step_ms: 0.0,
         })
     }
@@ -266,11 +266,12 @@ impl Solver for WalkerScene {
     }
 
     fn step(&mut self, time: f64) -> Result<()> {
-        if self.settings.realtime && time < self.due {
-            std::thread::sleep(std::time::Duration::from_millis(1));
+        if !self
+            .clock
+            .frame_due(self.settings.realtime, time, self.clip.frame_time)
+        {
             return Ok(());
         }
-        self.due = time.max(self.due) + self.clip.frame_time;
         if self.frame >= self.clip.len() {
             // The clip loops: start again from its first frame.
             self.frame = 0;
@@ -363,6 +364,7 @@ impl Solver for WalkerScene {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::stepped;
 
     fn fast() -> WalkerSettings {
         WalkerSettings {
@@ -383,11 +385,7 @@ mod tests {
             },
         )
         .unwrap();
-        for _ in 0..20 {
-            scene.step(0.0).unwrap();
-        }
-        let mut snap = WalkerSnapshot::default();
-        scene.snapshot_into(&mut snap);
+        let snap = stepped(&mut scene, 20);
         assert_eq!(snap.cloud.len(), 400);
         assert_eq!(snap.weights.len(), 400);
         assert_eq!(snap.map.len(), 20);

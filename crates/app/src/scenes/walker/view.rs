@@ -21,7 +21,6 @@ use bevy_egui::{EguiPrimaryContextPass, egui};
 use walker::Dynamics;
 use walker::mocap::POINTS;
 
-use crate::gui::OrbitCamera;
 use crate::gui::bodies::{Bodies, BodiesPlugin};
 use crate::gui::cloud_budget::{CloudBudget, CloudSize};
 use crate::gui::export::Exports;
@@ -29,6 +28,7 @@ use crate::gui::layout::{Chart, PanelView, clip_header};
 use crate::gui::scene_common::{
     SceneRuntime, SceneSet, WindowOptions, WindowScene, run_scene_window,
 };
+use crate::gui::{OrbitCamera, line_gizmos};
 use crate::scenes::walker::model::{
     MAX_WALKER_PARTICLES, POINT_NAMES, WalkerEdit, WalkerScene, WalkerSettings, WalkerSnapshot,
 };
@@ -101,31 +101,17 @@ pub struct WalkerScenePlugin;
 
 impl Plugin for WalkerScenePlugin {
     fn build(&self, app: &mut App) {
-        app.init_gizmo_group::<WalkerCloudGizmos>()
+        app.insert_gizmo_config(WalkerCloudGizmos, line_gizmos(1.5, -0.5))
             .add_plugins(BodiesPlugin)
-            .add_systems(Startup, configure_gizmos)
             .add_systems(Update, draw.in_set(SceneSet::Draw))
             .add_systems(EguiPrimaryContextPass, panels);
     }
 }
 
-fn configure_gizmos(mut store: ResMut<GizmoConfigStore>) {
-    let (cloud, _) = store.config_mut::<WalkerCloudGizmos>();
-    cloud.line.width = 1.5;
-    cloud.depth_bias = -0.5;
-}
-
 impl WindowScene for WalkerScene {
     fn initial_orbit(s: &WalkerSnapshot) -> OrbitCamera {
         let t = s.truth.first().copied().unwrap_or([0.0, 0.9, 0.0]);
-        OrbitCamera {
-            focus: Vec3::new(t[0], 0.6, t[2]),
-            distance: 3.5,
-            yaw: 1.2,
-            pitch: 0.2,
-            screen_offset: Vec2::ZERO,
-            aspect: 1.6,
-        }
+        OrbitCamera::new(Vec3::new(t[0], 0.6, t[2]), 3.5, 1.2, 0.2)
     }
 }
 
