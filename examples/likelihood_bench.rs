@@ -36,7 +36,6 @@ use clap::Parser;
 use gpu::{GpuLikelihood, HeadlessGpu};
 use labels::{Camera, CpuLikelihood, Noise, NonOverlap, Observation, render_observation, synth};
 use posecloud_examples::{Csv, median};
-use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::presets;
 use track::{
     BackendChoice, FilterKind, Selection, SharedDevice, TrackedBody, Tracker, TrackerConfig,
@@ -146,14 +145,7 @@ fn main() -> Result<()> {
         args.threads
     };
     let skel = presets::human();
-    let camera = Camera::looking_at(
-        Point3::new(0.0, 1.0, 3.5),
-        Point3::new(0.0, 0.92, 0.0),
-        Vector3::y(),
-        40f64.to_radians(),
-        w,
-        h,
-    )?;
+    let camera = Camera::facing_human(w, h)?;
     let reference = synth::arm_pose(&skel, 0.5, 0.8)?;
     let noise = Noise::flips(0.02);
     let obs = render_observation(&skel, &camera, &reference, &noise, 1)?;

@@ -13,6 +13,7 @@ use posecloud::runtime::Solver;
 use posecloud::scenes::track::model::{
     TrackSettings, TrackSnapshot, TrackSpec, TrackingScene, repo_path,
 };
+use track::session::CameraSpec;
 
 fn main() -> Result<()> {
     println!("| camera | seed | frames | mean right-elbow error (°) |");
@@ -20,7 +21,7 @@ fn main() -> Result<()> {
     for camera in ["camera_front.toml", "camera_near.toml"] {
         for seed in 1..=3 {
             let spec = TrackSpec {
-                camera: Some(repo_path(&format!("crates/vision/assets/{camera}"))),
+                camera: CameraSpec::File(repo_path(&format!("crates/vision/assets/{camera}"))),
                 ..TrackSpec::default()
             };
             let mut settings = TrackSettings {

@@ -9,3 +9,5 @@ pub mod colormap;
 pub mod gui;
 pub mod runtime;
 pub mod scenes;
+#[cfg(test)]
+mod testing;

@@ -270,8 +270,10 @@ fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
             particles: a.particles,
             // The title names the scene (set by the IK view).
             window: window_options(&a, "posecloud"),
-            script: a.script,
-            report: a.report,
+            automation: posecloud::scenes::ik::automation::AutomationFiles {
+                script: a.script,
+                report: a.report,
+            },
             package_paths: a.package_path,
         },
         launched,
@@ -313,8 +315,7 @@ fn check_scene_flags(scene: SceneArg, matches: &clap::ArgMatches) -> Result<()> 
 fn window_options(a: &GuiArgs, title: &str) -> posecloud::gui::scene_common::WindowOptions {
     posecloud::gui::scene_common::WindowOptions {
         title: title.into(),
-        width: a.width,
-        height: a.height,
+        size: (a.width, a.height),
         no_vsync: a.no_vsync,
         fixed_dt: a.fixed_dt,
         auto_exit: posecloud::gui::scene_common::AutoExit {
@@ -372,6 +373,7 @@ fn check_window_flags(a: &GuiArgs) -> Result<()> {
 fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     use posecloud::scenes::track::model::{MAX_TRACK_PARTICLES, TrackSettings, TrackSpec};
     use posecloud::scenes::track::view::{TrackGuiOptions, run};
+    use track::session::CameraSpec;
     check_window_flags(&a)?;
     // With --frames: no set-up file needed (default camera and body, the
     // guided start); without: the synthetic walk and its camera file.
@@ -380,10 +382,10 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         None => TrackSpec::default(),
     };
     if let Some(c) = &a.camera {
-        spec.camera = Some(c.clone());
+        spec.camera = CameraSpec::File(c.clone());
     }
     if let Some(b) = &a.bvh {
-        spec.body = Some(b.clone());
+        spec.subject.body = Some(b.clone());
         spec.init_frame = a.frame;
     }
     if let Some(p) = a.start_pose {
@@ -393,10 +395,11 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         if !(0.5..=2.5).contains(&h) {
             bail!("--subject-height {h}: must be between 0.5 and 2.5 metres");
         }
-        spec.subject_height = Some(h);
+        spec.subject.height = Some(h);
     }
-    if let Some(f) = a.fov {
-        spec.fov_deg = f;
+    // A camera file has its own field of view.
+    if let (Some(f), CameraSpec::FieldOfView(fov)) = (a.fov, &mut spec.camera) {
+        *fov = f;
     }
     if let Some(s) = a.sleeves {
         spec.sleeves = s.into();

@@ -16,6 +16,7 @@
 //! Snapshots are double-buffered: the runtime refills the buffer the frame
 //! has let go of, so publishing allocates nothing in the steady state.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -52,24 +53,47 @@ pub trait Solver: Send + 'static {
 }
 
 /// Real-time play of a clip on the app's clock: when its next frame is due.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct ClipClock {
+    /// Seconds between the clip's frames.
+    frame_time: f64,
     due: f64,
 }
 
 impl ClipClock {
+    /// The clock of a clip of `frame_time` seconds a frame, its first frame
+    /// due at once.
+    pub fn new(frame_time: f64) -> Self {
+        Self {
+            frame_time,
+            due: 0.0,
+        }
+    }
+
     /// Whether to play the next frame at the app's clock `time`: always
     /// unless `realtime`; in real time once it is due (until then it sleeps
     /// a millisecond, giving the core back instead of spinning). A frame
-    /// played makes the next one due `frame_time` later.
-    pub fn frame_due(&mut self, realtime: bool, time: f64, frame_time: f64) -> bool {
+    /// played makes the next one due a frame time later.
+    pub fn frame_due(&mut self, realtime: bool, time: f64) -> bool {
         if realtime && time < self.due {
             std::thread::sleep(Duration::from_millis(1));
             return false;
         }
-        self.due = time.max(self.due) + frame_time;
+        self.due = time.max(self.due) + self.frame_time;
         true
     }
+}
+
+/// Frames of history a clip scene keeps for its plots.
+pub const PLOT_HISTORY: usize = 600;
+
+/// Appends a frame's `sample` to a clip scene's plot `history`, dropping
+/// the oldest beyond [`PLOT_HISTORY`] frames.
+pub fn push_history<T>(history: &mut VecDeque<T>, sample: T) {
+    if history.len() == PLOT_HISTORY {
+        history.pop_front();
+    }
+    history.push_back(sample);
 }
 
 /// Steps `solver` `n` times at clock 0: its snapshot then (tests).

@@ -363,8 +363,19 @@ fn urdf_robot_is_drawn_with_its_meshes_and_its_flange_follows_a_drag() {
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn tracking_scene_shows_estimate_truth_cloud_and_the_segmented_frame() {
-    let (img, stderr) = run_tracking("track.png", &["--fixed-dt", "0.0667"], "1.5");
-    assert!(stderr.contains("posecloud: likelihood: "), "{stderr}");
+    tracking_window_shows(
+        "track.png",
+        &["--fixed-dt", "0.0667"],
+        "1.5",
+        "posecloud: likelihood: ",
+    );
+}
+
+/// [`run_tracking`]: stderr holds `says`, and the screenshot shows what
+/// [`check_tracking_screenshot`] looks for.
+fn tracking_window_shows(name: &str, extra: &[&str], after_secs: &str, says: &str) {
+    let (img, stderr) = run_tracking(name, extra, after_secs);
+    assert!(stderr.contains(says), "{stderr}");
     check_tracking_screenshot(&img);
 }
 
@@ -575,9 +586,12 @@ fn tracking_scene_runs_the_gpu_likelihood_on_the_renderers_device() {
 #[test]
 #[ignore = "needs a display (xvfb-run) and a GPU adapter (lavapipe in CI)"]
 fn the_gpu_likelihood_keeps_reading_back_while_the_window_renders() {
-    let (img, stderr) = run_tracking("track_gpu_threaded.png", &["--backend", "gpu"], "8");
-    assert!(stderr.contains("GPU likelihood on "), "{stderr}");
-    check_tracking_screenshot(&img);
+    tracking_window_shows(
+        "track_gpu_threaded.png",
+        &["--backend", "gpu"],
+        "8",
+        "GPU likelihood on ",
+    );
 }
 
 #[test]

@@ -65,18 +65,31 @@ fn for_each_model(seed: u64, mut check: impl FnMut(&str, &Model, &mut Data, &mut
     }
 }
 
-/// `q ⊕ ±h v`: where a step of `±h` along the velocity `v` leads.
-fn integrate_both_ways(model: &Model, q: &[f64], v: &[f64], h: f64) -> (Vec<f64>, Vec<f64>) {
+/// `(q₊, q₋)`: the configurations a step of `±h` away.
+type BothWays = (Vec<f64>, Vec<f64>);
+
+/// A random configuration `q` (entries in ±1), a random velocity `v`
+/// (entries in ±`v_scale`) and `(q ⊕ h v, q ⊕ −h v)`: where a step of `±h`
+/// along `v` leads.
+fn random_step(
+    model: &Model,
+    rng: &mut Pcg64,
+    v_scale: f64,
+    h: f64,
+) -> (Vec<f64>, Vec<f64>, BothWays) {
+    let q = random_vec(rng, model.nv(), 1.0);
+    let v = random_vec(rng, model.nv(), v_scale);
     let step = |dt: f64| {
         let mut out = vec![0.0; q.len()];
-        model.integrate(q, v, dt, &mut out).unwrap();
+        model.integrate(&q, &v, dt, &mut out).unwrap();
         out
     };
-    (step(h), step(-h))
+    let both_ways = (step(h), step(-h));
+    (q, v, both_ways)
 }
 
 /// `q ± h q̇`: steps of `±h` along the parameter rates `qdot`.
-fn shift_both_ways(q: &[f64], qdot: &[f64], h: f64) -> (Vec<f64>, Vec<f64>) {
+fn shift_both_ways(q: &[f64], qdot: &[f64], h: f64) -> BothWays {
     let step = |dt: f64| q.iter().zip(qdot).map(|(a, b)| a + dt * b).collect();
     (step(h), step(-h))
 }
@@ -154,11 +167,8 @@ fn inverse_dynamics_is_mass_times_acceleration_plus_bias_and_forward_dynamics_in
 fn kinetic_energy_rate_matches_the_bias_forces() {
     let h = 1e-5;
     for_each_model(3, |name, model, data, rng| {
-        let n = model.nv();
         for _ in 0..3 {
-            let q = random_vec(rng, n, 1.0);
-            let v = random_vec(rng, n, 1.5);
-            let (qp, qm) = integrate_both_ways(model, &q, &v, h);
+            let (q, v, (qp, qm)) = random_step(model, rng, 1.5, h);
             let mdot = mass_matrix_rate(model, data, (&qp, &qm), h);
             let vv = DVector::from_column_slice(&v);
             let lhs = (vv.transpose() * &mdot * &vv)[0];
@@ -260,9 +270,7 @@ fn jacobians_and_velocity_maps_match_finite_differences() {
     let h = 1e-6;
     for_each_model(7, |name, model, data, rng| {
         let n = model.nv();
-        let q = random_vec(rng, n, 1.0);
-        let v = random_vec(rng, n, 1.0);
-        let (qp, qm) = integrate_both_ways(model, &q, &v, h);
+        let (q, v, (qp, qm)) = random_step(model, rng, 1.0, h);
         let mut jx = DMatrix::zeros(3, n);
         let mut jw = DMatrix::zeros(3, n);
         let point = Vector3::new(0.05, -0.1, 0.07);
@@ -437,17 +445,14 @@ fn cached_kinematics_queries_match_the_one_shot_ones_and_foreign_data_is_rejecte
 fn orientation_log_jacobian_matches_finite_differences() {
     let h = 1e-6;
     for_each_model(10, |name, model, data, rng| {
-        let n = model.nv();
-        let q = random_vec(rng, n, 1.0);
-        let v = random_vec(rng, n, 1.0);
-        let (qp, qm) = integrate_both_ways(model, &q, &v, h);
+        let (q, v, (qp, qm)) = random_step(model, rng, 1.0, h);
         let j = model.skeleton().len() - 1;
         let pose = model.frame_pose(data, &q, j).unwrap();
         let now = nalgebra::UnitQuaternion::from_matrix(&pose.r);
         let axis = Vector3::new(1.2, -1.0, 1.2);
         let target = nalgebra::UnitQuaternion::from_scaled_axis(axis) * now;
-        let mut jac = DMatrix::zeros(3, n);
-        let mut scratch = DMatrix::zeros(3, n);
+        let mut jac = DMatrix::zeros(3, model.nv());
+        let mut scratch = DMatrix::zeros(3, model.nv());
         model.forward_kinematics(data, &qp).unwrap();
         let rp = model
             .orientation_log_jacobian_at(data, j, &target, &mut scratch)

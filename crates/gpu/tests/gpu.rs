@@ -426,12 +426,7 @@ fn reproduction_gives_zero_and_f_grows_over_a_shoulder_sweep() {
         .flat_map(|k| arm_pose(&human.skel, 0.4 + 0.03 * k as f64))
         .collect();
     let ev = gpu.evaluate(&obs, &states).unwrap();
-    let f = &ev.non_overlap;
-    assert!(f[0] > 0.0 && f[0] < 1.0, "F at the observed pose: {}", f[0]);
-    for k in 1..f.len() {
-        assert!(f[k] > f[k - 1], "F not increasing at step {k}: {f:?}");
-        assert!(ev.log_likelihood[k] < ev.log_likelihood[k - 1]);
-    }
+    synth::check_sweep(ev).unwrap();
 }
 
 #[test]

@@ -17,9 +17,27 @@ pub struct Detection {
     pub result: Result<Keypoints>,
 }
 
-enum Target {
-    Box(PersonBox),
+/// Where to look in a submitted frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Region {
+    /// A person box, widened to the model's ROI as [`Detector::detect`]
+    /// does.
+    Person(PersonBox),
+    /// An explicit ROI, as [`Detector::detect_in_roi`] takes it (e.g. the
+    /// previous result's [`Keypoints::tracking_roi`]).
     Roi(Roi),
+}
+
+impl From<PersonBox> for Region {
+    fn from(person: PersonBox) -> Self {
+        Self::Person(person)
+    }
+}
+
+impl From<Roi> for Region {
+    fn from(roi: Roi) -> Self {
+        Self::Roi(roi)
+    }
 }
 
 struct Request {
@@ -27,7 +45,7 @@ struct Request {
     rgb: Vec<u8>,
     width: u32,
     height: u32,
-    target: Target,
+    region: Region,
 }
 
 #[derive(Default)]
@@ -77,44 +95,23 @@ impl AsyncDetector {
         })
     }
 
-    /// Queues a frame and a person box, replacing any frame still waiting.
-    /// Copies `rgb`; checks its size and the box at once. Returns `true`
-    /// when a waiting frame was dropped in favour of this one.
+    /// Queues a frame and where to look in it (a [`PersonBox`] or a
+    /// [`Roi`]), replacing any frame still waiting. Copies `rgb`; checks its
+    /// size and a person box at once. Returns `true` when a waiting frame
+    /// was dropped in favour of this one.
     pub fn submit(
         &self,
         frame: u64,
         rgb: &[u8],
         width: u32,
         height: u32,
-        person: PersonBox,
+        region: impl Into<Region>,
     ) -> Result<bool> {
         check_image(rgb, width, height)?;
-        person.validate(width, height)?;
-        self.enqueue(frame, rgb, width, height, Target::Box(person))
-    }
-
-    /// As [`AsyncDetector::submit`] with an explicit ROI (e.g. the previous
-    /// result's [`Keypoints::tracking_roi`]).
-    pub fn submit_roi(
-        &self,
-        frame: u64,
-        rgb: &[u8],
-        width: u32,
-        height: u32,
-        roi: Roi,
-    ) -> Result<bool> {
-        check_image(rgb, width, height)?;
-        self.enqueue(frame, rgb, width, height, Target::Roi(roi))
-    }
-
-    fn enqueue(
-        &self,
-        frame: u64,
-        rgb: &[u8],
-        width: u32,
-        height: u32,
-        target: Target,
-    ) -> Result<bool> {
+        let region = region.into();
+        if let Region::Person(person) = region {
+            person.validate(width, height)?;
+        }
         if self.worker.as_ref().is_none_or(|w| w.is_finished()) {
             return Err(Error::WorkerStopped);
         }
@@ -130,7 +127,7 @@ impl AsyncDetector {
             rgb: buffer,
             width,
             height,
-            target,
+            region,
         });
         drop(slots);
         self.shared.wake.notify_one();
@@ -183,11 +180,11 @@ fn run_worker(detector: Detector, shared: &Shared) {
             rgb,
             width,
             height,
-            target,
+            region,
         } = request;
-        let result = match target {
-            Target::Box(person) => detector.detect(&rgb, width, height, person),
-            Target::Roi(roi) => detector.detect_in_roi(&rgb, width, height, roi),
+        let result = match region {
+            Region::Person(person) => detector.detect(&rgb, width, height, person),
+            Region::Roi(roi) => detector.detect_in_roi(&rgb, width, height, roi),
         };
         slots = shared.lock();
         slots.busy = false;

@@ -36,7 +36,7 @@ mod async_detector;
 mod landmarks;
 pub mod roi;
 
-pub use async_detector::{AsyncDetector, Detection};
+pub use async_detector::{AsyncDetector, Detection, Region};
 pub use landmarks::{
     Keypoint, Keypoints, LANDMARK_NAMES, NUM_LANDMARKS, TRACKED_KEYPOINTS, landmark_index,
 };

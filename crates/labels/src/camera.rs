@@ -157,6 +157,23 @@ impl Camera {
         )
     }
 
+    /// A `width × height` camera 3.5 m in front of the `human` preset
+    /// (which faces +z), looking at its middle, 40° vertical field of view:
+    /// the default camera ([`Camera::default`] is this at 160 × 120).
+    ///
+    /// # Errors
+    /// [`LabelError::InvalidCamera`] for an empty image.
+    pub fn facing_human(width: u32, height: u32) -> Result<Self> {
+        Self::looking_at(
+            Point3::new(0.0, 1.0, 3.5),
+            Point3::new(0.0, 0.92, 0.0),
+            Vector3::y(),
+            40f64.to_radians(),
+            width,
+            height,
+        )
+    }
+
     pub fn fx(&self) -> f64 {
         self.fx
     }
@@ -238,18 +255,9 @@ impl Camera {
 }
 
 impl Default for Camera {
-    /// A 160 × 120 camera 3.5 m in front of the `human` preset (which faces
-    /// +z), looking at its middle, 40° vertical field of view.
+    /// [`Camera::facing_human`] at 160 × 120.
     fn default() -> Self {
-        Self::looking_at(
-            Point3::new(0.0, 1.0, 3.5),
-            Point3::new(0.0, 0.92, 0.0),
-            Vector3::y(),
-            40f64.to_radians(),
-            DEFAULT_WIDTH,
-            DEFAULT_HEIGHT,
-        )
-        .expect("default camera is valid")
+        Self::facing_human(DEFAULT_WIDTH, DEFAULT_HEIGHT).expect("default camera is valid")
     }
 }
 

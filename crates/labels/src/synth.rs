@@ -9,13 +9,15 @@
 //! random centres), flipped pixels (each pixel, with probability `p`, takes
 //! a label drawn uniformly from `0..=C`, possibly its own).
 
+use std::cmp::Ordering;
+
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use skeleton::{BodyPart, JointKind, Skeleton, SkeletonBuilder};
 
 use crate::camera::Camera;
 use crate::error::{LabelError, Result};
-use crate::likelihood::{CLASSES, LabelMap, Observation, label_map_of};
+use crate::likelihood::{CLASSES, Evaluation, LabelMap, Observation, label_map_of};
 use crate::raster::{capsules_of_pose, render_labels};
 
 /// Segmentation-like noise for synthetic observations; the default is none.
@@ -181,6 +183,30 @@ pub fn arm_pose(skeleton: &Skeleton, abduction: f64, elbow: f64) -> Result<Vec<f
     pose[param("l_shoulder")? + 1] = abduction;
     pose[param("r_elbow")?] = elbow;
     Ok(pose)
+}
+
+/// What a sweep of poses moving away from a noisy observation's pose must
+/// weigh (RTPF Eq. 1–2), checked by the CPU and GPU likelihood tests alike:
+/// `F` strictly inside `(0, 1)` at the first pose (noise leaves no class an
+/// exact match), then strictly growing, the log-likelihood strictly falling.
+///
+/// # Errors
+/// A message naming the first pose that breaks it.
+pub fn check_sweep(ev: &Evaluation) -> std::result::Result<(), String> {
+    let (f, ll) = (&ev.non_overlap, &ev.log_likelihood);
+    if !(f[0] > 0.0 && f[0] < 1.0) {
+        return Err(format!("F at the observed pose: {}", f[0]));
+    }
+    for k in 1..f.len() {
+        // Incomparable (NaN) values fail too.
+        if f[k].partial_cmp(&f[k - 1]) != Some(Ordering::Greater) {
+            return Err(format!("F not increasing at step {k}: {f:?}"));
+        }
+        if ll[k].partial_cmp(&ll[k - 1]) != Some(Ordering::Less) {
+            return Err(format!("log-likelihood not decreasing at step {k}: {ll:?}"));
+        }
+    }
+    Ok(())
 }
 
 /// A whole-body segmentation: head and neck → class 1, arms and hands → 2,

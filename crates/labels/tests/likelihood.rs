@@ -94,12 +94,7 @@ fn non_overlap_grows_monotonically_as_the_shoulder_moves_away() {
         .collect();
     let mut lik = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
     let ev = lik.evaluate(&obs, &states).unwrap();
-    let f = &ev.non_overlap;
-    assert!(f[0] > 0.0 && f[0] < 1.0, "F at the observed pose: {}", f[0]);
-    for k in 1..f.len() {
-        assert!(f[k] > f[k - 1], "F not increasing at step {k}: {f:?}");
-        assert!(ev.log_likelihood[k] < ev.log_likelihood[k - 1]);
-    }
+    synth::check_sweep(ev).unwrap();
     // Eq. 1 is a geometric mean: with a noiseless observation the classes
     // the sweep does not touch match exactly and keep F at 0.
     let clean = render_observation(&skel, &camera, &reference, &Noise::default(), 0).unwrap();

@@ -500,44 +500,29 @@ impl<O: ?Sized> Propagate<O> for Lgssm {
     }
 }
 
-/// `log N(y; H x, R)` for every particle.
-impl Likelihood<[f64]> for Lgssm {
-    fn log_likelihood(
-        &self,
-        obs: &[f64],
-        states: &[f64],
-        dim: usize,
-        out: &mut [f64],
-    ) -> Result<(), BoxError> {
-        self.batch(obs, states, dim, out)
-    }
+/// `log N(y; H x, R)` for every particle, for an observation given as a
+/// slice, a vector, or a scalar (`K = 1`; another `K` is a shape error).
+macro_rules! likelihood_of_observation {
+    ($($obs:ty => |$y:ident| $as_slice:expr;)+) => {$(
+        /// `log N(y; H x, R)` for every particle.
+        impl Likelihood<$obs> for Lgssm {
+            fn log_likelihood(
+                &self,
+                $y: &$obs,
+                states: &[f64],
+                dim: usize,
+                out: &mut [f64],
+            ) -> Result<(), BoxError> {
+                self.batch($as_slice, states, dim, out)
+            }
+        }
+    )+};
 }
 
-/// `log N(y; H x, R)` for every particle.
-impl Likelihood<DVector<f64>> for Lgssm {
-    fn log_likelihood(
-        &self,
-        obs: &DVector<f64>,
-        states: &[f64],
-        dim: usize,
-        out: &mut [f64],
-    ) -> Result<(), BoxError> {
-        self.batch(obs.as_slice(), states, dim, out)
-    }
-}
-
-/// `log N(y; H x, R)` for every particle, for a scalar observation
-/// (`K = 1`; another `K` is a shape error).
-impl Likelihood<f64> for Lgssm {
-    fn log_likelihood(
-        &self,
-        obs: &f64,
-        states: &[f64],
-        dim: usize,
-        out: &mut [f64],
-    ) -> Result<(), BoxError> {
-        self.batch(std::slice::from_ref(obs), states, dim, out)
-    }
+likelihood_of_observation! {
+    [f64] => |y| y;
+    DVector<f64> => |y| y.as_slice();
+    f64 => |y| std::slice::from_ref(y);
 }
 
 #[cfg(test)]

@@ -94,23 +94,31 @@ pub struct Contact {
     pub joint: usize,
     /// World contact point.
     pub point: Point3<f64>,
-    /// Unit normal along which the environment pushes the body.
-    pub normal: Vector3<f64>,
-    pub t1: Vector3<f64>,
-    pub t2: Vector3<f64>,
+    /// The contact frame `(n, t1, t2)`: the unit normal along which the
+    /// environment pushes the body, then two unit tangents ([`tangents`]).
+    pub frame: [Vector3<f64>; 3],
     /// `(λ_n, λ_t1, λ_t2, λ_τ)`: newtons and newton-metres.
     pub lambda: [f64; 4],
 }
 
 impl Contact {
-    /// The contact force on the body, N (world).
+    /// The unit normal `n` (the first axis of [`Contact::frame`]).
+    pub fn normal(&self) -> Vector3<f64> {
+        self.frame[0]
+    }
+
+    /// The contact force on the body, `λ_n n + λ_t1 t1 + λ_t2 t2`, N (world).
     pub fn force(&self) -> Vector3<f64> {
-        self.normal * self.lambda[0] + self.t1 * self.lambda[1] + self.t2 * self.lambda[2]
+        self.frame
+            .iter()
+            .zip(&self.lambda)
+            .map(|(d, l)| d * *l)
+            .sum()
     }
 
     /// The torsional moment about the normal, N·m (world).
     pub fn torque(&self) -> Vector3<f64> {
-        self.normal * self.lambda[3]
+        self.normal() * self.lambda[3]
     }
 }
 
@@ -196,9 +204,7 @@ pub fn detect_contacts(
         out.push(Contact {
             joint: j,
             point,
-            normal,
-            t1,
-            t2,
+            frame: [normal, t1, t2],
             lambda: [0.0; 4],
         });
     }
@@ -222,12 +228,12 @@ pub fn contact_generalized_forces(
     for (k, c) in contacts.iter().enumerate() {
         let local = world[c.joint].inverse() * c.point;
         model.point_jacobian(data, q, c.joint, &local.coords, jac)?;
-        for (col, dir) in [c.normal, c.t1, c.t2].iter().enumerate() {
+        for (col, dir) in c.frame.iter().enumerate() {
             let f = jac.tr_mul(&DMatrix::from_column_slice(3, 1, dir.as_slice()));
             g.set_column(4 * k + col, &f.column(0));
         }
         model.orientation_jacobian(data, q, c.joint, jac)?;
-        let t = jac.tr_mul(&DMatrix::from_column_slice(3, 1, c.normal.as_slice()));
+        let t = jac.tr_mul(&DMatrix::from_column_slice(3, 1, c.normal().as_slice()));
         g.set_column(4 * k + 3, &t.column(0));
     }
     Ok(())

@@ -89,7 +89,7 @@ fn evaluate(tag: &str, o: &Options) -> Result<Row> {
     let out = std::env::temp_dir().join(format!("session_eval_{}_{tag}", std::process::id()));
     std::fs::create_dir_all(&out)?;
     let mut args = TrackRun::new(video.to_str().context("path")?, out.join("est.csv"));
-    args.spec.subject_height = Some(height);
+    args.spec.subject.height = Some(height);
     args.settings.particles = o.particles;
     args.settings.filter = o.filter.parse().map_err(anyhow::Error::msg)?;
     args.settings.seed = o.seed;
@@ -99,8 +99,10 @@ fn evaluate(tag: &str, o: &Options) -> Result<Row> {
     args.settings.keypoint_lifts = o.lifts;
     args.settings.keypoint_depth_sigma = o.depth_sigma;
     if o.truth_body {
-        args.spec.body = Some(dir.join(format!("truth_{tag}.bvh")));
-        args.spec.subject_height = None;
+        args.spec.subject = track::Subject {
+            body: Some(dir.join(format!("truth_{tag}.bvh"))),
+            height: None,
+        };
     }
     args.spec.sleeves = sleeves;
     let summary = run_until(

@@ -46,7 +46,8 @@ pub use keypoint_term::{KeypointMap, KeypointObservation, KeypointTerm};
 pub use prior::PosePrior;
 pub use record::Recorder;
 pub use session::{
-    FilterSettings, GuideParams, Session, SessionError, SessionSpec, SessionStep, Stage, Status,
+    CameraSpec, FilterSettings, GuideParams, KnownPose, Session, SessionError, SessionSpec,
+    SessionStep, Stage, Status, Subject,
 };
 pub use start::StartPose;
 pub use tracker::{

@@ -56,6 +56,7 @@ use std::time::Instant;
 use labels::{Camera, Observation};
 use nalgebra::Vector3;
 use skeleton::{Bvh, Skeleton};
+use vision::batch::EmptyScene;
 use vision::segment::neighbours4;
 use vision::{
     BackgroundAccumulator, BodyShape, ClassMap, Frame, FrameSource, SegmentParams, Segmentation,
@@ -296,57 +297,138 @@ impl FilterSettings {
     }
 }
 
+/// The camera: a camera file, or [`default_camera`] (level, at the origin)
+/// of a horizontal field of view.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CameraSpec {
+    /// A camera file (`--camera`).
+    File(PathBuf),
+    /// The default camera, this many degrees wide (`--fov`).
+    FieldOfView(f64),
+}
+
+impl CameraSpec {
+    /// `file` if given, else the default camera `fov_deg` wide: what
+    /// `--camera` and `--fov` ask for.
+    pub fn new(file: Option<PathBuf>, fov_deg: f64) -> Self {
+        file.map_or(Self::FieldOfView(fov_deg), Self::File)
+    }
+
+    /// The camera file, if there is one.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Self::File(path) => Some(path),
+            Self::FieldOfView(_) => None,
+        }
+    }
+}
+
+impl Default for CameraSpec {
+    /// The default camera, [`DEFAULT_FOV_DEG`] wide.
+    fn default() -> Self {
+        Self::FieldOfView(DEFAULT_FOV_DEG)
+    }
+}
+
+/// The subject: whose body is tracked, at what height.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Subject {
+    /// Body file (BVH, `--bvh`); `None`: [`default_body`].
+    pub body: Option<PathBuf>,
+    /// The subject's height (m, `--subject-height`): the default body's;
+    /// a body file is scaled to it when given (else used as it is).
+    pub height: Option<f64>,
+}
+
+/// A known initial pose instead of the guided start: frame `frame` of
+/// `file` (or of the body file). Needs a camera file (the pose is in its
+/// world frame).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KnownPose {
+    /// The pose's file (`--init`); `None`: the body file.
+    pub file: Option<PathBuf>,
+    /// Its frame, 0-based (`--frame`).
+    pub frame: usize,
+}
+
+impl KnownPose {
+    /// What `--init` and `--frame` ask for: `None` (the guided start) when
+    /// neither is given, else frame `frame` (default 0) of `file`.
+    pub fn from_flags(file: Option<PathBuf>, frame: Option<usize>) -> Option<Self> {
+        (file.is_some() || frame.is_some()).then(|| Self {
+            file,
+            frame: frame.unwrap_or(0),
+        })
+    }
+}
+
 /// What to track and how to start (module docs). Paths are optional: the
 /// defaults need none.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionSpec {
     /// What the source is, for messages (`--frames` value).
     pub frames: String,
-    /// Camera file; `None`: [`default_camera`] of `fov_deg`.
-    pub camera: Option<PathBuf>,
-    pub fov_deg: f64,
-    /// Body file (BVH); `None`: [`default_body`].
-    pub body: Option<PathBuf>,
-    /// The subject's height (m): the default body's; a body file is scaled
-    /// to it when given (else used as it is).
-    pub subject_height: Option<f64>,
-    /// A known initial pose instead of the guided start: frame `init_frame`
-    /// of `init` (or of the body file). Needs a camera file (the pose is in
-    /// its world frame).
-    pub init: Option<PathBuf>,
-    pub init_frame: Option<usize>,
+    pub camera: CameraSpec,
+    pub subject: Subject,
+    /// `None`: the guided start.
+    pub init: Option<KnownPose>,
     /// The pose the person stands in for the guided start.
     pub start_pose: StartPose,
-    /// An image of the empty scene instead of learning it.
-    pub background: Option<PathBuf>,
-    /// The first K frames are the empty scene, taken as they come.
-    pub background_frames: Option<usize>,
+    /// The empty scene, given (`--background`) or the first K frames taken
+    /// as they come (`--background-frames`); `None`: learned once the
+    /// scene is still (the guided start).
+    pub background: Option<EmptyScene>,
     pub sleeves: Sleeves,
     /// Tracked joints: `auto`, `upper`, `all` or a comma-separated list.
     pub track: String,
-    /// Label image size.
-    pub label_width: u32,
-    pub label_height: u32,
+    /// Label image size (width, height).
+    pub label_size: (u32, u32),
     pub guide: GuideParams,
+}
+
+impl SessionSpec {
+    /// The background image, if one is given.
+    fn background_image(&self) -> Option<&Path> {
+        match &self.background {
+            Some(EmptyScene::Image(path)) => Some(path),
+            _ => None,
+        }
+    }
+
+    /// The guided start's first stage: waiting for a person when a
+    /// background image is given, else learning the background (once the
+    /// scene is still, or from the first K frames).
+    fn first_guide(&self) -> Guide {
+        let fixed = match &self.background {
+            Some(EmptyScene::Image(_)) => {
+                return Guide::Waiting {
+                    still_since: None,
+                    previous: None,
+                };
+            }
+            Some(EmptyScene::FirstFrames(k)) => Some(*k),
+            None => None,
+        };
+        Guide::Background {
+            still_since: None,
+            fixed,
+            provisional: false,
+        }
+    }
 }
 
 impl Default for SessionSpec {
     fn default() -> Self {
         Self {
             frames: String::new(),
-            camera: None,
-            fov_deg: DEFAULT_FOV_DEG,
-            body: None,
-            subject_height: None,
+            camera: CameraSpec::default(),
+            subject: Subject::default(),
             init: None,
-            init_frame: None,
             start_pose: StartPose::ArmsDown,
             background: None,
-            background_frames: None,
             sleeves: Sleeves::Short,
             track: "auto".into(),
-            label_width: labels::DEFAULT_WIDTH,
-            label_height: labels::DEFAULT_HEIGHT,
+            label_size: (labels::DEFAULT_WIDTH, labels::DEFAULT_HEIGHT),
             guide: GuideParams::default(),
         }
     }
@@ -435,20 +517,22 @@ pub fn check_init_pose(skeleton: &Skeleton, pose: &[f64]) -> Result<(), String> 
 /// The body (default or file, at the subject's height) and the known
 /// initial pose if one was asked for.
 fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
-    let body = match &spec.body {
-        None => default_body(spec.subject_height.unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT))
-            .map_err(|e| {
+    let subject = &spec.subject;
+    let body = match &subject.body {
+        None => {
+            default_body(subject.height.unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT)).map_err(|e| {
                 input(
                     format!(
                         "--subject-height {}",
-                        spec.subject_height.unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT)
+                        subject.height.unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT)
                     ),
                     e,
                 )
-            })?,
+            })?
+        }
         Some(path) => {
             let b = Bvh::load(path).map_err(|e| input(flag_path("--bvh", path), e))?;
-            match spec.subject_height {
+            match subject.height {
                 Some(h) => body_at_height(&b, 0, h).map_err(|e| {
                     input(format!("--subject-height {h} for {}", path.display()), e)
                 })?,
@@ -456,18 +540,19 @@ fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
             }
         }
     };
-    if spec.init.is_none() && spec.init_frame.is_none() {
+    let Some(init) = &spec.init else {
         return Ok((body, None));
-    }
-    let init_frame = spec.init_frame.unwrap_or(0);
-    let (init_path, init_bvh, init_flag) = match &spec.init {
+    };
+    let init_frame = init.frame;
+    let (init_path, init_bvh, init_flag) = match &init.file {
         Some(p) => (
             p.display().to_string(),
             Bvh::load(p).map_err(|e| input(flag_path("--init", p), e))?,
             "--init",
         ),
         None => (
-            spec.body
+            subject
+                .body
                 .as_ref()
                 .map_or("the default body".into(), |p| p.display().to_string()),
             body.clone(),
@@ -513,16 +598,16 @@ fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
 /// The frame-size camera: the file's (rescaled when only its resolution
 /// differs) or the default; says which in `note`.
 fn frame_camera(spec: &SessionSpec, size: (u32, u32)) -> Result<(Camera, String)> {
-    let Some(path) = &spec.camera else {
-        let cam = default_camera(size.0, size.1, spec.fov_deg)
-            .map_err(|e| input(format!("--fov {}", spec.fov_deg), e))?;
-        return Ok((
-            cam,
-            format!(
-                "default camera: {:.0}° wide, level, at the origin",
-                spec.fov_deg
-            ),
-        ));
+    let path = match &spec.camera {
+        CameraSpec::File(path) => path,
+        &CameraSpec::FieldOfView(fov_deg) => {
+            let cam = default_camera(size.0, size.1, fov_deg)
+                .map_err(|e| input(format!("--fov {fov_deg}"), e))?;
+            return Ok((
+                cam,
+                format!("default camera: {fov_deg:.0}° wide, level, at the origin"),
+            ));
+        }
     };
     let what = flag_path("--camera", path);
     let cam = load_camera(path).map_err(|e| input(&what, e))?;
@@ -769,30 +854,31 @@ impl Session {
         device: Option<SharedDevice>,
     ) -> Result<Self> {
         settings.validate()?;
-        if spec.label_width == 0 || spec.label_height == 0 {
+        let (label_width, label_height) = spec.label_size;
+        if label_width == 0 || label_height == 0 {
             return Err(input(
-                format!(
-                    "--width {} --height {}",
-                    spec.label_width, spec.label_height
-                ),
+                format!("--width {label_width} --height {label_height}"),
                 "must be ≥ 1",
             ));
         }
-        if spec.background_frames == Some(0) {
+        if spec.background == Some(EmptyScene::FirstFrames(0)) {
             return Err(input("--background-frames 0", "must be ≥ 1"));
         }
         let (body, init) = load_body(&spec)?;
-        if init.is_some() && spec.camera.is_none() {
+        if let Some(known) = &spec.init
+            && spec.camera.file().is_none()
+        {
             return Err(input(
-                match &spec.init {
+                match &known.file {
                     Some(p) => flag_path("--init", p),
-                    None => format!("--frame {}", spec.init_frame.unwrap_or(0)),
+                    None => format!("--frame {}", known.frame),
                 },
                 "a known initial pose is in a camera file's world frame: give --camera too \
                  (or leave both out for the guided start)",
             ));
         }
         let body_what = spec
+            .subject
             .body
             .as_ref()
             .map_or("the default body".into(), |p| flag_path("--bvh", p));
@@ -815,18 +901,18 @@ impl Session {
 
         let size = source.size();
         let (camera, camera_note) = frame_camera(&spec, size)?;
-        let label_camera = resize_camera(&camera, spec.label_width, spec.label_height)
-            .map_err(|e| input("--camera", e))?;
+        let label_camera =
+            resize_camera(&camera, label_width, label_height).map_err(|e| input("--camera", e))?;
         let params = SegmentParams {
-            width: spec.label_width,
-            height: spec.label_height,
+            width: label_width,
+            height: label_height,
             ..SegmentParams::default()
         };
         let frames_what = format!("--frames {}", spec.frames);
         let mut segmenter =
             Segmenter::new(params, size.0, size.1).map_err(|e| input(&frames_what, e))?;
         let mut background_frames = 0;
-        let guide = if let Some(path) = &spec.background {
+        if let Some(path) = spec.background_image() {
             let what = flag_path("--background", path);
             let (w, h, rgb) = load_rgb(path).map_err(|e| input(&what, e))?;
             if (w, h) != size {
@@ -840,17 +926,8 @@ impl Session {
                 .learn_background(&[&f])
                 .map_err(|e| input(what, e))?;
             background_frames = 1;
-            Guide::Waiting {
-                still_since: None,
-                previous: None,
-            }
-        } else {
-            Guide::Background {
-                still_since: None,
-                fixed: spec.background_frames,
-                provisional: false,
-            }
-        };
+        }
+        let guide = spec.first_guide();
         let class_map = ClassMap::for_sleeves(spec.sleeves);
         let source_name = source.name().to_string();
         let mut session = Self {
@@ -1105,18 +1182,9 @@ impl Session {
         self.init_pending = false;
         self.accumulator = BackgroundAccumulator::default();
         self.status.reacquiring = false;
-        if self.spec.background.is_none() {
-            self.guide = Guide::Background {
-                still_since: None,
-                fixed: self.spec.background_frames,
-                provisional: false,
-            };
+        self.guide = self.spec.first_guide();
+        if self.spec.background_image().is_none() {
             self.background_frames = 0;
-        } else {
-            self.guide = Guide::Waiting {
-                still_since: None,
-                previous: None,
-            };
         }
         self.status = self.initial_status();
         match seek {
@@ -1480,8 +1548,8 @@ impl Session {
 
     fn person_check(&self, mask: &[u8]) -> std::result::Result<Blob, &'static str> {
         let (w, h) = (
-            self.spec.label_width as usize,
-            self.spec.label_height as usize,
+            self.spec.label_size.0 as usize,
+            self.spec.label_size.1 as usize,
         );
         let g = &self.spec.guide;
         let blob = Blob::largest(mask, w, h).ok_or("")?;
@@ -1563,7 +1631,7 @@ impl Session {
         if let Some((in_frame, in_model)) = self.segmenter.outline_edges(&blob.mask)
             && in_model > 1.5 * in_frame
         {
-            let region = dilate(&blob.mask, self.spec.label_width as usize, 2);
+            let region = dilate(&blob.mask, self.spec.label_size.0 as usize, 2);
             self.segmenter
                 .patch_background(frame, &region)
                 .map_err(|e| input(&what, e))?;
@@ -1623,7 +1691,7 @@ impl Session {
     ) -> std::result::Result<(String, Vec<f64>), PlaceFailure> {
         let fail = |m: String| PlaceFailure(m);
         let cam = self.label_camera.clone();
-        let (h, fy) = (self.spec.label_height as usize, cam.fy());
+        let (h, fy) = (self.spec.label_size.1 as usize, cam.fy());
         let (cut_top, cut_bottom) = (blob.y0 == 0, blob.y1 + 1 == h);
         let s = self.stature;
         let standing = self.body.frames.pose(0).to_vec();

@@ -9,11 +9,13 @@ use skeleton::Bvh;
 use track::BackendChoice;
 use track::SessionError;
 use track::run::{TrackRun, TrackSummary, check_init_pose, run_until};
+use track::session::{CameraSpec, KnownPose};
 
 /// A run with no stop flag and no progress reports.
 fn run_track(a: &TrackRun) -> Result<TrackSummary, SessionError> {
     run_until(a, &std::sync::atomic::AtomicBool::new(false), &mut |_| {})
 }
+use vision::batch::EmptyScene;
 use vision::{
     CameraFile, RenderOptions, SyntheticRenderer, SyntheticSource, load_camera, resize_camera,
     write_render,
@@ -60,12 +62,15 @@ fn render() -> &'static Path {
 fn args(out: &Path) -> TrackRun {
     let dir = render();
     let mut a = TrackRun::new(dir.to_str().unwrap(), out.join("est.csv"));
-    a.spec.camera = Some(dir.join("camera.toml"));
-    a.spec.body = Some(WALK.into());
-    a.spec.init_frame = Some(FIRST);
+    a.spec.camera = CameraSpec::File(dir.join("camera.toml"));
+    a.spec.subject.body = Some(WALK.into());
+    a.spec.init = Some(KnownPose {
+        file: None,
+        frame: FIRST,
+    });
     // RTPF's evaluations: the first frame is the empty scene, the regions
     // alone weigh.
-    a.spec.background_frames = Some(1);
+    a.spec.background = Some(EmptyScene::FirstFrames(1));
     a.settings.observation = track::ObservationMode::Regions;
     a.settings.particles = 50;
     a.settings.backend = BackendChoice::Cpu;
@@ -180,7 +185,7 @@ fn camera_of_another_aspect_is_an_error_and_another_resolution_is_rescaled() {
     let bad = out.join("square.toml");
     cam.save(&bad).unwrap();
     let mut a = args(&out);
-    a.spec.camera = Some(bad);
+    a.spec.camera = CameraSpec::File(bad);
     a.max_frames = Some(2);
     let m = message(run_track(&a));
     assert!(
@@ -188,7 +193,7 @@ fn camera_of_another_aspect_is_an_error_and_another_resolution_is_rescaled() {
         "{m}"
     );
     // The 640 × 480 camera the render was made from fits 320 × 240 frames.
-    a.spec.camera = Some(CAMERA.into());
+    a.spec.camera = CameraSpec::File(CAMERA.into());
     let s = run_track(&a).unwrap();
     assert_eq!(s.frames, 1);
 }
@@ -205,7 +210,10 @@ fn rejects_a_body_init_mismatch_and_bad_init_frames() {
     )
     .unwrap();
     let mut a = args(&out);
-    a.spec.init = Some(renamed);
+    a.spec.init = Some(KnownPose {
+        file: Some(renamed),
+        frame: FIRST,
+    });
     let m = message(run_track(&a));
     assert!(
         m.contains("--init") && m.contains("renamed.bvh") && m.contains("LeftKnie"),
@@ -219,13 +227,18 @@ fn rejects_a_body_init_mismatch_and_bad_init_frames() {
         "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation\n End Site\n {\n  OFFSET 0 0.1 0\n }\n}\nMOTION\nFrames: 1\nFrame Time: 0.0333\n0 1 0 0 0 0\n",
     )
     .unwrap();
-    a.spec.init = Some(tiny);
+    a.spec.init = Some(KnownPose {
+        file: Some(tiny),
+        frame: FIRST,
+    });
     let m = message(run_track(&a));
     assert!(m.contains("tiny.bvh") && m.contains("joints"), "{m}");
 
     // Out-of-range frame.
-    a.spec.init = None;
-    a.spec.init_frame = Some(100_000);
+    a.spec.init = Some(KnownPose {
+        file: None,
+        frame: 100_000,
+    });
     let m = message(run_track(&a));
     assert!(
         m.contains("--frame 100000") && m.contains("995 frames"),
@@ -244,8 +257,10 @@ fn rejects_a_body_init_mismatch_and_bad_init_frames() {
     values[1] = "nan";
     lines[frame0] = values.join(" ");
     std::fs::write(&nan, lines.join("\n")).unwrap();
-    a.spec.init = Some(nan);
-    a.spec.init_frame = Some(0);
+    a.spec.init = Some(KnownPose {
+        file: Some(nan),
+        frame: 0,
+    });
     let m = message(run_track(&a));
     assert!(m.contains("--init") && m.contains("nan.bvh"), "{m}");
 }
@@ -288,9 +303,9 @@ fn the_guided_start_places_a_person_who_holds_still() {
 
     let out = scratch("start_pose_out");
     let mut a = TrackRun::new(dir.to_str().unwrap(), out.join("est.csv"));
-    a.spec.camera = Some(dir.join("camera.toml"));
-    a.spec.body = Some(WALK.into());
-    a.spec.background_frames = Some(1);
+    a.spec.camera = CameraSpec::File(dir.join("camera.toml"));
+    a.spec.subject.body = Some(WALK.into());
+    a.spec.background = Some(EmptyScene::FirstFrames(1));
     a.settings.particles = 50;
     a.settings.backend = BackendChoice::Cpu;
     let summary = run_track(&a).unwrap();
@@ -338,7 +353,7 @@ fn no_set_up_files_are_needed() {
         f.save_png(dir.join(format!("frame_{k:04}.png"))).unwrap();
     }
     let mut a = TrackRun::new(dir.to_str().unwrap(), out.join("est.csv"));
-    a.spec.subject_height = Some(1.7);
+    a.spec.subject.height = Some(1.7);
     a.out_bvh = Some(out.join("est.bvh"));
     a.settings.particles = 40;
     a.settings.backend = BackendChoice::Cpu;

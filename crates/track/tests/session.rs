@@ -5,7 +5,9 @@
 
 use nalgebra::Point3;
 use skeleton::Bvh;
-use track::session::{FilterSettings, Session, SessionSpec, SessionStep, Stage};
+use track::session::{
+    FilterSettings, KnownPose, Session, SessionSpec, SessionStep, Stage, Subject,
+};
 use track::{BackendChoice, StartPose, default_body, default_camera};
 use vision::{Frame, FrameSource, RenderOptions, SyntheticRenderer};
 
@@ -123,7 +125,10 @@ fn session_with(frames: Frames, observation: track::ObservationMode) -> Session 
     };
     let spec = SessionSpec {
         frames: "synthetic session".into(),
-        subject_height: Some(1.7),
+        subject: Subject {
+            body: None,
+            height: Some(1.7),
+        },
         ..SessionSpec::default()
     };
     Session::open(spec, settings, Box::new(frames), None).unwrap()
@@ -344,7 +349,7 @@ fn a_known_initial_pose_needs_a_camera_file_and_bad_settings_name_the_flag() {
     let cases = [
         (
             SessionSpec {
-                init_frame: Some(0),
+                init: KnownPose::from_flags(None, Some(0)),
                 ..SessionSpec::default()
             },
             FilterSettings::default(),
@@ -360,7 +365,10 @@ fn a_known_initial_pose_needs_a_camera_file_and_bad_settings_name_the_flag() {
         ),
         (
             SessionSpec {
-                subject_height: Some(7.0),
+                subject: Subject {
+                    body: None,
+                    height: Some(7.0),
+                },
                 ..SessionSpec::default()
             },
             FilterSettings::default(),

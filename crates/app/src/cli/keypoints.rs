@@ -22,25 +22,16 @@ use vision::{BackgroundAccumulator, Frame, SegmentParams, Segmenter, load_rgb, o
 /// `posecloud keypoints --frames SRC --out-csv KP.csv …`
 #[derive(clap::Args, Clone, Debug)]
 pub struct KeypointsArgs {
-    /// Frames: a folder of PNG/JPEG, a glob, a video file (ffmpeg), a .y4m
-    /// file, or webcam / webcam:N / webcam:N@WxH.
-    #[arg(long)]
-    pub frames: String,
-    /// Image of the empty scene: the person's box is the foreground blob.
-    #[arg(long, conflicts_with = "background_frames")]
-    pub background: Option<PathBuf>,
-    /// The first K frames show the empty scene (not detected).
-    #[arg(long)]
-    pub background_frames: Option<usize>,
+    /// The frames and the empty scene (with either empty-scene flag, the
+    /// person's box is the foreground blob).
+    #[command(flatten)]
+    pub source: super::SourceArgs,
     /// Output CSV.
     #[arg(long)]
     pub out_csv: PathBuf,
     /// Stop after this many frames.
     #[arg(long)]
     pub max_frames: Option<usize>,
-    /// Frame rate assumed for image sequences.
-    #[arg(long, default_value_t = vision::sources::DEFAULT_SEQUENCE_FPS)]
-    pub fps: f64,
     /// No progress on stderr (the summary is still printed).
     #[arg(long)]
     pub quiet: bool,
@@ -85,8 +76,9 @@ fn blob_box(seg: &mut Segmenter, frame: &Frame) -> Result<Option<PersonBox>> {
 /// # Errors
 /// A source, background or output that cannot be used, naming the flag.
 pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
-    let what = format!("--frames {}", args.frames);
-    let mut source = open_source(&args.frames, args.fps).with_context(|| what.clone())?;
+    let what = format!("--frames {}", args.source.frames);
+    let mut source =
+        open_source(&args.source.frames, args.source.fps).with_context(|| what.clone())?;
     let (w, h) = source.size();
     let detector = match &args.model {
         Some(path) => {
@@ -96,7 +88,7 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
     };
     let mut seg = Segmenter::new(SegmentParams::default(), w, h).with_context(|| what.clone())?;
     let mut background = false;
-    if let Some(path) = &args.background {
+    if let Some(path) = &args.source.background {
         let flag = format!("--background {}", path.display());
         let (bw, bh, rgb) = load_rgb(path).with_context(|| flag.clone())?;
         if (bw, bh) != (w, h) {
@@ -105,7 +97,7 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
         let f = Frame::new(bw, bh, rgb, 0.0, 0).with_context(|| flag.clone())?;
         seg.learn_background(&[&f]).with_context(|| flag.clone())?;
         background = true;
-    } else if let Some(k) = args.background_frames {
+    } else if let Some(k) = args.source.background_frames {
         if k == 0 {
             bail!("--background-frames 0: must be ≥ 1");
         }

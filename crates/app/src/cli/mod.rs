@@ -20,6 +20,8 @@ pub mod skeleton_info;
 pub mod track;
 pub mod vision_cmds;
 
+use std::path::PathBuf;
+
 use anyhow::Result;
 use clap::Subcommand;
 
@@ -39,14 +41,84 @@ pub enum Command {
     Render(vision_cmds::RenderArgs),
     /// Segment frames (folder, video, webcam) into body-part label images
     /// (RTPF §IV-D); a table of ms and class counts per frame on stdout.
+    ///
+    /// The empty scene is --background or the first --background-frames
+    /// (default 1).
     Segment(vision_cmds::SegmentArgs),
     /// Track a person in frames (folder, video, webcam) with RTPF's
     /// particle filter; writes the estimated joint positions as CSV.
+    ///
+    /// Without --background or --background-frames the guided start learns
+    /// the empty scene once it is still.
     Track(Box<track::TrackArgs>),
     /// Detect 2D person keypoints (BlazePose) in every frame of a source;
     /// writes `frame` then `<name>_u,<name>_v,<name>_score` per keypoint
     /// (input-frame pixels) as CSV.
+    ///
+    /// With --background or --background-frames the person's box is the
+    /// largest foreground blob.
     Keypoints(keypoints::KeypointsArgs),
+}
+
+/// The frames a command reads and what shows the empty scene, flattened
+/// into `segment`, `track` and `keypoints`: one flag and one meaning per
+/// concept in every command.
+#[derive(clap::Args, Clone, Debug, PartialEq)]
+pub struct SourceArgs {
+    /// Frames: a folder of PNG/JPEG (a `posecloud render` folder reads its
+    /// frame_*.png), a glob, a video file (ffmpeg), a .y4m file, or
+    /// webcam / webcam:N / webcam:N@WxH.
+    #[arg(long)]
+    pub frames: String,
+    /// Image of the empty scene (the size of the frames).
+    #[arg(long, conflicts_with = "background_frames")]
+    pub background: Option<PathBuf>,
+    /// The first K frames show the empty scene: the background is learned
+    /// from them, and they are not segmented, tracked or detected.
+    #[arg(long)]
+    pub background_frames: Option<usize>,
+    /// Frame rate assumed for image sequences.
+    #[arg(long, default_value_t = vision::sources::DEFAULT_SEQUENCE_FPS)]
+    pub fps: f64,
+}
+
+impl SourceArgs {
+    /// What `--background` or `--background-frames` names as the empty
+    /// scene; `None` when neither is given (each command has its default).
+    pub fn empty_scene(&self) -> Option<vision::batch::EmptyScene> {
+        use vision::batch::EmptyScene;
+        match (&self.background, self.background_frames) {
+            (Some(path), _) => Some(EmptyScene::Image(path.clone())),
+            (None, Some(k)) => Some(EmptyScene::FirstFrames(k)),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The size of the label images (RTPF §IV-D) that `segment` and `track`
+/// segment the frames into.
+#[derive(clap::Args, Clone, Copy, Debug, PartialEq)]
+pub struct LabelSizeArgs {
+    /// Label image width.
+    #[arg(long, default_value_t = labels::DEFAULT_WIDTH)]
+    pub label_width: u32,
+    /// Label image height.
+    #[arg(long, default_value_t = labels::DEFAULT_HEIGHT)]
+    pub label_height: u32,
+}
+
+impl LabelSizeArgs {
+    /// (width, height).
+    pub fn size(self) -> (u32, u32) {
+        (self.label_width, self.label_height)
+    }
+}
+
+impl std::fmt::Display for LabelSizeArgs {
+    /// `W × H`, as the commands' summaries print sizes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} × {}", self.label_width, self.label_height)
+    }
 }
 
 /// Writes `text` to stdout; a reader that closed the pipe early (`| head`)

@@ -10,11 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use track::run::{Progress as RunProgress, TrackRun, run_until};
-use track::session::{FilterSettings, SessionSpec, Stage};
+use track::session::{CameraSpec, FilterSettings, KnownPose, SessionSpec, Stage, Subject};
 use track::{BackendChoice, FilterKind, ObservationMode, StartPose};
 
 use super::progress::Progress;
 use super::vision_cmds::SleevesArg;
+use super::{LabelSizeArgs, SourceArgs};
 
 /// Which pose estimate is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -117,11 +118,10 @@ impl From<StartPoseArg> for StartPose {
 /// `posecloud track --frames SRC --out-csv EST.csv [--subject-height M] …`
 #[derive(Args, Clone, Debug, PartialEq)]
 pub struct TrackArgs {
-    /// Frames: a folder of PNG/JPEG (a `posecloud render` folder reads its
-    /// frame_*.png), a glob, a video file (ffmpeg), a .y4m file, or
-    /// webcam / webcam:N / webcam:N@WxH.
-    #[arg(long)]
-    pub frames: String,
+    /// The frames and the empty scene (without either empty-scene flag,
+    /// the guided start learns the background from a still scene).
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Camera file (TOML: width, height, fx, fy, cx, cy, position, look_at,
     /// up). Default: a level camera at the origin, --fov wide. A camera of
     /// the frames' aspect ratio at another resolution is rescaled.
@@ -150,14 +150,6 @@ pub struct TrackArgs {
     /// camera.
     #[arg(long, value_enum, default_value = "arms-down")]
     pub start_pose: StartPoseArg,
-    /// Image of the empty scene (the size of the frames) instead of
-    /// learning it.
-    #[arg(long, conflicts_with = "background_frames")]
-    pub background: Option<PathBuf>,
-    /// The first K frames show the empty scene: learned as they come (no
-    /// waiting for a still scene) and not tracked.
-    #[arg(long)]
-    pub background_frames: Option<usize>,
     /// Number of particles N.
     #[arg(long, default_value_t = 300)]
     pub particles: usize,
@@ -228,15 +220,8 @@ pub struct TrackArgs {
     /// likelihood batch each) or joint (every parameter at once, RTPF).
     #[arg(long, value_enum, default_value = "partitioned")]
     pub sampling: SamplingArg,
-    /// Label image width.
-    #[arg(long, default_value_t = labels::DEFAULT_WIDTH)]
-    pub label_width: u32,
-    /// Label image height.
-    #[arg(long, default_value_t = labels::DEFAULT_HEIGHT)]
-    pub label_height: u32,
-    /// Frame rate assumed for image sequences.
-    #[arg(long, default_value_t = vision::sources::DEFAULT_SEQUENCE_FPS)]
-    pub fps: f64,
+    #[command(flatten)]
+    pub labels: LabelSizeArgs,
     /// No progress on stderr (the summary is still printed).
     #[arg(long)]
     pub quiet: bool,
@@ -247,20 +232,18 @@ impl TrackArgs {
     pub fn to_run(&self) -> TrackRun {
         TrackRun {
             spec: SessionSpec {
-                frames: self.frames.clone(),
-                camera: self.camera.clone(),
-                fov_deg: self.fov,
-                body: self.bvh.clone(),
-                subject_height: self.subject_height,
-                init: self.init.clone(),
-                init_frame: self.frame,
+                frames: self.source.frames.clone(),
+                camera: CameraSpec::new(self.camera.clone(), self.fov),
+                subject: Subject {
+                    body: self.bvh.clone(),
+                    height: self.subject_height,
+                },
+                init: KnownPose::from_flags(self.init.clone(), self.frame),
                 start_pose: self.start_pose.into(),
-                background: self.background.clone(),
-                background_frames: self.background_frames,
+                background: self.source.empty_scene(),
                 sleeves: self.sleeves.into(),
                 track: self.track.clone(),
-                label_width: self.label_width,
-                label_height: self.label_height,
+                label_size: self.labels.size(),
                 ..SessionSpec::default()
             },
             settings: FilterSettings {
@@ -279,7 +262,7 @@ impl TrackArgs {
                 keypoint_lifts: self.keypoint_lifts,
                 keypoint_depth_sigma: self.keypoint_depth_sigma,
             },
-            fps: self.fps,
+            fps: self.source.fps,
             out_csv: self.out_csv.clone(),
             out_bvh: self.out_bvh.clone(),
             max_frames: self.max_frames,
@@ -317,10 +300,9 @@ pub fn track_until(a: &TrackArgs, stop: &AtomicBool) -> Result<track::run::Track
             let b = Progress::new(total, a.quiet);
             let (w, h) = session.source().size();
             b.say(&format!(
-                "{} ({w} × {h} → {} × {} labels); {}; body {:.2} m tall; {} N = {}; observation: {}",
+                "{} ({w} × {h} → {} labels); {}; body {:.2} m tall; {} N = {}; observation: {}",
                 session.source_name(),
-                a.label_width,
-                a.label_height,
+                a.labels,
                 session.camera_note(),
                 session.stature(),
                 run.settings.filter.name(),

@@ -8,11 +8,12 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use vision::Sleeves;
 use vision::batch::{
-    EmptyScene, PoseColours, RenderJob, RenderProgress, SegmentJob, SegmentProgress, SegmentSummary,
+    PoseColours, RenderJob, RenderProgress, SegmentJob, SegmentProgress, SegmentSummary,
 };
 use vision::synth::{Appearance, RenderSummary};
 
 use super::progress::Progress;
+use super::{LabelSizeArgs, SourceArgs};
 
 /// Sleeve length on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -229,31 +230,16 @@ where
 /// --background-frames K) --out DIR …`
 #[derive(Args, Clone, Debug, PartialEq)]
 pub struct SegmentArgs {
-    /// Frames: a folder of PNG/JPEG (a `posecloud render` folder reads its
-    /// frame_*.png), a glob, a video file (ffmpeg), a .y4m file, or
-    /// webcam / webcam:N / webcam:N@WxH.
-    #[arg(long)]
-    pub frames: String,
-    /// Image of the empty scene.
-    #[arg(long, conflicts_with = "background_frames")]
-    pub background: Option<PathBuf>,
-    /// Learn the background from the first K frames (default 1 when no
-    /// --background is given); those frames are not segmented.
-    #[arg(long)]
-    pub background_frames: Option<usize>,
+    /// The frames and the empty scene (without either empty-scene flag,
+    /// the first frame).
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Output folder: seg_NNNN.png (classes in preview colours) and
     /// segment.csv (per-frame ms and class counts).
     #[arg(long)]
     pub out: PathBuf,
-    /// Label image width.
-    #[arg(long, default_value_t = labels::DEFAULT_WIDTH)]
-    pub label_width: u32,
-    /// Label image height.
-    #[arg(long, default_value_t = labels::DEFAULT_HEIGHT)]
-    pub label_height: u32,
-    /// Frame rate assumed for image sequences.
-    #[arg(long, default_value_t = vision::sources::DEFAULT_SEQUENCE_FPS)]
-    pub fps: f64,
+    #[command(flatten)]
+    pub labels: LabelSizeArgs,
     /// Stop after this many segmented frames (needed for webcams).
     #[arg(long)]
     pub max_frames: Option<usize>,
@@ -295,14 +281,14 @@ impl SegmentArgs {
             _ => None,
         };
         SegmentJob {
-            background: EmptyScene::new(self.background.clone(), self.background_frames),
-            label_size: (self.label_width, self.label_height),
-            fps: self.fps,
+            background: self.source.empty_scene().unwrap_or_default(),
+            label_size: self.labels.size(),
+            fps: self.source.fps,
             max_frames: self.max_frames,
             pose,
             sleeves: self.sleeves.into(),
             strokes: self.strokes.clone(),
-            ..SegmentJob::new(&self.frames, &self.out)
+            ..SegmentJob::new(&self.source.frames, &self.out)
         }
     }
 }
@@ -347,8 +333,8 @@ pub fn segment(a: &SegmentArgs) -> Result<SegmentSummary> {
     });
     finish(bar.as_ref(), summary, |s| {
         format!(
-            "segmented {} frames: {:.2} ms mean, {:.2} ms max per frame ({} × {} → {} × {})",
-            s.frames, s.mean_ms, s.max_ms, size.0, size.1, a.label_width, a.label_height
+            "segmented {} frames: {:.2} ms mean, {:.2} ms max per frame ({} × {} → {})",
+            s.frames, s.mean_ms, s.max_ms, size.0, size.1, a.labels
         )
     })
 }

@@ -7,6 +7,7 @@
 //! time); the panel's slider fixes it instead (`--cloud-limit N` at
 //! start-up).
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy_egui::egui;
 
@@ -109,6 +110,33 @@ impl CloudBudget {
 #[derive(Resource, Default, Debug)]
 pub struct CloudSize(pub usize);
 
+/// What a scene's draw system needs to draw its particle cloud within the
+/// budget: the budget, the cloud's size reported back to it, and the
+/// particle order reused from frame to frame.
+#[derive(SystemParam)]
+pub struct CloudPainter<'w, 's> {
+    budget: Res<'w, CloudBudget>,
+    size: ResMut<'w, CloudSize>,
+    order: Local<'s, Vec<usize>>,
+}
+
+impl CloudPainter<'_, '_> {
+    /// Reports a cloud of `particles` to the budget ([`CloudSize`]); how
+    /// many of them to draw.
+    pub fn report(&mut self, particles: usize) -> usize {
+        self.size.0 = particles;
+        self.budget.drawn(particles)
+    }
+
+    /// Reports the cloud of `weights` and draws its heaviest particles
+    /// within the budget ([`super::draw_particle_cloud`]: `draw(i, colour)`
+    /// draws particle `i`'s segments).
+    pub fn draw(&mut self, weights: &[f64], draw: impl FnMut(usize, Color)) {
+        let cap = self.report(weights.len());
+        super::draw_particle_cloud(weights, cap, &mut self.order, draw);
+    }
+}
+
 /// Every [`ADAPT_EVERY`] frames, adapts the cap to the median frame time
 /// of those frames.
 pub fn adapt_cloud_budget(
@@ -120,7 +148,7 @@ pub fn adapt_cloud_budget(
     if budget.seen < ADAPT_EVERY {
         return;
     }
-    let Some(median) = clock.recent_median_frame(ADAPT_EVERY) else {
+    let Some(median) = clock.times.recent_median(ADAPT_EVERY) else {
         return;
     };
     budget.seen = 0;

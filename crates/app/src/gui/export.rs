@@ -323,7 +323,7 @@ mod tests {
 
     #[test]
     fn a_saved_pose_reads_back_as_the_same_pose() {
-        let dir = std::env::temp_dir().join(format!("posecloud-export-{}", std::process::id()));
+        let dir = crate::testing::scratch_path("export");
         let sk = arm();
         let mut pose = sk.rest_pose();
         for (k, q) in pose.iter_mut().enumerate() {
@@ -353,7 +353,7 @@ mod tests {
 
     #[test]
     fn points_are_written_one_row_each() {
-        let dir = std::env::temp_dir().join(format!("posecloud-points-{}", std::process::id()));
+        let dir = crate::testing::scratch_path("points");
         let path = save_points(
             &dir.join("legs"),
             &[
@@ -373,7 +373,7 @@ mod tests {
     #[test]
     fn a_screenshot_is_written_whole_as_png() {
         use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
-        let dir = std::env::temp_dir().join(format!("posecloud-shot-{}", std::process::id()));
+        let dir = crate::testing::scratch_path("shot");
         let image = Image::new_fill(
             Extent3d {
                 width: 4,
@@ -400,7 +400,7 @@ mod tests {
 
     #[test]
     fn a_recording_takes_each_frame_once_and_reads_back() {
-        let dir = std::env::temp_dir().join(format!("posecloud-record-{}", std::process::id()));
+        let dir = crate::testing::scratch_path("record");
         let sk = arm();
         let mut exports = Exports::default();
         let poses: Vec<Vec<f64>> = (0..4)

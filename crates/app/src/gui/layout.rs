@@ -10,16 +10,21 @@ use bevy_egui::{EguiContexts, egui};
 use egui_plot::{Legend, Line, Plot};
 
 use super::OrbitCamera;
+use super::cloud_budget::CloudBudget;
+use super::export::Exports;
 use super::scene_common::{PlayButtons, SceneClock, frame_view, play_buttons};
 
 /// What every scene's panel system reads besides its scene: egui, the
-/// orbit camera and window the panels frame, the host's clock.
+/// orbit camera and window the panels frame, the host's clock, and the
+/// host's cloud budget and exports (their panel sections).
 #[derive(SystemParam)]
 pub struct PanelView<'w, 's> {
     pub contexts: EguiContexts<'w, 's>,
     pub camera: Query<'w, 's, (&'static mut OrbitCamera, &'static mut Transform)>,
     pub window: Single<'w, 's, &'static Window, With<PrimaryWindow>>,
     pub clock: ResMut<'w, SceneClock>,
+    pub budget: ResMut<'w, CloudBudget>,
+    pub exports: ResMut<'w, Exports>,
 }
 
 impl PanelView<'_, '_> {
@@ -51,6 +56,26 @@ pub fn clip_header(
     let play = play_buttons(ui, paused);
     ui.checkbox(realtime, format!("play at {fps} frames/s"));
     play
+}
+
+/// Width of the clip scenes' controls panel, and height of every scene's
+/// chart row (logical pixels).
+pub const LEFT_WIDTH: f32 = 320.0;
+pub const PLOT_HEIGHT: f32 = 170.0;
+
+/// A collapsible section of a controls panel, open at first.
+pub fn section(ui: &mut egui::Ui, title: &str, add: impl FnOnce(&mut egui::Ui)) {
+    egui::CollapsingHeader::new(title)
+        .default_open(true)
+        .show(ui, add);
+}
+
+/// The colour of every panel's error messages.
+pub const ERROR_COLOUR: egui::Color32 = egui::Color32::from_rgb(255, 110, 90);
+
+/// An error message in [`ERROR_COLOUR`].
+pub fn error_label(ui: &mut egui::Ui, message: &str) {
+    ui.colored_label(ERROR_COLOUR, message);
 }
 
 /// The panels of one frame, laid out in the order they are added; the

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
+use bevy::ecs::system::ScheduleSystem;
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::picking::hover::HoverMap;
 use bevy::picking::pointer::PointerId;
@@ -23,18 +24,14 @@ use super::OrbitCamera;
 use super::cloud_budget::{CloudBudget, CloudSize, adapt_cloud_budget};
 
 /// The window's clock (wall time, or frames × `--fixed-dt`), fps, start-up
-/// times and automation requests.
+/// and frame times, and automation requests.
 #[derive(Resource)]
 pub struct SceneClock {
     pub clock: f64,
     pub frames: u64,
     pub fixed_dt: Option<f64>,
     pub fps: f64,
-    pub launched: Instant,
-    /// Seconds after launch of the first frame, and of the first frame
-    /// faster than 100 ms (pipelines compiled: interactive).
-    pub first_frame: Option<f64>,
-    pub first_interactive: Option<f64>,
+    pub times: FrameTimes,
     pub auto_exit: AutoExit,
     screenshot_taken: bool,
     /// Screenshots asked for (by a script) and not yet requested.
@@ -43,72 +40,62 @@ pub struct SceneClock {
     saved: Arc<AtomicUsize>,
     quit: bool,
     exiting: bool,
+}
+
+/// When the window started and became interactive, and its frame times
+/// since.
+#[derive(Debug)]
+pub struct FrameTimes {
+    pub launched: Instant,
+    /// Seconds after launch of the first frame, and of the first frame
+    /// faster than 100 ms (pipelines compiled: interactive).
+    pub first_frame: Option<f64>,
+    pub first_interactive: Option<f64>,
     /// Frame times (s) since the window became interactive.
-    frame_times: Vec<f64>,
+    times: Vec<f64>,
 }
 
-/// How a window ends by itself: `--screenshot` (then exit) at
-/// `--after-secs`; `--quit-after`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct AutoExit {
-    pub screenshot: Option<PathBuf>,
-    pub after_secs: f64,
-    pub quit_after: Option<f64>,
-}
-
-impl SceneClock {
-    pub fn new(launched: Instant, fixed_dt: Option<f64>, auto_exit: AutoExit) -> Self {
+impl FrameTimes {
+    fn new(launched: Instant) -> Self {
         Self {
-            clock: 0.0,
-            frames: 0,
-            fixed_dt,
-            fps: 0.0,
             launched,
             first_frame: None,
             first_interactive: None,
-            auto_exit,
-            screenshot_taken: false,
-            pending: Vec::new(),
-            requested: 0,
-            saved: Arc::new(AtomicUsize::new(0)),
-            quit: false,
-            exiting: false,
-            frame_times: Vec::new(),
+            times: Vec::new(),
         }
     }
 
-    /// Saves the window to `path` at the end of this frame (its folder is
-    /// created); the app does not exit before it is written.
-    pub fn request_screenshot(&mut self, path: PathBuf) {
-        self.pending.push(path);
-    }
-
-    /// Exits once every requested screenshot is written.
-    pub fn request_quit(&mut self) {
-        self.quit = true;
-    }
-
-    /// True from the frame in which the host asked the app to exit (its
-    /// last): files a scene writes as it goes are flushed then.
-    pub fn exiting(&self) -> bool {
-        self.exiting
+    /// Records a frame that took `dt` seconds: the first frame and the
+    /// first interactive one (announced on stderr), then every frame time.
+    fn record(&mut self, dt: f64) {
+        let now = self.launched.elapsed().as_secs_f64();
+        if self.first_frame.is_none() {
+            self.first_frame = Some(now);
+            eprintln!("posecloud: first frame {now:.2} s after launch");
+        } else if self.first_interactive.is_none() && dt > 0.0 && dt < 0.1 {
+            self.first_interactive = Some(now);
+            eprintln!("posecloud: interactive (frame time < 100 ms) {now:.2} s after launch");
+        }
+        if self.first_interactive.is_some() {
+            self.times.push(dt);
+        }
     }
 
     /// The median of the last `n` frame times (s), once interactive and
     /// that many frames were measured.
-    pub fn recent_median_frame(&self, n: usize) -> Option<f64> {
-        let k = self.frame_times.len();
+    pub fn recent_median(&self, n: usize) -> Option<f64> {
+        let k = self.times.len();
         if n == 0 || k < n {
             return None;
         }
-        let mut last = self.frame_times[k - n..].to_vec();
+        let mut last = self.times[k - n..].to_vec();
         last.sort_by(f64::total_cmp);
         Some(last[n / 2])
     }
 
     /// The frame-time summary printed at exit.
     pub fn summary(&self) -> String {
-        let times = &self.frame_times;
+        let times = &self.times;
         if times.is_empty() {
             return "no interactive frames measured".into();
         }
@@ -129,6 +116,51 @@ impl SceneClock {
     }
 }
 
+/// How a window ends by itself: `--screenshot` (then exit) at
+/// `--after-secs`; `--quit-after`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AutoExit {
+    pub screenshot: Option<PathBuf>,
+    pub after_secs: f64,
+    pub quit_after: Option<f64>,
+}
+
+impl SceneClock {
+    pub fn new(launched: Instant, fixed_dt: Option<f64>, auto_exit: AutoExit) -> Self {
+        Self {
+            clock: 0.0,
+            frames: 0,
+            fixed_dt,
+            fps: 0.0,
+            times: FrameTimes::new(launched),
+            auto_exit,
+            screenshot_taken: false,
+            pending: Vec::new(),
+            requested: 0,
+            saved: Arc::new(AtomicUsize::new(0)),
+            quit: false,
+            exiting: false,
+        }
+    }
+
+    /// Saves the window to `path` at the end of this frame (its folder is
+    /// created); the app does not exit before it is written.
+    pub fn request_screenshot(&mut self, path: PathBuf) {
+        self.pending.push(path);
+    }
+
+    /// Exits once every requested screenshot is written.
+    pub fn request_quit(&mut self) {
+        self.quit = true;
+    }
+
+    /// True from the frame in which the host asked the app to exit (its
+    /// last): files a scene writes as it goes are flushed then.
+    pub fn exiting(&self) -> bool {
+        self.exiting
+    }
+}
+
 /// Advances the clock; fps from Bevy's frame-time diagnostics; the first
 /// and first interactive frame; frame times once interactive.
 pub fn advance_clock(
@@ -141,18 +173,7 @@ pub fn advance_clock(
         None => time.elapsed_secs_f64(),
     };
     c.frames += 1;
-    let now = c.launched.elapsed().as_secs_f64();
-    let dt = time.delta_secs_f64();
-    if c.first_frame.is_none() {
-        c.first_frame = Some(now);
-        eprintln!("posecloud: first frame {now:.2} s after launch");
-    } else if c.first_interactive.is_none() && dt > 0.0 && dt < 0.1 {
-        c.first_interactive = Some(now);
-        eprintln!("posecloud: interactive (frame time < 100 ms) {now:.2} s after launch");
-    }
-    if c.first_interactive.is_some() {
-        c.frame_times.push(dt);
-    }
+    c.times.record(time.delta_secs_f64());
     if let Some(fps) = diagnostics
         .get(&FrameTimeDiagnosticsPlugin::FPS)
         .and_then(|d| d.smoothed())
@@ -196,7 +217,7 @@ pub fn automation(
     // A screenshot is written a frame or two after it is asked for.
     if c.quit && !c.exiting && c.saved.load(Ordering::SeqCst) >= c.requested {
         c.exiting = true;
-        eprintln!("posecloud: {}", c.summary());
+        eprintln!("posecloud: {}", c.times.summary());
         exit.write(AppExit::Success);
     }
 }
@@ -287,15 +308,16 @@ pub fn frame_view(
     }
 }
 
-/// The window plugins every scene window starts with.
-pub fn base_app(title: String, width: u32, height: u32, no_vsync: bool) -> App {
+/// The window plugins every scene window starts with: its title, size and
+/// vertical sync as `window` says.
+pub fn base_app(window: &WindowOptions) -> App {
     let mut app = App::new();
     app.insert_resource(ClearColor(Color::srgb(0.16, 0.17, 0.19)))
         .add_plugins(DefaultPlugins.set(WindowPlugin {
             primary_window: Some(Window {
-                title,
-                resolution: bevy::window::WindowResolution::new(width, height),
-                present_mode: if no_vsync {
+                title: window.title.clone(),
+                resolution: bevy::window::WindowResolution::new(window.size.0, window.size.1),
+                present_mode: if window.no_vsync {
                     bevy::window::PresentMode::AutoNoVsync
                 } else {
                     bevy::window::PresentMode::AutoVsync
@@ -474,8 +496,8 @@ pub fn play_buttons(ui: &mut bevy_egui::egui::Ui, paused: bool) -> PlayButtons {
 #[derive(Clone, Debug)]
 pub struct WindowOptions {
     pub title: String,
-    pub width: u32,
-    pub height: u32,
+    /// Width × height in physical pixels.
+    pub size: (u32, u32),
     pub no_vsync: bool,
     pub fixed_dt: Option<f64>,
     pub auto_exit: AutoExit,
@@ -503,6 +525,29 @@ impl WindowOptions {
 pub trait WindowScene: crate::runtime::Solver {
     /// The orbit camera at start-up, from the first snapshot.
     fn initial_orbit(snapshot: &Self::Snapshot) -> OrbitCamera;
+}
+
+/// A [`WindowScene`]'s view: `draw` (in [`SceneSet::Draw`]) with its own
+/// gizmo group and the solid bodies ([`super::bodies`]), and `panels` on
+/// egui's pass.
+pub fn add_scene_view<G: GizmoConfigGroup, D, P>(
+    app: &mut App,
+    (gizmos, config): (G, GizmoConfig),
+    draw: impl IntoScheduleConfigs<ScheduleSystem, D>,
+    panels: impl IntoScheduleConfigs<ScheduleSystem, P>,
+) {
+    app.insert_gizmo_config(gizmos, config)
+        .add_plugins(super::bodies::BodiesPlugin)
+        .add_systems(Update, draw.in_set(SceneSet::Draw))
+        .add_systems(bevy_egui::EguiPrimaryContextPass, panels);
+}
+
+/// Where a body stands, for the orbit's first focus: its first (root)
+/// point, else 0.9 m above the origin (before the first frame).
+pub fn body_focus(points: &[[f32; 3]]) -> Vec3 {
+    points
+        .first()
+        .map_or(Vec3::new(0.0, 0.9, 0.0), |p| Vec3::from_array(*p))
 }
 
 /// The order of a scene window's frame: the clock; the scene's input
@@ -604,12 +649,7 @@ pub fn run_scene_window<R: HostedScene>(
 /// exists (a scene that shares the renderer's device is built after the
 /// plugins are finished).
 pub fn scene_app<R: HostedScene>(window: &WindowOptions) -> App {
-    let mut app = base_app(
-        window.title.clone(),
-        window.width,
-        window.height,
-        window.no_vsync,
-    );
+    let mut app = base_app(window);
     app.add_plugins(SceneHostPlugin::<R>::default());
     app
 }

@@ -107,6 +107,7 @@ fn parse_rate(s: &str) -> Option<f64> {
 
 /// A child's stderr, drained on its own thread into the last
 /// [`STDERR_LINES`] lines.
+#[derive(Debug)]
 struct StderrTail {
     lines: Arc<Mutex<VecDeque<String>>>,
     closed: Receiver<()>,
@@ -337,6 +338,7 @@ enum Chunk {
 }
 
 /// A running `ffmpeg`: the child, its frames and its stderr.
+#[derive(Debug)]
 struct Decoder {
     child: Child,
     frames: Receiver<Chunk>,
@@ -370,6 +372,7 @@ fn read_frames(mut stdout: impl Read, frame_bytes: usize, tx: &SyncSender<Chunk>
 }
 
 /// A video file decoded by a child `ffmpeg`.
+#[derive(Debug)]
 pub struct VideoFile {
     path: PathBuf,
     name: String,
@@ -378,17 +381,6 @@ pub struct VideoFile {
     decoder: Option<Decoder>,
     next: usize,
     finished: bool,
-}
-
-impl std::fmt::Debug for VideoFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VideoFile")
-            .field("path", &self.path)
-            .field("info", &self.info)
-            .field("options", &self.options)
-            .field("next", &self.next)
-            .finish()
-    }
 }
 
 impl VideoFile {

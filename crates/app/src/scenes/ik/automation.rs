@@ -16,9 +16,18 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use bevy::prelude::*;
 
-use super::{GuiOptions, PlaygroundRes, SceneCommand, UiState};
+use super::{PlaygroundRes, SceneCommand, UiState};
 use crate::gui::scene_common::{SceneClock, SceneSet, automation};
 use crate::scenes::ik::script::{Effect, Player};
+
+/// The automation files of the command line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AutomationFiles {
+    /// Timed input to replay (`--script FILE`).
+    pub script: Option<PathBuf>,
+    /// One CSV row per frame (`--report FILE`).
+    pub report: Option<PathBuf>,
+}
 
 /// The script being replayed and the report being written.
 #[derive(Resource)]
@@ -30,7 +39,7 @@ pub struct Automation {
 impl Automation {
     /// Loads `--script` (errors name the file and line) and creates the
     /// `--report` file with its header.
-    pub fn new(o: &GuiOptions) -> Result<Self> {
+    pub fn new(o: &AutomationFiles) -> Result<Self> {
         let player = o.script.as_deref().map(Player::load).transpose()?;
         let report = match &o.report {
             Some(path) => {

@@ -14,7 +14,7 @@ use bevy::prelude::*;
 
 use super::PlaygroundRes;
 use super::view::to_transform;
-use crate::gui::cloud_budget::{CloudBudget, CloudSize};
+use crate::gui::cloud_budget::CloudPainter;
 use crate::gui::line_gizmos;
 use crate::gui::scene_common::SceneSet;
 
@@ -35,29 +35,26 @@ impl Plugin for ParticleCloudPlugin {
     }
 }
 
-/// Reused per frame: particle order by weight, and the skeleton's bones
-/// (parent, child), rebuilt only when the skeleton changes.
+/// The skeleton's bones (parent, child), rebuilt only when the skeleton
+/// changes.
 #[derive(Resource, Default)]
 struct CloudScratch {
-    order: Vec<usize>,
     bones: Vec<(usize, usize)>,
     bones_of: Option<std::sync::Weak<skeleton::Skeleton>>,
 }
 
 fn draw_cloud(
     pg: Res<PlaygroundRes>,
-    (budget, mut size): (Res<CloudBudget>, ResMut<CloudSize>),
+    mut painter: CloudPainter,
     mut scratch: ResMut<CloudScratch>,
     mut gizmos: Gizmos<ParticleCloudGizmos>,
 ) {
     let p = &pg.0;
     let Some((positions, weights, joints)) = p.cloud() else {
-        size.0 = 0;
+        painter.report(0);
         return;
     };
-    size.0 = weights.len();
-    let cap = budget.drawn(weights.len());
-    if cap == 0 {
+    if painter.report(weights.len()) == 0 {
         return;
     }
     let skel = p.skeleton();
@@ -75,8 +72,8 @@ fn draw_cloud(
             .collect();
         scratch.bones_of = Some(current);
     }
-    let (order, bones) = (&mut scratch.order, &scratch.bones);
-    crate::gui::draw_particle_cloud(weights, cap, order, |i, colour| {
+    let bones = &scratch.bones;
+    painter.draw(weights, |i, colour| {
         let Some(world) = positions.get(i * joints..(i + 1) * joints) else {
             return;
         };

@@ -55,10 +55,8 @@ pub struct GuiOptions {
     pub settings: Option<Settings>,
     /// Particle count override (`--particles N`).
     pub particles: Option<usize>,
-    /// Timed input to replay (`--script FILE`).
-    pub script: Option<PathBuf>,
-    /// One CSV row per frame (`--report FILE`).
-    pub report: Option<PathBuf>,
+    /// The script to replay and the report to write.
+    pub automation: automation::AutomationFiles,
     /// Folders searched first for a URDF's `package://` meshes
     /// (`--package-path DIR`, repeatable).
     pub package_paths: Vec<PathBuf>,
@@ -104,37 +102,41 @@ pub enum SceneCommand {
 }
 
 /// UI-side state that is not a solver setting.
-#[derive(Resource)]
+#[derive(Resource, Default)]
 pub struct UiState {
     /// The last error (bad file, bad setting), shown in the panel.
     pub error: Option<String>,
     /// The target last dragged or clicked (Delete removes it).
     pub selected_target: Option<usize>,
-    /// Text fields of the scene panel.
-    pub urdf_path: String,
-    pub bvh_path: String,
-    pub bvh_frame: usize,
-    pub settings_path: String,
+    pub fields: PanelFields,
     /// A Save whose file exists, waiting for "overwrite" or "cancel".
     pub confirm_overwrite: Option<std::path::PathBuf>,
     /// Worst violation counts seen since the scene started.
     pub max_violations: LimitViolations,
 }
 
-impl UiState {
-    fn new() -> Self {
+/// Text fields of the panel: the files it loads (a URDF, a BVH in the
+/// pose of one frame, a settings file) and saves (the settings).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PanelFields {
+    pub urdf_path: String,
+    pub bvh_path: String,
+    pub bvh_frame: usize,
+    pub settings_path: String,
+}
+
+impl Default for PanelFields {
+    fn default() -> Self {
         Self {
-            error: None,
-            selected_target: None,
             urdf_path: "assets/robots/arm6.urdf".into(),
             bvh_path: "assets/motions/cmu_131_01_walk.bvh".into(),
             bvh_frame: 0,
             settings_path: "posecloud-settings.toml".into(),
-            confirm_overwrite: None,
-            max_violations: LimitViolations::default(),
         }
     }
+}
 
+impl UiState {
     /// Records an error for the panel and stderr.
     pub fn fail(&mut self, context: &str, e: &anyhow::Error) {
         let msg = format!("{context}: {e:#}");
@@ -167,8 +169,8 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
         ..options.window.clone()
     };
     let session = IkSession::new(scene, settings, window.pacing())?;
-    let automation = automation::Automation::new(&options)?;
-    let ui = UiState::new();
+    let automation = automation::Automation::new(&options.automation)?;
+    let ui = UiState::default();
     run_scene_window(PlaygroundRes(session), window, launched, |app| {
         app.add_plugins(MeshPickingPlugin)
             .add_message::<SceneCommand>()

@@ -10,8 +10,8 @@ use bevy_egui::{EguiPrimaryContextPass, egui};
 use super::{PlaygroundRes, SceneCommand, UiState};
 use crate::colormap::{WEIGHT_DECADES, viridis};
 use crate::gui::cloud_budget::CloudBudget;
-use crate::gui::export::{Exports, PoseNow};
-use crate::gui::layout::{Chart, PanelView};
+use crate::gui::export::PoseNow;
+use crate::gui::layout::{Chart, ERROR_COLOUR, PLOT_HEIGHT, PanelView, error_label, section};
 use crate::gui::scene_common::SceneClock;
 use crate::runtime::Pacing;
 use crate::scenes::ik::playground::{HISTORY_SECONDS, Sample, noise_axes};
@@ -21,9 +21,8 @@ use crate::scenes::ik::settings::{
     MAX_PARTICLES, ResamplingName, SamplerName, Settings, SolverKind,
 };
 
-/// Width of the left panel and height of the plot panel (logical pixels).
+/// Width of the left panel (logical pixels).
 pub const PANEL_WIDTH: f32 = 340.0;
-pub const PLOT_HEIGHT: f32 = 170.0;
 
 pub struct TuningPanelPlugin;
 
@@ -38,8 +37,6 @@ fn panels(
     mut pg: ResMut<PlaygroundRes>,
     mut ui_state: ResMut<UiState>,
     mut scene_commands: MessageWriter<SceneCommand>,
-    mut budget: ResMut<CloudBudget>,
-    mut exports: ResMut<Exports>,
 ) -> Result {
     let mut requests = Vec::new();
     let mut layout = view.layout("posecloud-root")?;
@@ -56,8 +53,9 @@ fn panels(
             frame: clock.frames as usize,
             frame_time: 1.0 / 30.0,
         };
-        exports.section(ui, clock, &p.scene.source.label(), Some(pose));
-        filter_section(ui, &mut budget, &mut settings);
+        view.exports
+            .section(ui, clock, &p.scene.source.label(), Some(pose));
+        filter_section(ui, &mut view.budget, &mut settings);
         noise_section(ui, &pg.0, &mut settings);
         constraint_section(ui, &mut ui_state, &mut pg.0, &mut settings);
         legend_section(ui);
@@ -82,89 +80,84 @@ fn scene_section(
     p: &IkSession,
     requests: &mut Vec<SceneCommand>,
 ) {
-    egui::CollapsingHeader::new("Scene")
-        .default_open(true)
-        .show(ui, |ui| {
-            ui.label(format!(
-                "{} — {} joints, {} DOF",
-                p.scene.source.label(),
-                p.skeleton().len(),
-                p.skeleton().dof()
-            ));
-            if !p.scene.warnings.is_empty() {
-                // What the URDF importer adjusted to load the file.
-                egui::CollapsingHeader::new(
-                    egui::RichText::new(format!(
-                        "⚠ {} import adjustment(s)",
-                        p.scene.warnings.len()
-                    ))
+    section(ui, "Scene", |ui| {
+        ui.label(format!(
+            "{} — {} joints, {} DOF",
+            p.scene.source.label(),
+            p.skeleton().len(),
+            p.skeleton().dof()
+        ));
+        if !p.scene.warnings.is_empty() {
+            // What the URDF importer adjusted to load the file.
+            egui::CollapsingHeader::new(
+                egui::RichText::new(format!("⚠ {} import adjustment(s)", p.scene.warnings.len()))
                     .color(egui::Color32::from_rgb(230, 170, 60)),
-                )
-                .default_open(true)
-                .show(ui, |ui| {
-                    egui::ScrollArea::vertical()
-                        .max_height(120.0)
-                        .show(ui, |ui| {
-                            for w in &p.scene.warnings {
-                                ui.small(w);
-                            }
-                        });
-                });
-            }
-            ui.horizontal(|ui| {
-                for name in SCENE_NAMES {
-                    if ui.button(name).clicked()
-                        && let Ok(source) = SceneSource::from_name(name)
-                    {
-                        requests.push(SceneCommand::Load(source));
-                    }
-                }
-            });
-            // The tracking, walker and sparse-sensor scenes have windows of
-            // their own: each button starts one beside this one.
-            // Wrapped, so the row never widens the panel.
-            ui.horizontal_wrapped(|ui| {
-                ui.label("in a new window:");
-                for name in ["track", "walker", "sparse"] {
-                    if ui.button(name).clicked() {
-                        let started = std::env::current_exe().and_then(|exe| {
-                            std::process::Command::new(exe)
-                                .args(["--scene", name])
-                                .spawn()
-                        });
-                        if let Err(e) = started {
-                            state.fail(&format!("starting the {name} scene"), &e.into());
+            )
+            .default_open(true)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .max_height(120.0)
+                    .show(ui, |ui| {
+                        for w in &p.scene.warnings {
+                            ui.small(w);
                         }
-                    }
-                }
+                    });
             });
-            ui.horizontal(|ui| {
-                ui.label("URDF");
-                ui.add(egui::TextEdit::singleline(&mut state.urdf_path).desired_width(170.0));
-                if ui.button("load").clicked() {
-                    requests.push(SceneCommand::Load(SceneSource::Urdf(PathBuf::from(
-                        &state.urdf_path,
-                    ))));
-                }
-            });
-            ui.horizontal(|ui| {
-                ui.label("BVH");
-                ui.add(egui::TextEdit::singleline(&mut state.bvh_path).desired_width(110.0));
-                ui.add(egui::DragValue::new(&mut state.bvh_frame).prefix("frame "));
-                if ui.button("load").clicked() {
-                    requests.push(SceneCommand::Load(SceneSource::Bvh {
-                        path: PathBuf::from(&state.bvh_path),
-                        frame: state.bvh_frame,
-                    }));
-                }
-            });
-            if let Some(e) = &state.error {
-                ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e);
-                if ui.small_button("dismiss").clicked() {
-                    state.error = None;
+        }
+        ui.horizontal(|ui| {
+            for name in SCENE_NAMES {
+                if ui.button(name).clicked()
+                    && let Ok(source) = SceneSource::from_name(name)
+                {
+                    requests.push(SceneCommand::Load(source));
                 }
             }
         });
+        // The tracking, walker and sparse-sensor scenes have windows of
+        // their own: each button starts one beside this one.
+        // Wrapped, so the row never widens the panel.
+        ui.horizontal_wrapped(|ui| {
+            ui.label("in a new window:");
+            for name in ["track", "walker", "sparse"] {
+                if ui.button(name).clicked() {
+                    let started = std::env::current_exe().and_then(|exe| {
+                        std::process::Command::new(exe)
+                            .args(["--scene", name])
+                            .spawn()
+                    });
+                    if let Err(e) = started {
+                        state.fail(&format!("starting the {name} scene"), &e.into());
+                    }
+                }
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.label("URDF");
+            ui.add(egui::TextEdit::singleline(&mut state.fields.urdf_path).desired_width(170.0));
+            if ui.button("load").clicked() {
+                requests.push(SceneCommand::Load(SceneSource::Urdf(PathBuf::from(
+                    &state.fields.urdf_path,
+                ))));
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.label("BVH");
+            ui.add(egui::TextEdit::singleline(&mut state.fields.bvh_path).desired_width(110.0));
+            ui.add(egui::DragValue::new(&mut state.fields.bvh_frame).prefix("frame "));
+            if ui.button("load").clicked() {
+                requests.push(SceneCommand::Load(SceneSource::Bvh {
+                    path: PathBuf::from(&state.fields.bvh_path),
+                    frame: state.fields.bvh_frame,
+                }));
+            }
+        });
+        if let Some(e) = &state.error {
+            error_label(ui, e);
+            if ui.small_button("dismiss").clicked() {
+                state.error = None;
+            }
+        }
+    });
 }
 
 fn status_section(
@@ -174,145 +167,132 @@ fn status_section(
     p: &IkSession,
     requests: &mut Vec<SceneCommand>,
 ) {
-    egui::CollapsingHeader::new("Status")
-        .default_open(true)
-        .show(ui, |ui| {
-            let snap = p.snapshot();
-            let r = &snap.data;
-            egui::Grid::new("status").num_columns(2).show(ui, |ui| {
-                ui.label("fps");
-                ui.label(format!("{:.1}", clock.fps));
-                ui.end_row();
-                ui.label("particles");
-                ui.label(if p.settings().filter.solver.has_cloud() {
-                    format!("{}", p.settings().filter.particles)
+    section(ui, "Status", |ui| {
+        let snap = p.snapshot();
+        let r = &snap.data;
+        egui::Grid::new("status").num_columns(2).show(ui, |ui| {
+            ui.label("fps");
+            ui.label(format!("{:.1}", clock.fps));
+            ui.end_row();
+            ui.label("particles");
+            ui.label(if p.settings().filter.solver.has_cloud() {
+                format!("{}", p.settings().filter.particles)
+            } else {
+                "— (Jacobian solver)".into()
+            });
+            ui.end_row();
+            ui.label("iterations/s");
+            ui.label(format!("{:.0}", snap.steps_per_second));
+            ui.end_row();
+            ui.label("solver ms/slice");
+            ui.label(format!(
+                "{:.2} ({} it., {})",
+                snap.slice_ms,
+                snap.slice_steps,
+                match p.pacing() {
+                    Pacing::Budget => "own thread",
+                    Pacing::Inline => "inline replay",
+                }
+            ));
+            ui.end_row();
+            ui.label("ESS");
+            ui.label(format!("{:.1}", p.last_ess()));
+            ui.end_row();
+            ui.label("noise scale");
+            ui.label(format!("{:.3e}", p.noise_scale()));
+            ui.end_row();
+            ui.label("limit violations");
+            let worst = state.max_violations;
+            ui.colored_label(
+                if worst.is_none() {
+                    egui::Color32::from_rgb(120, 220, 120)
                 } else {
-                    "— (Jacobian solver)".into()
-                });
-                ui.end_row();
-                ui.label("iterations/s");
-                ui.label(format!("{:.0}", snap.steps_per_second));
-                ui.end_row();
-                ui.label("solver ms/slice");
-                ui.label(format!(
-                    "{:.2} ({} it., {})",
-                    snap.slice_ms,
-                    snap.slice_steps,
-                    match p.pacing() {
-                        Pacing::Budget => "own thread",
-                        Pacing::Inline => "inline replay",
-                    }
-                ));
-                ui.end_row();
-                ui.label("ESS");
-                ui.label(format!("{:.1}", p.last_ess()));
-                ui.end_row();
-                ui.label("noise scale");
-                ui.label(format!("{:.3e}", p.noise_scale()));
-                ui.end_row();
-                ui.label("limit violations");
-                let worst = state.max_violations;
-                ui.colored_label(
-                    if worst.is_none() {
-                        egui::Color32::from_rgb(120, 220, 120)
-                    } else {
-                        egui::Color32::from_rgb(255, 110, 90)
-                    },
-                    format!(
-                        "body {} · particles {} (worst {} · {})",
-                        r.violations.estimate,
-                        r.violations.particles,
-                        worst.estimate,
-                        worst.particles
-                    ),
-                );
-                ui.end_row();
-                ui.label("startup");
-                ui.label(match (clock.first_frame, clock.first_interactive) {
+                    ERROR_COLOUR
+                },
+                format!(
+                    "body {} · particles {} (worst {} · {})",
+                    r.violations.estimate, r.violations.particles, worst.estimate, worst.particles
+                ),
+            );
+            ui.end_row();
+            ui.label("startup");
+            ui.label(
+                match (clock.times.first_frame, clock.times.first_interactive) {
                     (Some(a), Some(b)) => format!("first frame {a:.1} s, interactive {b:.1} s"),
                     (Some(a), None) => format!("first frame {a:.1} s"),
                     _ => "—".into(),
-                });
-                ui.end_row();
-            });
-            ui.horizontal(|ui| {
-                let label = if p.paused() {
-                    "▶ run (space)"
-                } else {
-                    "⏸ pause (space)"
-                };
-                if ui.button(label).clicked() {
-                    requests.push(SceneCommand::TogglePause);
-                }
-                if ui.button("step (S)").clicked() {
-                    requests.push(SceneCommand::SingleStep);
-                }
-                if ui.button("reset (R)").clicked() {
-                    requests.push(SceneCommand::Reset);
-                }
-            });
+                },
+            );
+            ui.end_row();
         });
+        ui.horizontal(|ui| {
+            let label = if p.paused() {
+                "▶ run (space)"
+            } else {
+                "⏸ pause (space)"
+            };
+            if ui.button(label).clicked() {
+                requests.push(SceneCommand::TogglePause);
+            }
+            if ui.button("step (S)").clicked() {
+                requests.push(SceneCommand::SingleStep);
+            }
+            if ui.button("reset (R)").clicked() {
+                requests.push(SceneCommand::Reset);
+            }
+        });
+    });
 }
 
 fn filter_section(ui: &mut egui::Ui, budget: &mut CloudBudget, s: &mut Settings) {
-    egui::CollapsingHeader::new("Filter")
-        .default_open(true)
-        .show(ui, |ui| {
-            let f = &mut s.filter;
-            egui::ComboBox::from_label("solver")
-                .selected_text(f.solver.label())
-                .show_ui(ui, |ui| {
-                    for k in SolverKind::ALL {
-                        ui.selectable_value(&mut f.solver, k, k.label());
-                    }
-                });
-            ui.add(
-                egui::Slider::new(&mut f.particles, 1..=MAX_PARTICLES)
-                    .logarithmic(true)
-                    .text("particles N"),
-            );
-            egui::ComboBox::from_label("resampling")
-                .selected_text(f.resampling.label())
-                .show_ui(ui, |ui| {
-                    for r in ResamplingName::ALL {
-                        ui.selectable_value(&mut f.resampling, r, r.label());
-                    }
-                });
-            ui.add(egui::Slider::new(&mut f.ess_threshold, 0.0..=1.0).text("ESS threshold"));
-            ui.add(egui::Slider::new(&mut f.alpha, 0.01..=1.0).text("smoothing α (Eq. 15)"));
-            ui.add(
-                egui::Slider::new(&mut f.budget_ms, 1.0..=100.0)
-                    .logarithmic(true)
-                    .text("solver ms per frame"),
-            );
-            ui.horizontal(|ui| {
-                ui.add(egui::DragValue::new(&mut f.seed).prefix("seed "));
-                ui.add(
-                    egui::Slider::new(&mut f.iterations_per_frame, 1..=50)
-                        .text("iterations/frame (replays)"),
-                );
+    section(ui, "Filter", |ui| {
+        let f = &mut s.filter;
+        egui::ComboBox::from_label("solver")
+            .selected_text(f.solver.label())
+            .show_ui(ui, |ui| {
+                for k in SolverKind::ALL {
+                    ui.selectable_value(&mut f.solver, k, k.label());
+                }
             });
-            egui::ComboBox::from_label("limits")
-                .selected_text(match f.sampler {
-                    SamplerName::Reject => "accept/reject (paper)",
-                    SamplerName::Truncated => "truncated Gaussian",
-                })
-                .show_ui(ui, |ui| {
-                    ui.selectable_value(
-                        &mut f.sampler,
-                        SamplerName::Reject,
-                        "accept/reject (paper)",
-                    );
-                    ui.selectable_value(
-                        &mut f.sampler,
-                        SamplerName::Truncated,
-                        "truncated Gaussian",
-                    );
-                });
-            ui.checkbox(&mut f.adaptive, "adaptive noise (success rule)");
-            ui.separator();
-            budget.controls(ui, f.particles);
+        ui.add(
+            egui::Slider::new(&mut f.particles, 1..=MAX_PARTICLES)
+                .logarithmic(true)
+                .text("particles N"),
+        );
+        egui::ComboBox::from_label("resampling")
+            .selected_text(f.resampling.label())
+            .show_ui(ui, |ui| {
+                for r in ResamplingName::ALL {
+                    ui.selectable_value(&mut f.resampling, r, r.label());
+                }
+            });
+        ui.add(egui::Slider::new(&mut f.ess_threshold, 0.0..=1.0).text("ESS threshold"));
+        ui.add(egui::Slider::new(&mut f.alpha, 0.01..=1.0).text("smoothing α (Eq. 15)"));
+        ui.add(
+            egui::Slider::new(&mut f.budget_ms, 1.0..=100.0)
+                .logarithmic(true)
+                .text("solver ms per frame"),
+        );
+        ui.horizontal(|ui| {
+            ui.add(egui::DragValue::new(&mut f.seed).prefix("seed "));
+            ui.add(
+                egui::Slider::new(&mut f.iterations_per_frame, 1..=50)
+                    .text("iterations/frame (replays)"),
+            );
         });
+        egui::ComboBox::from_label("limits")
+            .selected_text(match f.sampler {
+                SamplerName::Reject => "accept/reject (paper)",
+                SamplerName::Truncated => "truncated Gaussian",
+            })
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut f.sampler, SamplerName::Reject, "accept/reject (paper)");
+                ui.selectable_value(&mut f.sampler, SamplerName::Truncated, "truncated Gaussian");
+            });
+        ui.checkbox(&mut f.adaptive, "adaptive noise (success rule)");
+        ui.separator();
+        budget.controls(ui, f.particles);
+    });
 }
 
 fn noise_section(ui: &mut egui::Ui, p: &IkSession, s: &mut Settings) {
@@ -375,94 +355,88 @@ fn noise_section(ui: &mut egui::Ui, p: &IkSession, s: &mut Settings) {
 }
 
 fn constraint_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut IkSession, s: &mut Settings) {
-    egui::CollapsingHeader::new("Constraints (Σ = σ² I)")
-        .default_open(true)
-        .show(ui, |ui| {
-            for g in p.scene.constraint_groups() {
-                let mut sigma = s.constraint_sigma(g);
-                if ui
-                    .add(
-                        egui::Slider::new(&mut sigma, 1e-4..=2.0)
-                            .logarithmic(true)
-                            .text(format!("σ {}", g.label())),
-                    )
-                    .changed()
-                {
-                    s.set_constraint_sigma(g, sigma);
+    section(ui, "Constraints (Σ = σ² I)", |ui| {
+        for g in p.scene.constraint_groups() {
+            let mut sigma = s.constraint_sigma(g);
+            if ui
+                .add(
+                    egui::Slider::new(&mut sigma, 1e-4..=2.0)
+                        .logarithmic(true)
+                        .text(format!("σ {}", g.label())),
+                )
+                .changed()
+            {
+                s.set_constraint_sigma(g, sigma);
+            }
+        }
+        for c in &p.scene.fixed {
+            ui.small(&c.label);
+        }
+        ui.separator();
+        ui.label("targets (drag them; click the body to add; right-click to remove)");
+        let distances = p.target_distances();
+        let mut remove = None;
+        for (i, (t, d)) in p.targets().iter().zip(&distances).enumerate() {
+            ui.horizontal(|ui| {
+                let name = &p.skeleton().joint(t.joint).name;
+                let selected = state.selected_target == Some(i);
+                if ui.selectable_label(selected, name).clicked() {
+                    state.selected_target = Some(i);
                 }
-            }
-            for c in &p.scene.fixed {
-                ui.small(&c.label);
-            }
-            ui.separator();
-            ui.label("targets (drag them; click the body to add; right-click to remove)");
-            let distances = p.target_distances();
-            let mut remove = None;
-            for (i, (t, d)) in p.targets().iter().zip(&distances).enumerate() {
-                ui.horizontal(|ui| {
-                    let name = &p.skeleton().joint(t.joint).name;
-                    let selected = state.selected_target == Some(i);
-                    if ui.selectable_label(selected, name).clicked() {
-                        state.selected_target = Some(i);
-                    }
-                    ui.label(format!("{:.1} mm", d * 1e3));
-                    if ui.small_button("✖").clicked() {
-                        remove = Some(i);
-                    }
-                });
-            }
-            if let Some(i) = remove {
-                if let Err(e) = p.remove_target(i) {
-                    state.fail("removing the target", &e);
+                ui.label(format!("{:.1} mm", d * 1e3));
+                if ui.small_button("✖").clicked() {
+                    remove = Some(i);
                 }
-                state.selected_target = None;
+            });
+        }
+        if let Some(i) = remove {
+            if let Err(e) = p.remove_target(i) {
+                state.fail("removing the target", &e);
             }
-        });
+            state.selected_target = None;
+        }
+    });
 }
 
 fn legend_section(ui: &mut egui::Ui) {
-    egui::CollapsingHeader::new("Cloud colours")
-        .default_open(true)
-        .show(ui, |ui| {
-            let (rect, _) = ui.allocate_exact_size(
-                egui::vec2(ui.available_width().min(300.0), 16.0),
-                egui::Sense::hover(),
+    section(ui, "Cloud colours", |ui| {
+        let (rect, _) = ui.allocate_exact_size(
+            egui::vec2(ui.available_width().min(300.0), 16.0),
+            egui::Sense::hover(),
+        );
+        let steps = 64;
+        for k in 0..steps {
+            let t = k as f64 / (steps - 1) as f64;
+            let [r, g, b] = viridis(t);
+            let x0 = rect.left() + rect.width() * k as f32 / steps as f32;
+            let x1 = rect.left() + rect.width() * (k + 1) as f32 / steps as f32;
+            ui.painter().rect_filled(
+                egui::Rect::from_min_max(
+                    egui::pos2(x0, rect.top()),
+                    egui::pos2(x1 + 0.5, rect.bottom()),
+                ),
+                egui::CornerRadius::ZERO,
+                egui::Color32::from_rgb((r * 255.0) as u8, (g * 255.0) as u8, (b * 255.0) as u8),
             );
-            let steps = 64;
-            for k in 0..steps {
-                let t = k as f64 / (steps - 1) as f64;
-                let [r, g, b] = viridis(t);
-                let x0 = rect.left() + rect.width() * k as f32 / steps as f32;
-                let x1 = rect.left() + rect.width() * (k + 1) as f32 / steps as f32;
-                ui.painter().rect_filled(
-                    egui::Rect::from_min_max(
-                        egui::pos2(x0, rect.top()),
-                        egui::pos2(x1 + 0.5, rect.bottom()),
-                    ),
-                    egui::CornerRadius::ZERO,
-                    egui::Color32::from_rgb(
-                        (r * 255.0) as u8,
-                        (g * 255.0) as u8,
-                        (b * 255.0) as u8,
-                    ),
-                );
-            }
-            ui.horizontal(|ui| {
-                ui.small(format!("w / w_max ≤ 1e-{WEIGHT_DECADES:.0}"));
-                ui.add_space(ui.available_width() - 60.0);
-                ui.small("1 (heaviest)");
-            });
-            ui.small("viridis; heavier particles are drawn more opaque and on top");
+        }
+        ui.horizontal(|ui| {
+            ui.small(format!("w / w_max ≤ 1e-{WEIGHT_DECADES:.0}"));
+            ui.add_space(ui.available_width() - 60.0);
+            ui.small("1 (heaviest)");
         });
+        ui.small("viridis; heavier particles are drawn more opaque and on top");
+    });
 }
 
 fn file_section(ui: &mut egui::Ui, state: &mut UiState, p: &IkSession, s: &mut Settings) {
     egui::CollapsingHeader::new("Settings file (TOML)")
         .default_open(false)
         .show(ui, |ui| {
-            ui.add(egui::TextEdit::singleline(&mut state.settings_path).desired_width(300.0));
+            ui.add(
+                egui::TextEdit::singleline(&mut state.fields.settings_path).desired_width(300.0),
+            );
             ui.horizontal(|ui| {
-                let path = PathBuf::from(&state.settings_path);
+                let path = PathBuf::from(&state.fields.settings_path);
                 if ui.button("save").clicked() {
                     // Save what is on screen (including this frame's edits);
                     // an existing file is overwritten only when confirmed.

@@ -53,6 +53,19 @@ pub struct Sample {
     pub step_ms: f64,
 }
 
+/// Appends `sample` to the plots' `history`, dropping the samples more
+/// than [`HISTORY_SECONDS`] older.
+pub fn record_sample(history: &mut VecDeque<Sample>, sample: Sample) {
+    let time = sample.time;
+    history.push_back(sample);
+    while history
+        .front()
+        .is_some_and(|first| time - first.time > HISTORY_SECONDS)
+    {
+        history.pop_front();
+    }
+}
+
 /// What one frame of solving did.
 #[derive(Clone, Debug, Default)]
 pub struct FrameReport {
@@ -442,14 +455,7 @@ impl Playground {
             ess: self.last_ess,
             step_ms,
         };
-        self.history.push_back(sample);
-        while let Some(first) = self.history.front() {
-            if time - first.time > HISTORY_SECONDS {
-                self.history.pop_front();
-            } else {
-                break;
-            }
-        }
+        record_sample(&mut self.history, sample);
         Ok(self.report(n, step_ms))
     }
 

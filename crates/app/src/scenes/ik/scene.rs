@@ -479,8 +479,7 @@ mod tests {
 
     #[test]
     fn a_urdf_scene_lists_what_the_importer_adjusted() {
-        let dir = std::env::temp_dir().join(format!("posecloud-scene-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::testing::scratch_dir("scene");
         let path = dir.join("mimic.urdf");
         std::fs::write(
             &path,
@@ -524,8 +523,7 @@ mod tests {
         let loaded: usize = scene.meshes.meshes.iter().flatten().flatten().count();
         assert_eq!(loaded, 8);
         assert!(!scene.meshes.failed.contains(&true));
-        let dir = std::env::temp_dir().join(format!("posecloud-panda-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::testing::scratch_dir("panda");
         let copy = dir.join("panda.urdf");
         std::fs::copy(panda, &copy).unwrap();
         let lost = Scene::build(&SceneSource::Urdf(copy.clone())).unwrap();

@@ -573,8 +573,7 @@ mod tests {
 
     #[test]
     fn a_byte_order_mark_before_a_script_is_accepted() {
-        let dir = std::env::temp_dir().join(format!("posecloud-bom-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::testing::scratch_dir("bom");
         let path = dir.join("s.txt");
         std::fs::write(&path, "\u{feff}0.5 quit\n").unwrap();
         let p = Player::load(&path).unwrap();

@@ -18,7 +18,7 @@ use skeleton::Skeleton;
 
 use crate::runtime::{Pacing, Published, SolverRuntime};
 use crate::scenes::ik::playground::{
-    HISTORY_SECONDS, IkEdit, IkSnapshot, Playground, Sample, Target, check_target_index, region_of,
+    IkEdit, IkSnapshot, Playground, Sample, Target, check_target_index, record_sample, region_of,
 };
 use crate::scenes::ik::scene::Scene;
 use crate::scenes::ik::settings::Settings;
@@ -151,19 +151,15 @@ impl IkSession {
         }
         if fresh && s.steps > 0 {
             let distances = self.target_distances();
-            self.history.push_back(Sample {
-                time,
-                distances,
-                ess: s.data.ess,
-                step_ms: s.slice_ms,
-            });
-            while let Some(first) = self.history.front() {
-                if time - first.time > HISTORY_SECONDS {
-                    self.history.pop_front();
-                } else {
-                    break;
-                }
-            }
+            record_sample(
+                &mut self.history,
+                Sample {
+                    time,
+                    distances,
+                    ess: s.data.ess,
+                    step_ms: s.slice_ms,
+                },
+            );
         }
         match &self.snapshot.error {
             Some(e) if self.reported_error.as_ref() != Some(e) => {

@@ -438,8 +438,7 @@ mod tests {
         s.noise.groups.insert("left arm".into(), 0.5);
         s.noise.joints.insert("l_elbow".into(), [0.1, 0.0, 0.02]);
         s.set_constraint_sigma(ConstraintGroup::Floor, 0.004);
-        let dir = std::env::temp_dir().join(format!("posecloud-settings-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::testing::scratch_dir("settings");
         let path = dir.join("s.toml");
         s.save(&path).unwrap();
         assert_eq!(Settings::load(&path).unwrap(), s);
@@ -448,8 +447,7 @@ mod tests {
 
     #[test]
     fn bad_files_name_the_field() {
-        let dir = std::env::temp_dir().join(format!("posecloud-bad-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::testing::scratch_dir("bad");
         for (text, needle) in [
             ("[filter]\nparticles = 0\n", "filter.particles"),
             ("[filter]\nparticles = 20000\n", "filter.particles"),

@@ -18,11 +18,8 @@ use sparse::{
     SparseTracker, SyntheticSensors, body_errors, error_bodies,
 };
 
-use crate::runtime::{ClipClock, Solver};
+use crate::runtime::{ClipClock, Solver, push_history};
 use crate::scenes::track::model::repo_path;
-
-/// Frames of history kept for the plots.
-pub const SPARSE_HISTORY: usize = 600;
 
 /// Which motion prior (SPARSE §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,12 +98,6 @@ impl SparseSettings {
         c.prior_damping = self.prior_damping;
         c.physics = self.physics;
     }
-}
-
-/// An edit from the panel.
-#[derive(Clone, Debug)]
-pub enum SparseEdit {
-    Settings(SparseSettings),
 }
 
 /// One plotted frame.
@@ -224,7 +215,7 @@ impl SparseScene {
             last: None,
             history: VecDeque::new(),
             cd: None,
-            clock: ClipClock::default(),
+            clock: ClipClock::new(clip.frame_time),
             step_ms: 0.0,
             skeleton: Arc::new(clip.skeleton.clone()),
             clip,
@@ -279,10 +270,10 @@ impl SparseScene {
 
 impl Solver for SparseScene {
     type Snapshot = SparseSnapshot;
-    type Edit = SparseEdit;
+    /// The panel's settings.
+    type Edit = SparseSettings;
 
-    fn apply(&mut self, edit: SparseEdit) -> Result<()> {
-        let SparseEdit::Settings(s) = edit;
+    fn apply(&mut self, s: SparseSettings) -> Result<()> {
         ensure!(
             s.imus.len() == self.sensors.imus.len()
                 && s.markers.len() == self.sensors.markers.len(),
@@ -313,10 +304,7 @@ impl Solver for SparseScene {
     }
 
     fn step(&mut self, time: f64) -> Result<()> {
-        if !self
-            .clock
-            .frame_due(self.settings.realtime, time, self.clip.frame_time)
-        {
+        if !self.clock.frame_due(self.settings.realtime, time) {
             return Ok(());
         }
         if self.frame >= self.clip.len() {
@@ -333,16 +321,16 @@ impl Solver for SparseScene {
             k.and_then(|i| r.joint_torques.get(i).copied())
                 .unwrap_or(0.0)
         };
-        if self.history.len() == SPARSE_HISTORY {
-            self.history.pop_front();
-        }
-        self.history.push_back(SparseSample {
-            frame: self.frame,
-            position_cm: pos * 100.0,
-            orientation_deg: ang.to_degrees(),
-            knee_torque: [knee(self.knees[0]), knee(self.knees[1])],
-            contact_force: r.contacts.iter().map(|c| c.force().y).sum(),
-        });
+        push_history(
+            &mut self.history,
+            SparseSample {
+                frame: self.frame,
+                position_cm: pos * 100.0,
+                orientation_deg: ang.to_degrees(),
+                knee_torque: [knee(self.knees[0]), knee(self.knees[1])],
+                contact_force: r.contacts.iter().map(|c| c.force().y).sum(),
+            },
+        );
         self.last = Some(r);
         self.frame += 1;
         Ok(())
@@ -434,7 +422,7 @@ mod tests {
         let mut s = SparseScene::new(None, None).unwrap();
         let mut settings = s.settings().clone();
         settings.realtime = false;
-        s.apply(SparseEdit::Settings(settings)).unwrap();
+        s.apply(settings).unwrap();
         s
     }
 
@@ -453,7 +441,7 @@ mod tests {
         let mut settings = s.settings().clone();
         settings.imus[0] = false;
         settings.markers[1] = false;
-        s.apply(SparseEdit::Settings(settings)).unwrap();
+        s.apply(settings).unwrap();
         let snap = stepped(&mut s, 30);
         assert!(!snap.imus[0].2 && snap.markers[1].0.is_none());
         let last = snap.history.back().unwrap();
@@ -465,14 +453,14 @@ mod tests {
         let mut s = scene();
         let mut bad = s.settings().clone();
         bad.prior_stiffness = -1.0;
-        assert!(s.apply(SparseEdit::Settings(bad)).is_err());
+        assert!(s.apply(bad).is_err());
         assert!(s.settings().prior_stiffness > 0.0);
         let mut bad = s.settings().clone();
         bad.imus.pop();
-        assert!(s.apply(SparseEdit::Settings(bad)).is_err());
+        assert!(s.apply(bad).is_err());
         let mut reference = s.settings().clone();
         reference.prior = PriorKind::Reference;
-        s.apply(SparseEdit::Settings(reference)).unwrap();
+        s.apply(reference).unwrap();
         s.step(0.0).unwrap();
         assert!(
             SparseScene::new(Some("/nonexistent/clip.bvh".into()), None)

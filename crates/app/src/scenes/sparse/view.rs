@@ -14,25 +14,23 @@ use std::time::Instant;
 
 use anyhow::Result;
 use bevy::prelude::*;
-use bevy_egui::{EguiPrimaryContextPass, egui};
+use bevy_egui::egui;
 
-use crate::gui::bodies::{Bodies, BodiesPlugin};
-use crate::gui::export::{Exports, PoseNow};
-use crate::gui::layout::{Chart, PanelView, clip_header};
+use crate::gui::bodies::Bodies;
+use crate::gui::export::PoseNow;
+use crate::gui::layout::{
+    Chart, LEFT_WIDTH, PLOT_HEIGHT, PanelView, clip_header, error_label, section,
+};
 use crate::gui::scene_common::{
-    SceneRuntime, SceneSet, WindowOptions, WindowScene, run_scene_window,
+    SceneRuntime, WindowOptions, WindowScene, add_scene_view, body_focus, run_scene_window,
 };
 use crate::gui::{OrbitCamera, line_gizmos};
-use crate::scenes::sparse::model::{
-    PriorKind, SparseEdit, SparseScene, SparseSettings, SparseSnapshot,
-};
+use crate::scenes::sparse::model::{PriorKind, SparseScene, SparseSettings, SparseSnapshot};
 
-const LEFT_WIDTH: f32 = 320.0;
 /// Limb radii of the tracked body and of the ground-truth ghost around it
 /// (m).
 const BODY_RADIUS: f32 = 0.04;
 const GHOST_RADIUS: f32 = 0.055;
-const PLOT_HEIGHT: f32 = 170.0;
 
 /// How the sparse window starts.
 #[derive(Clone, Debug)]
@@ -72,20 +70,18 @@ pub struct SparseScenePlugin;
 
 impl Plugin for SparseScenePlugin {
     fn build(&self, app: &mut App) {
-        app.insert_gizmo_config(SparseBodyGizmos, line_gizmos(6.0, -0.2))
-            .add_plugins(BodiesPlugin)
-            .add_systems(Update, draw.in_set(SceneSet::Draw))
-            .add_systems(EguiPrimaryContextPass, panels);
+        add_scene_view(
+            app,
+            (SparseBodyGizmos, line_gizmos(6.0, -0.2)),
+            draw,
+            panels,
+        );
     }
 }
 
 impl WindowScene for SparseScene {
     fn initial_orbit(s: &SparseSnapshot) -> OrbitCamera {
-        let root = s
-            .body
-            .first()
-            .map_or(Vec3::new(0.0, 0.9, 0.0), |p| Vec3::from_array(*p));
-        OrbitCamera::new(root, 3.2, 0.9, 0.2)
+        OrbitCamera::new(body_focus(&s.body), 3.2, 0.9, 0.2)
     }
 }
 
@@ -147,7 +143,6 @@ fn panels(
     mut view: PanelView,
     mut res: ResMut<SparseRes>,
     mut ui_state: ResMut<SparseUi>,
-    mut exports: ResMut<Exports>,
 ) -> bevy::prelude::Result {
     let snap = res.latest.clone();
     let s = &snap.data;
@@ -164,83 +159,76 @@ fn panels(
             &mut settings.realtime,
             60,
         );
-        egui::CollapsingHeader::new("Status")
-            .default_open(true)
-            .show(ui, |ui| {
+        section(ui, "Status", |ui| {
+            ui.label(format!(
+                "{} · frame {} of {} · {:.0} fps · step {:.2} ms",
+                s.clip_name, s.frame, s.frames, clock.fps, s.step_ms
+            ));
+            if let Some(h) = s.history.back() {
                 ui.label(format!(
-                    "{} · frame {} of {} · {:.0} fps · step {:.2} ms",
-                    s.clip_name, s.frame, s.frames, clock.fps, s.step_ms
+                    "body error {:.1} cm, {:.1}° · contacts {} ({:.0} N up)",
+                    h.position_cm,
+                    h.orientation_deg,
+                    s.contacts.len(),
+                    h.contact_force
                 ));
-                if let Some(h) = s.history.back() {
-                    ui.label(format!(
-                        "body error {:.1} cm, {:.1}° · contacts {} ({:.0} N up)",
-                        h.position_cm,
-                        h.orientation_deg,
-                        s.contacts.len(),
-                        h.contact_force
-                    ));
+            }
+            if let Some(e) = &r.error {
+                error_label(ui, e.as_str());
+            }
+        });
+        section(ui, "Sensors", |ui| {
+            ui.label("IMUs (orientation):");
+            for (i, name) in s.sensor_names.0.iter().enumerate() {
+                if let Some(on) = settings.imus.get_mut(i) {
+                    ui.checkbox(on, name.as_str());
                 }
-                if let Some(e) = &r.error {
-                    ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
+            }
+            ui.label("markers (position):");
+            for (i, name) in s.sensor_names.1.iter().enumerate() {
+                if let Some(on) = settings.markers.get_mut(i) {
+                    ui.checkbox(on, name.as_str());
                 }
-            });
-        egui::CollapsingHeader::new("Sensors")
-            .default_open(true)
-            .show(ui, |ui| {
-                ui.label("IMUs (orientation):");
-                for (i, name) in s.sensor_names.0.iter().enumerate() {
-                    if let Some(on) = settings.imus.get_mut(i) {
-                        ui.checkbox(on, name.as_str());
+            }
+        });
+        section(ui, "Prior and compliance", |ui| {
+            egui::ComboBox::from_label("prior")
+                .selected_text(settings.prior.name())
+                .show_ui(ui, |ui| {
+                    for k in PriorKind::ALL {
+                        ui.selectable_value(&mut settings.prior, k, k.name());
                     }
-                }
-                ui.label("markers (position):");
-                for (i, name) in s.sensor_names.1.iter().enumerate() {
-                    if let Some(on) = settings.markers.get_mut(i) {
-                        ui.checkbox(on, name.as_str());
-                    }
-                }
-            });
-        egui::CollapsingHeader::new("Prior and compliance")
-            .default_open(true)
-            .show(ui, |ui| {
-                egui::ComboBox::from_label("prior")
-                    .selected_text(settings.prior.name())
-                    .show_ui(ui, |ui| {
-                        for k in PriorKind::ALL {
-                            ui.selectable_value(&mut settings.prior, k, k.name());
-                        }
-                    });
-                for (value, label) in [
-                    (&mut settings.marker_stiffness, "marker stiffness"),
-                    (&mut settings.imu_stiffness, "IMU stiffness"),
-                    (&mut settings.prior_stiffness, "prior stiffness"),
-                ] {
-                    ui.add(
-                        egui::Slider::new(value, 1e4..=1e10)
-                            .logarithmic(true)
-                            .text(label),
-                    );
-                }
-                ui.add(egui::Slider::new(&mut settings.damping, 0.1..=10.0).text("sensor damping"));
+                });
+            for (value, label) in [
+                (&mut settings.marker_stiffness, "marker stiffness"),
+                (&mut settings.imu_stiffness, "IMU stiffness"),
+                (&mut settings.prior_stiffness, "prior stiffness"),
+            ] {
                 ui.add(
-                    egui::Slider::new(&mut settings.prior_damping, 0.1..=10.0)
-                        .text("prior damping"),
+                    egui::Slider::new(value, 1e4..=1e10)
+                        .logarithmic(true)
+                        .text(label),
                 );
-                ui.checkbox(&mut settings.physics, "physics (contacts, torques)");
-            });
+            }
+            ui.add(egui::Slider::new(&mut settings.damping, 0.1..=10.0).text("sensor damping"));
+            ui.add(
+                egui::Slider::new(&mut settings.prior_damping, 0.1..=10.0).text("prior damping"),
+            );
+            ui.checkbox(&mut settings.physics, "physics (contacts, torques)");
+        });
         let pose = s.skeleton.as_deref().map(|skeleton| PoseNow {
             skeleton,
             pose: &s.pose,
             frame: s.frame,
             frame_time: s.frame_time,
         });
-        exports.section(ui, clock, &s.clip_name, pose);
+        view.exports.section(ui, clock, &s.clip_name, pose);
     });
     layout.charts("sparse-plots", PLOT_HEIGHT, charts(s));
     r.play(play);
     if settings != ui_state.settings {
         ui_state.settings = settings.clone();
-        r.edit(SparseEdit::Settings(settings));
+        r.edit(settings);
     }
     let focus = s.body.first().map(|p| Vec3::new(p[0], p[1].max(0.6), p[2]));
     view.frame(&layout, focus);

@@ -20,17 +20,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use skeleton::{Bvh, Skeleton};
-use track::session::{FilterSettings, Session, SessionSpec, Stage};
+use track::session::{CameraSpec, FilterSettings, KnownPose, Session, SessionSpec, Stage, Subject};
 use track::{Arm, BackendChoice, Recorder, SharedDevice, Side, StartPose};
+use vision::batch::EmptyScene;
 use vision::{
     ColourClass, FrameSource, RenderOptions, SegClass, Segmentation, Sleeves, Stroke,
     SyntheticRenderer, SyntheticSource, load_camera, open_source,
 };
 
-use crate::runtime::Solver;
+use crate::runtime::{Solver, push_history};
 
-/// Frames of F / elbow history kept for the plots.
-pub const TRACK_HISTORY: usize = 600;
 /// Most particles the scene accepts (the tracker's cost grows with N).
 pub const MAX_TRACK_PARTICLES: usize = 5000;
 /// Particles projected over the camera frame (the most likely ones).
@@ -53,21 +52,19 @@ pub fn repo_path(rel: &str) -> PathBuf {
 /// Where the frames come from and whom to track.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrackSpec {
-    /// `None`: a synthetic render of [`Self::body`]'s clip; else a frame
-    /// source as `posecloud track --frames` takes it (folder, glob, video,
-    /// Y4M, `webcam[:N[@WxH]]`).
+    /// `None`: a synthetic render of the body clip of [`Self::subject`];
+    /// else a frame source as `posecloud track --frames` takes it (folder,
+    /// glob, video, Y4M, `webcam[:N[@WxH]]`).
     pub frames: Option<String>,
-    /// The camera file (TOML, `crates/vision`); `None`: the default camera
-    /// of `fov_deg` (a synthetic render needs a file).
-    pub camera: Option<PathBuf>,
-    pub fov_deg: f64,
+    /// A camera file (TOML, `crates/vision`) or the default camera of a
+    /// field of view (a synthetic render needs a file).
+    pub camera: CameraSpec,
     /// The body (a BVH: its hierarchy gives the dimensions; for the
-    /// synthetic source, the clip). `None`: the default body at
-    /// `subject_height`.
-    pub body: Option<PathBuf>,
-    pub subject_height: Option<f64>,
-    /// The frame of `body` holding the initial pose (and, for the synthetic
-    /// source, the first rendered clip frame).
+    /// synthetic source, the clip; `None`: the default body) and the
+    /// subject's height.
+    pub subject: Subject,
+    /// The frame of the body file holding the initial pose (and, for the
+    /// synthetic source, the first rendered clip frame).
     pub init_frame: usize,
     /// Synthetic source: clip frames rendered (from `init_frame`) and step.
     pub synthetic_frames: usize,
@@ -77,7 +74,7 @@ pub struct TrackSpec {
     pub background_frames: Option<usize>,
     /// Frame rate of image folders.
     pub fps: f64,
-    /// The guided start's pose; `None`: start from `body`'s `init_frame`
+    /// The guided start's pose; `None`: start from the body's `init_frame`
     /// (a camera file's world frame).
     pub start_pose: Option<StartPose>,
     pub sleeves: Sleeves,
@@ -92,10 +89,11 @@ impl Default for TrackSpec {
     fn default() -> Self {
         Self {
             frames: None,
-            camera: Some(repo_path("crates/vision/assets/camera_near.toml")),
-            fov_deg: track::DEFAULT_FOV_DEG,
-            body: Some(repo_path("assets/motions/cmu_131_01_walk.bvh")),
-            subject_height: None,
+            camera: CameraSpec::File(repo_path("crates/vision/assets/camera_near.toml")),
+            subject: Subject {
+                body: Some(repo_path("assets/motions/cmu_131_01_walk.bvh")),
+                height: None,
+            },
             init_frame: 500,
             synthetic_frames: 200,
             synthetic_step: 4,
@@ -114,9 +112,11 @@ impl TrackSpec {
     pub fn live(frames: impl Into<String>) -> Self {
         Self {
             frames: Some(frames.into()),
-            camera: None,
-            body: None,
-            subject_height: Some(track::DEFAULT_SUBJECT_HEIGHT),
+            camera: CameraSpec::default(),
+            subject: Subject {
+                body: None,
+                height: Some(track::DEFAULT_SUBJECT_HEIGHT),
+            },
             background_frames: None,
             start_pose: Some(StartPose::ArmsDown),
             ..Self::default()
@@ -128,7 +128,8 @@ impl TrackSpec {
         match &self.frames {
             None => format!(
                 "tracking: synthetic render of {}",
-                self.body
+                self.subject
+                    .body
                     .as_deref()
                     .and_then(Path::file_name)
                     .unwrap_or_default()
@@ -143,14 +144,13 @@ impl TrackSpec {
         SessionSpec {
             frames: self.frames.clone().unwrap_or_else(|| "synthetic".into()),
             camera: self.camera.clone(),
-            fov_deg: self.fov_deg,
-            body: self.body.clone(),
-            subject_height: self.subject_height,
-            init: None,
-            init_frame: self.start_pose.is_none().then_some(self.init_frame),
+            subject: self.subject.clone(),
+            init: self.start_pose.is_none().then_some(KnownPose {
+                file: None,
+                frame: self.init_frame,
+            }),
             start_pose: self.start_pose.unwrap_or(StartPose::ArmsDown),
-            background: None,
-            background_frames: self.background_frames,
+            background: self.background_frames.map(EmptyScene::FirstFrames),
             sleeves: self.sleeves,
             track: self.track.clone(),
             ..SessionSpec::default()
@@ -419,7 +419,7 @@ impl TrackingScene {
         settings.validate()?;
         let (source, truth): (Box<dyn FrameSource>, Option<Truth>) = match &spec.frames {
             None => {
-                let (Some(body), Some(camera)) = (&spec.body, &spec.camera) else {
+                let (Some(body), Some(camera)) = (&spec.subject.body, spec.camera.file()) else {
                     bail!("a synthetic render needs a body clip and a camera file");
                 };
                 let bvh = Bvh::load(body).with_context(|| format!("body {}", body.display()))?;
@@ -947,10 +947,7 @@ impl Solver for TrackingScene {
             truth_elbow_deg: truth,
             ess: tracked.report.ess,
         };
-        if self.history.len() == TRACK_HISTORY {
-            self.history.pop_front();
-        }
-        self.history.push_back(sample);
+        push_history(&mut self.history, sample);
         Ok(())
     }
 
@@ -1138,9 +1135,9 @@ mod tests {
         // A person standing arms-down 2.6 m along the camera's axis, 0.3 m
         // to the side, after an empty frame.
         let spec0 = TrackSpec::default();
-        let mut bvh = Bvh::load(spec0.body.as_ref().unwrap()).unwrap();
+        let mut bvh = Bvh::load(spec0.subject.body.as_ref().unwrap()).unwrap();
         let cam = vision::resize_camera(
-            &load_camera(spec0.camera.as_ref().unwrap()).unwrap(),
+            &load_camera(spec0.camera.file().unwrap()).unwrap(),
             320,
             240,
         )
@@ -1158,11 +1155,11 @@ mod tests {
         let renderer =
             SyntheticRenderer::new(&bvh.skeleton, cam, RenderOptions::default()).unwrap();
         let source = SyntheticSource::new(&bvh, renderer, 0..22, 1).unwrap();
-        let dir = std::env::temp_dir().join(format!("posecloud_start_{}", std::process::id()));
+        let dir = crate::testing::scratch_path("start");
         vision::write_render(&source, &dir).unwrap();
         let spec = TrackSpec {
             frames: Some(dir.to_str().unwrap().to_owned()),
-            camera: Some(dir.join("camera.toml")),
+            camera: CameraSpec::File(dir.join("camera.toml")),
             start_pose: Some(StartPose::ArmsDown),
             background_frames: Some(1),
             ..TrackSpec::default()
@@ -1200,8 +1197,7 @@ mod tests {
     #[test]
     fn a_saved_pose_reads_back_where_the_estimate_is() {
         let mut scene = small_scene();
-        let dir = std::env::temp_dir().join(format!("posecloud_pose_{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::testing::scratch_path("pose");
         for _ in 0..3 {
             scene.step(0.0).unwrap();
         }
@@ -1232,8 +1228,7 @@ mod tests {
             "posecloud-20251125-180000"
         );
         let mut scene = small_scene();
-        let dir = std::env::temp_dir().join(format!("posecloud_rec_{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::testing::scratch_path("rec");
         scene.step(0.0).unwrap();
         scene.apply(TrackEdit::Record(Some(dir.clone()))).unwrap();
         let snap = stepped(&mut scene, 3);
@@ -1286,7 +1281,10 @@ mod tests {
         for (spec, needle) in [
             (
                 TrackSpec {
-                    body: Some("/nonexistent/body.bvh".into()),
+                    subject: Subject {
+                        body: Some("/nonexistent/body.bvh".into()),
+                        height: None,
+                    },
                     ..short_walk()
                 },
                 "/nonexistent/body.bvh",

@@ -33,17 +33,17 @@ use anyhow::Result;
 use bevy::app::PluginsState;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
-use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
-use track::session::FilterSettings;
+use bevy_egui::{EguiContexts, egui};
+use track::session::{CameraSpec, FilterSettings, Subject};
 use track::{FilterKind, ObservationMode, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
-use crate::gui::bodies::{Bodies, BodiesPlugin};
-use crate::gui::cloud_budget::{CloudBudget, CloudSize};
-use crate::gui::export::Exports;
-use crate::gui::layout::{Chart, PanelView};
+use crate::gui::bodies::Bodies;
+use crate::gui::cloud_budget::CloudPainter;
+use crate::gui::layout::{Chart, LEFT_WIDTH, PLOT_HEIGHT, PanelView, error_label, section};
 use crate::gui::scene_common::{
-    SceneRuntime, SceneSet, WindowOptions, WindowScene, play_buttons, run_scene, scene_app,
+    SceneRuntime, WindowOptions, WindowScene, add_scene_view, body_focus, play_buttons, run_scene,
+    scene_app,
 };
 use crate::gui::{OrbitCamera, line_gizmos};
 use crate::runtime::{Pacing, Published};
@@ -59,9 +59,7 @@ pub const TRUTH_COLOUR: [f32; 3] = [0.95, 0.95, 0.95];
 /// Limb radii of the estimate and of the ground-truth ghost around it (m).
 const BODY_RADIUS: f32 = 0.04;
 const GHOST_RADIUS: f32 = 0.055;
-const LEFT_WIDTH: f32 = 320.0;
 const RIGHT_WIDTH: f32 = 560.0;
-const PLOT_HEIGHT: f32 = 170.0;
 
 /// How the tracking window starts.
 #[derive(Clone, Debug)]
@@ -441,13 +439,14 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         camera_text: options
             .spec
             .camera
-            .as_ref()
+            .file()
             .map_or(String::new(), |c| c.display().to_string()),
         height_text: format!(
             "{:.2}",
             options
                 .spec
-                .subject_height
+                .subject
+                .height
                 .unwrap_or(track::DEFAULT_SUBJECT_HEIGHT)
         ),
         joints_text: options.spec.track.clone(),
@@ -476,25 +475,18 @@ impl Plugin for TrackingScenePlugin {
     fn build(&self, app: &mut App) {
         // Over the solid body: particles near the estimate lie inside its
         // capsules.
-        app.insert_gizmo_config(TrackCloudGizmos, line_gizmos(1.5, -1.0))
-            .add_plugins(BodiesPlugin)
-            .add_systems(
-                Update,
-                (leave_a_lost_device, follow_scrub, draw)
-                    .chain()
-                    .in_set(SceneSet::Draw),
-            )
-            .add_systems(EguiPrimaryContextPass, panels);
+        add_scene_view(
+            app,
+            (TrackCloudGizmos, line_gizmos(1.5, -1.0)),
+            (leave_a_lost_device, follow_scrub, draw).chain(),
+            panels,
+        );
     }
 }
 
 impl WindowScene for TrackingScene {
     fn initial_orbit(s: &TrackSnapshot) -> OrbitCamera {
-        let focus = s
-            .estimate
-            .first()
-            .map_or(Vec3::new(0.0, 0.9, 0.0), |p| Vec3::from_array(*p));
-        OrbitCamera::new(focus, 4.5, 0.9, 0.25)
+        OrbitCamera::new(body_focus(&s.estimate), 4.5, 0.9, 0.25)
     }
 }
 
@@ -533,19 +525,16 @@ fn draw(
     track: Res<TrackRes>,
     ui: Res<TrackUi>,
     mut bodies: ResMut<Bodies>,
-    (budget, mut size): (Res<CloudBudget>, ResMut<CloudSize>),
+    mut painter: CloudPainter,
     mut cloud: Gizmos<TrackCloudGizmos>,
     mut plain: Gizmos,
-    mut order: Local<Vec<usize>>,
 ) {
     let s = &track.latest.data;
     let v = |p: [f32; 3]| Vec3::from_array(p);
     let finite = |p: &[f32; 3]| p.iter().all(|x| x.is_finite());
     // The cloud, lightest first so heavy particles draw on top.
-    size.0 = s.weights.len();
     if s.joints > 0 && s.cloud.len() == s.weights.len() * s.joints {
-        let cap = budget.drawn(s.weights.len());
-        crate::gui::draw_particle_cloud(&s.weights, cap, &mut order, |i, colour| {
+        painter.draw(&s.weights, |i, colour| {
             let pose = &s.cloud[i * s.joints..(i + 1) * s.joints];
             for &(a, c) in &s.bones {
                 if finite(&pose[a]) && finite(&pose[c]) {
@@ -553,6 +542,8 @@ fn draw(
                 }
             }
         });
+    } else {
+        painter.report(s.weights.len());
     }
     bodies.clear();
     if ui.show_truth && s.truth.len() == s.joints {
@@ -754,8 +745,11 @@ fn spec_for(text: &str, camera: &str, height: Option<f64>, base: &TrackSpec) -> 
         start_pose: base.start_pose,
         sleeves: base.sleeves,
         track: base.track.clone(),
-        camera: camera.clone().or_else(|| Some(repo_path(default_camera))),
-        body: Some(repo_path(clip)),
+        camera: CameraSpec::File(camera.clone().unwrap_or_else(|| repo_path(default_camera))),
+        subject: Subject {
+            body: Some(repo_path(clip)),
+            height: None,
+        },
         init_frame: init,
         ..TrackSpec::default()
     };
@@ -771,16 +765,18 @@ fn spec_for(text: &str, camera: &str, height: Option<f64>, base: &TrackSpec) -> 
             "crates/vision/assets/camera_front.toml",
         ),
         other => TrackSpec {
-            camera,
-            subject_height: height.or(base.subject_height),
+            camera: camera.map_or_else(CameraSpec::default, CameraSpec::File),
+            subject: Subject {
+                body: if base.frames.is_some() {
+                    base.subject.body.clone()
+                } else {
+                    None
+                },
+                height: height.or(base.subject.height),
+            },
             start_pose: Some(base.start_pose.unwrap_or(StartPose::ArmsDown)),
             sleeves: base.sleeves,
             track: base.track.clone(),
-            body: if base.frames.is_some() {
-                base.body.clone()
-            } else {
-                None
-            },
             ..TrackSpec::live(other)
         },
     }
@@ -874,14 +870,11 @@ fn update_textures(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn panels(
     mut view: PanelView,
     mut track: ResMut<TrackRes>,
     mut ui_state: ResMut<TrackUi>,
     mut images: ResMut<Assets<Image>>,
-    mut budget: ResMut<CloudBudget>,
-    mut exports: ResMut<Exports>,
 ) -> bevy::prelude::Result {
     let snap = track.latest.clone();
     update_textures(&mut view.contexts, &mut images, &mut ui_state, &snap);
@@ -901,339 +894,327 @@ fn panels(
     let ui_s = &mut *ui_state;
     layout.left("track-controls", LEFT_WIDTH, |ui| {
                 ui.heading("Tracking (RTPF)");
-                egui::CollapsingHeader::new("Source")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.horizontal(|ui| {
-                            for (label, text) in [
-                                ("walk", "synthetic"),
-                                ("hop", "synthetic:hop"),
-                                ("webcam", "webcam:0"),
-                            ] {
-                                if ui.button(label).clicked() {
-                                    ui_s.source_text = text.into();
-                                }
+                section(ui, "Source", |ui| {
+                    ui.horizontal(|ui| {
+                        for (label, text) in [
+                            ("walk", "synthetic"),
+                            ("hop", "synthetic:hop"),
+                            ("webcam", "webcam:0"),
+                        ] {
+                            if ui.button(label).clicked() {
+                                ui_s.source_text = text.into();
                             }
-                            if ui
-                                .button("find webcams")
-                                .on_hover_text("list the V4L2 cameras and their frame sizes")
-                                .clicked()
-                            {
-                                ui_s.webcams = Some(webcam_entries());
-                            }
-                        });
-                        match &ui_s.webcams {
-                            Some(Ok(list)) if list.is_empty() => {
-                                ui.small("no webcam found (/dev/video*)");
-                            }
-                            Some(Ok(list)) => {
-                                let mut chosen = None;
-                                for entry in list {
-                                    if ui.small_button(entry.as_str()).clicked() {
-                                        chosen = entry.split_whitespace().next().map(String::from);
-                                    }
-                                }
-                                if let Some(c) = chosen {
-                                    ui_s.source_text = c;
-                                }
-                            }
-                            Some(Err(e)) => {
-                                ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
-                            }
-                            None => {}
                         }
-                        ui.label("frames (synthetic[:hop], webcam:N[@WxH], folder, video):");
-                        ui.text_edit_singleline(&mut ui_s.source_text);
-                        ui.label("camera file (optional: empty is a level camera, 60° wide):");
-                        ui.text_edit_singleline(&mut ui_s.camera_text);
-                        ui.horizontal(|ui| {
-                            ui.add(
-                                egui::TextEdit::singleline(&mut ui_s.height_text)
-                                    .desired_width(48.0),
-                            );
-                            ui.label("subject height (m)");
-                        });
-                        ui.horizontal(|ui| {
-                            egui::ComboBox::from_id_salt("start-pose")
-                                .selected_text(start_pose_label(ui_s.spec.start_pose))
-                                .show_ui(ui, |ui| {
-                                    for p in [None, Some(StartPose::ArmsDown), Some(StartPose::TPose)]
-                                    {
-                                        ui.selectable_value(
-                                            &mut ui_s.spec.start_pose,
-                                            p,
-                                            start_pose_label(p),
-                                        );
-                                    }
-                                });
-                            ui.label("start pose");
-                        })
-                        .response
-                        .on_hover_text(
-                            "the guided start: stand arms down / in a T-pose facing the camera, found by its silhouette; \"body file's frame\" starts a synthetic render from its clip (applies on Open)",
+                        if ui
+                            .button("find webcams")
+                            .on_hover_text("list the V4L2 cameras and their frame sizes")
+                            .clicked()
+                        {
+                            ui_s.webcams = Some(webcam_entries());
+                        }
+                    });
+                    match &ui_s.webcams {
+                        Some(Ok(list)) if list.is_empty() => {
+                            ui.small("no webcam found (/dev/video*)");
+                        }
+                        Some(Ok(list)) => {
+                            let mut chosen = None;
+                            for entry in list {
+                                if ui.small_button(entry.as_str()).clicked() {
+                                    chosen = entry.split_whitespace().next().map(String::from);
+                                }
+                            }
+                            if let Some(c) = chosen {
+                                ui_s.source_text = c;
+                            }
+                        }
+                        Some(Err(e)) => {
+                            error_label(ui, e.as_str());
+                        }
+                        None => {}
+                    }
+                    ui.label("frames (synthetic[:hop], webcam:N[@WxH], folder, video):");
+                    ui.text_edit_singleline(&mut ui_s.source_text);
+                    ui.label("camera file (optional: empty is a level camera, 60° wide):");
+                    ui.text_edit_singleline(&mut ui_s.camera_text);
+                    ui.horizontal(|ui| {
+                        ui.add(
+                            egui::TextEdit::singleline(&mut ui_s.height_text)
+                                .desired_width(48.0),
                         );
-                        ui.horizontal(|ui| {
-                            let mut sleeves = s.sleeves;
-                            egui::ComboBox::from_id_salt("sleeves")
-                                .selected_text(sleeves_label(sleeves))
-                                .show_ui(ui, |ui| {
-                                    for v in [Sleeves::Short, Sleeves::Long] {
-                                        ui.selectable_value(&mut sleeves, v, sleeves_label(v));
-                                    }
-                                });
-                            ui.label("sleeves");
-                            if sleeves != s.sleeves {
-                                ui_s.spec.sleeves = sleeves;
-                                edits.push(TrackEdit::Sleeves(sleeves));
-                            }
-                        });
-                        ui.horizontal(|ui| {
-                            ui.add(
-                                egui::TextEdit::singleline(&mut ui_s.joints_text)
-                                    .desired_width(120.0),
-                            )
-                            .on_hover_text("auto, upper, all, or joint names separated by commas");
-                            if ui.button("track these joints").clicked() {
-                                ui_s.spec.track = ui_s.joints_text.trim().to_string();
-                                edits.push(TrackEdit::TrackedJoints(ui_s.spec.track.clone()));
-                            }
-                        });
-                        ui.horizontal(|ui| {
-                            if ui
-                                .add_enabled(ui_s.opening.is_none(), egui::Button::new("Open"))
-                                .clicked()
-                            {
-                                match ui_s.height_text.trim().parse::<f64>() {
-                                    Ok(h) if (0.5..=2.5).contains(&h) => {
-                                        open = Some(spec_for(
-                                            &ui_s.source_text,
-                                            &ui_s.camera_text,
-                                            Some(h),
-                                            &ui_s.spec,
-                                        ));
-                                    }
-                                    _ => {
-                                        ui_s.error = Some(format!(
-                                            "subject height: `{}` is not a height in metres (0.5 – 2.5)",
-                                            ui_s.height_text
-                                        ));
-                                    }
-                                }
-                            }
-                            if ui
-                                .button("start again")
-                                .on_hover_text("the guided start from the beginning: background, person, placing")
-                                .clicked()
-                            {
-                                edits.push(TrackEdit::Restart);
-                            }
-                        });
-                        ui.small(s.source_name.as_str());
-                        ui.small(s.camera_note.as_str());
+                        ui.label("subject height (m)");
                     });
-                egui::CollapsingHeader::new("Record")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.horizontal(|ui| match &s.recording {
-                            None => {
-                                if ui
-                                    .button("⏺ Record")
-                                    .on_hover_text(
-                                        "write the tracked motion to recordings/posecloud-<time>.csv and .bvh",
-                                    )
-                                    .clicked()
+                    ui.horizontal(|ui| {
+                        egui::ComboBox::from_id_salt("start-pose")
+                            .selected_text(start_pose_label(ui_s.spec.start_pose))
+                            .show_ui(ui, |ui| {
+                                for p in [None, Some(StartPose::ArmsDown), Some(StartPose::TPose)]
                                 {
-                                    edits.push(TrackEdit::Record(Some(ui_s.record_dir.clone())));
+                                    ui.selectable_value(
+                                        &mut ui_s.spec.start_pose,
+                                        p,
+                                        start_pose_label(p),
+                                    );
                                 }
-                            }
-                            Some((csv, rows)) => {
-                                if ui.button("⏹ Stop").clicked() {
-                                    edits.push(TrackEdit::Record(None));
+                            });
+                        ui.label("start pose");
+                    })
+                    .response
+                    .on_hover_text(
+                        "the guided start: stand arms down / in a T-pose facing the camera, found by its silhouette; \"body file's frame\" starts a synthetic render from its clip (applies on Open)",
+                    );
+                    ui.horizontal(|ui| {
+                        let mut sleeves = s.sleeves;
+                        egui::ComboBox::from_id_salt("sleeves")
+                            .selected_text(sleeves_label(sleeves))
+                            .show_ui(ui, |ui| {
+                                for v in [Sleeves::Short, Sleeves::Long] {
+                                    ui.selectable_value(&mut sleeves, v, sleeves_label(v));
                                 }
-                                ui.label(format!(
-                                    "{rows} frames → {}",
-                                    csv.file_name().unwrap_or_default().to_string_lossy()
-                                ));
-                            }
-                        });
+                            });
+                        ui.label("sleeves");
+                        if sleeves != s.sleeves {
+                            ui_s.spec.sleeves = sleeves;
+                            edits.push(TrackEdit::Sleeves(sleeves));
+                        }
                     });
+                    ui.horizontal(|ui| {
+                        ui.add(
+                            egui::TextEdit::singleline(&mut ui_s.joints_text)
+                                .desired_width(120.0),
+                        )
+                        .on_hover_text("auto, upper, all, or joint names separated by commas");
+                        if ui.button("track these joints").clicked() {
+                            ui_s.spec.track = ui_s.joints_text.trim().to_string();
+                            edits.push(TrackEdit::TrackedJoints(ui_s.spec.track.clone()));
+                        }
+                    });
+                    ui.horizontal(|ui| {
+                        if ui
+                            .add_enabled(ui_s.opening.is_none(), egui::Button::new("Open"))
+                            .clicked()
+                        {
+                            match ui_s.height_text.trim().parse::<f64>() {
+                                Ok(h) if (0.5..=2.5).contains(&h) => {
+                                    open = Some(spec_for(
+                                        &ui_s.source_text,
+                                        &ui_s.camera_text,
+                                        Some(h),
+                                        &ui_s.spec,
+                                    ));
+                                }
+                                _ => {
+                                    ui_s.error = Some(format!(
+                                        "subject height: `{}` is not a height in metres (0.5 – 2.5)",
+                                        ui_s.height_text
+                                    ));
+                                }
+                            }
+                        }
+                        if ui
+                            .button("start again")
+                            .on_hover_text("the guided start from the beginning: background, person, placing")
+                            .clicked()
+                        {
+                            edits.push(TrackEdit::Restart);
+                        }
+                    });
+                    ui.small(s.source_name.as_str());
+                    ui.small(s.camera_note.as_str());
+                });
+                section(ui, "Record", |ui| {
+                    ui.horizontal(|ui| match &s.recording {
+                        None => {
+                            if ui
+                                .button("⏺ Record")
+                                .on_hover_text(
+                                    "write the tracked motion to recordings/posecloud-<time>.csv and .bvh",
+                                )
+                                .clicked()
+                            {
+                                edits.push(TrackEdit::Record(Some(ui_s.record_dir.clone())));
+                            }
+                        }
+                        Some((csv, rows)) => {
+                            if ui.button("⏹ Stop").clicked() {
+                                edits.push(TrackEdit::Record(None));
+                            }
+                            ui.label(format!(
+                                "{rows} frames → {}",
+                                csv.file_name().unwrap_or_default().to_string_lossy()
+                            ));
+                        }
+                    });
+                });
                 // Record above writes the tracked motion (CSV, BVH); the
                 // current pose is saved by the scene (its body file's
                 // skeleton).
-                exports.section_with(ui, clock, "track", None, |ui| {
+                view.exports.section_with(ui, clock, "track", None, |ui| {
                     if ui.button("save pose (BVH, CSV)").clicked() {
                         edits.push(TrackEdit::SavePose(crate::gui::export::export_stem("track")));
                     }
                 });
-                egui::CollapsingHeader::new("Play")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        play = play_buttons(ui, track.paused);
-                        if let Some(n) = s.frame_count.filter(|n| *n > 1) {
-                            let r =
-                                ui.add(egui::Slider::new(&mut ui_s.scrub, 0..=n - 1).text("frame"));
-                            if r.drag_stopped() || (r.changed() && !r.dragged()) {
-                                edits.push(TrackEdit::Seek(ui_s.scrub));
-                            }
+                section(ui, "Play", |ui| {
+                    play = play_buttons(ui, track.paused);
+                    if let Some(n) = s.frame_count.filter(|n| *n > 1) {
+                        let r =
+                            ui.add(egui::Slider::new(&mut ui_s.scrub, 0..=n - 1).text("frame"));
+                        if r.drag_stopped() || (r.changed() && !r.dragged()) {
+                            edits.push(TrackEdit::Seek(ui_s.scrub));
                         }
-                        ui.checkbox(&mut settings.realtime, "play at the source's frame rate");
-                        ui.horizontal(|ui| {
-                            if ui.button("capture background").clicked() {
-                                edits.push(TrackEdit::CaptureBackground);
-                            }
-                            if ui.button("learn colours").clicked() {
-                                edits.push(TrackEdit::LearnColours);
-                            }
-                        });
-                        if let Some(m) = &s.message {
-                            ui.small(m.as_str());
+                    }
+                    ui.checkbox(&mut settings.realtime, "play at the source's frame rate");
+                    ui.horizontal(|ui| {
+                        if ui.button("capture background").clicked() {
+                            edits.push(TrackEdit::CaptureBackground);
+                        }
+                        if ui.button("learn colours").clicked() {
+                            edits.push(TrackEdit::LearnColours);
                         }
                     });
-                egui::CollapsingHeader::new("Status")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.label(format!("likelihood: {}", s.backend));
+                    if let Some(m) = &s.message {
+                        ui.small(m.as_str());
+                    }
+                });
+                section(ui, "Status", |ui| {
+                    ui.label(format!("likelihood: {}", s.backend));
+                    ui.label(format!(
+                        "frame {} of {} · {:.0} fps · tracker {:.1} ms, segmentation {:.1} ms",
+                        s.frame_index.map_or("—".into(), |k| k.to_string()),
+                        s.frame_count.map_or("?".into(), |n| n.to_string()),
+                        clock.fps,
+                        s.step_ms,
+                        s.segment_ms
+                    ));
+                    if let Some(last) = s.history.back() {
                         ui.label(format!(
-                            "frame {} of {} · {:.0} fps · tracker {:.1} ms, segmentation {:.1} ms",
-                            s.frame_index.map_or("—".into(), |k| k.to_string()),
-                            s.frame_count.map_or("?".into(), |n| n.to_string()),
-                            clock.fps,
-                            s.step_ms,
-                            s.segment_ms
+                            "F {:.3} · ESS {:.1} / {} · elbow {:.0}°{}",
+                            last.residual,
+                            last.ess,
+                            s.weights.len(),
+                            last.elbow_deg,
+                            last.truth_elbow_deg
+                                .map_or(String::new(), |t| format!(" (truth {t:.0}°)"))
                         ));
-                        if let Some(last) = s.history.back() {
-                            ui.label(format!(
-                                "F {:.3} · ESS {:.1} / {} · elbow {:.0}°{}",
-                                last.residual,
-                                last.ess,
-                                s.weights.len(),
-                                last.elbow_deg,
-                                last.truth_elbow_deg
-                                    .map_or(String::new(), |t| format!(" (truth {t:.0}°)"))
-                            ));
-                        }
-                        if s.ended {
-                            ui.colored_label(egui::Color32::YELLOW, "end of the source");
-                        }
-                        if let Some((o, _)) = &ui_s.opening {
-                            ui.horizontal(|ui| {
-                                ui.spinner();
-                                ui.label(format!(
-                                    "opening {} … {:.0} s",
-                                    o.what,
-                                    o.started.elapsed().as_secs_f64()
-                                ));
-                            });
-                        }
-                        if let Some(e) = &track.error {
-                            ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
-                        }
-                        if let Some(e) = &ui_s.error {
-                            ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
-                        }
-                    });
-                egui::CollapsingHeader::new("Filter")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        egui::ComboBox::from_label("filter")
-                            .selected_text(settings.tracker.filter.name())
-                            .show_ui(ui, |ui| {
-                                for k in FilterKind::ALL {
-                                    ui.selectable_value(&mut settings.tracker.filter, k, k.name());
-                                }
-                            });
-                        egui::ComboBox::from_label("likelihood")
-                            .selected_text(backend_name(settings.tracker.backend))
-                            .show_ui(ui, |ui| {
-                                for b in BACKENDS {
-                                    ui.selectable_value(&mut settings.tracker.backend, b, backend_name(b));
-                                }
-                            })
-                            .response
-                            .on_hover_text(
-                                "auto: the GPU on a hardware adapter, else the CPU; gpu runs on the window's own device",
-                            );
-                        ui.add(
-                            egui::Slider::new(&mut settings.tracker.particles, 10..=MAX_TRACK_PARTICLES)
-                                .logarithmic(true)
-                                .text("particles"),
-                        );
-                        ui.add(
-                            egui::Slider::new(&mut settings.tracker.sigma_f, 0.01..=1.0)
-                                .logarithmic(true)
-                                .text("σ_F"),
-                        );
-                        ui.label("diffusion σ per frame:");
-                        ui.add(
-                            egui::Slider::new(&mut settings.tracker.sigma_translation, 0.0..=0.2)
-                                .text("root position (m)"),
-                        );
-                        ui.add(
-                            egui::Slider::new(&mut settings.tracker.sigma_trunk, 0.0..=0.3)
-                                .text("trunk (rad)"),
-                        );
-                        ui.add(
-                            egui::Slider::new(&mut settings.tracker.sigma_limb, 0.0..=0.5)
-                                .text("limbs (rad)"),
-                        );
-                        ui.checkbox(&mut settings.tracker.partitioned, "partitioned: trunk, then each limb")
-                            .on_hover_text(
-                                "diffuse and weigh one body partition at a time (one likelihood batch each)",
-                            );
-                        ui.checkbox(&mut settings.tracker.mean_estimate, "weighted mean (else MAP)");
+                    }
+                    if s.ended {
+                        ui.colored_label(egui::Color32::YELLOW, "end of the source");
+                    }
+                    if let Some((o, _)) = &ui_s.opening {
                         ui.horizontal(|ui| {
-                            ui.label("likelihood terms:");
-                            let mut regions = settings.tracker.observation != ObservationMode::Keypoints;
-                            let mut keypoints = settings.tracker.observation != ObservationMode::Regions;
-                            ui.checkbox(&mut regions, "regions")
-                                .on_hover_text("RTPF's body-part regions (segmentation)");
-                            ui.checkbox(&mut keypoints, "keypoints")
-                                .on_hover_text("BlazePose 2D keypoints, detected on their own thread");
-                            settings.tracker.observation = match (regions, keypoints) {
-                                (true, true) => ObservationMode::Both,
-                                (false, true) => ObservationMode::Keypoints,
-                                // At least one term: unticking both keeps the regions.
-                                _ => ObservationMode::Regions,
-                            };
+                            ui.spinner();
+                            ui.label(format!(
+                                "opening {} … {:.0} s",
+                                o.what,
+                                o.started.elapsed().as_secs_f64()
+                            ));
                         });
-                        ui.add_enabled(
-                            settings.tracker.observation != ObservationMode::Regions,
-                            egui::Slider::new(&mut settings.tracker.keypoint_sigma, 0.01..=0.5)
-                                .logarithmic(true)
-                                .text("keypoint σ (× body size)"),
-                        );
-                        let keypoints = settings.tracker.observation != ObservationMode::Regions;
-                        ui.add_enabled(
-                            keypoints,
-                            egui::Slider::new(&mut settings.tracker.keypoint_depth_sigma, 0.0..=2.0)
-                                .text("depth-order σ (× body size, 0 = off)"),
-                        )
+                    }
+                    if let Some(e) = &track.error {
+                        error_label(ui, e.as_str());
+                    }
+                    if let Some(e) = &ui_s.error {
+                        error_label(ui, e.as_str());
+                    }
+                });
+                section(ui, "Filter", |ui| {
+                    egui::ComboBox::from_label("filter")
+                        .selected_text(settings.tracker.filter.name())
+                        .show_ui(ui, |ui| {
+                            for k in FilterKind::ALL {
+                                ui.selectable_value(&mut settings.tracker.filter, k, k.name());
+                            }
+                        });
+                    egui::ComboBox::from_label("likelihood")
+                        .selected_text(backend_name(settings.tracker.backend))
+                        .show_ui(ui, |ui| {
+                            for b in BACKENDS {
+                                ui.selectable_value(&mut settings.tracker.backend, b, backend_name(b));
+                            }
+                        })
+                        .response
                         .on_hover_text(
-                            "how strongly the detector's relative depth of each limb segment's ends \
-                             picks between a segment and its flip towards or away from the camera",
+                            "auto: the GPU on a hardware adapter, else the CPU; gpu runs on the window's own device",
                         );
-                        ui.add_enabled(
-                            keypoints,
-                            egui::Slider::new(&mut settings.tracker.keypoint_lifts, 0..=24)
-                                .text("lifted arms a frame"),
-                        )
+                    ui.add(
+                        egui::Slider::new(&mut settings.tracker.particles, 10..=MAX_TRACK_PARTICLES)
+                            .logarithmic(true)
+                            .text("particles"),
+                    );
+                    ui.add(
+                        egui::Slider::new(&mut settings.tracker.sigma_f, 0.01..=1.0)
+                            .logarithmic(true)
+                            .text("σ_F"),
+                    );
+                    ui.label("diffusion σ per frame:");
+                    ui.add(
+                        egui::Slider::new(&mut settings.tracker.sigma_translation, 0.0..=0.2)
+                            .text("root position (m)"),
+                    );
+                    ui.add(
+                        egui::Slider::new(&mut settings.tracker.sigma_trunk, 0.0..=0.3)
+                            .text("trunk (rad)"),
+                    );
+                    ui.add(
+                        egui::Slider::new(&mut settings.tracker.sigma_limb, 0.0..=0.5)
+                            .text("limbs (rad)"),
+                    );
+                    ui.checkbox(&mut settings.tracker.partitioned, "partitioned: trunk, then each limb")
                         .on_hover_text(
-                            "particles moved each frame onto arms solved for the detected elbows and wrists",
+                            "diffuse and weigh one body partition at a time (one likelihood batch each)",
                         );
-                        ui.small(s.observation.as_str());
+                    ui.checkbox(&mut settings.tracker.mean_estimate, "weighted mean (else MAP)");
+                    ui.horizontal(|ui| {
+                        ui.label("likelihood terms:");
+                        let mut regions = settings.tracker.observation != ObservationMode::Keypoints;
+                        let mut keypoints = settings.tracker.observation != ObservationMode::Regions;
+                        ui.checkbox(&mut regions, "regions")
+                            .on_hover_text("RTPF's body-part regions (segmentation)");
+                        ui.checkbox(&mut keypoints, "keypoints")
+                            .on_hover_text("BlazePose 2D keypoints, detected on their own thread");
+                        settings.tracker.observation = match (regions, keypoints) {
+                            (true, true) => ObservationMode::Both,
+                            (false, true) => ObservationMode::Keypoints,
+                            // At least one term: unticking both keeps the regions.
+                            _ => ObservationMode::Regions,
+                        };
                     });
-                egui::CollapsingHeader::new("View")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        budget.controls(ui, s.weights.len());
-                        ui.checkbox(&mut ui_s.show_truth, "ground truth (white)");
-                        ui.checkbox(&mut ui_s.overlay, "labels over the frame");
-                        ui.checkbox(
-                            &mut ui_s.skeleton_overlay,
-                            "skeleton and likely particles over the frame",
-                        );
-                        ui.checkbox(&mut ui_s.keypoint_overlay, "detected keypoints over the frame");
-                    });
+                    ui.add_enabled(
+                        settings.tracker.observation != ObservationMode::Regions,
+                        egui::Slider::new(&mut settings.tracker.keypoint_sigma, 0.01..=0.5)
+                            .logarithmic(true)
+                            .text("keypoint σ (× body size)"),
+                    );
+                    let keypoints = settings.tracker.observation != ObservationMode::Regions;
+                    ui.add_enabled(
+                        keypoints,
+                        egui::Slider::new(&mut settings.tracker.keypoint_depth_sigma, 0.0..=2.0)
+                            .text("depth-order σ (× body size, 0 = off)"),
+                    )
+                    .on_hover_text(
+                        "how strongly the detector's relative depth of each limb segment's ends \
+                         picks between a segment and its flip towards or away from the camera",
+                    );
+                    ui.add_enabled(
+                        keypoints,
+                        egui::Slider::new(&mut settings.tracker.keypoint_lifts, 0..=24)
+                            .text("lifted arms a frame"),
+                    )
+                    .on_hover_text(
+                        "particles moved each frame onto arms solved for the detected elbows and wrists",
+                    );
+                    ui.small(s.observation.as_str());
+                });
+                section(ui, "View", |ui| {
+                    view.budget.controls(ui, s.weights.len());
+                    ui.checkbox(&mut ui_s.show_truth, "ground truth (white)");
+                    ui.checkbox(&mut ui_s.overlay, "labels over the frame");
+                    ui.checkbox(
+                        &mut ui_s.skeleton_overlay,
+                        "skeleton and likely particles over the frame",
+                    );
+                    ui.checkbox(&mut ui_s.keypoint_overlay, "detected keypoints over the frame");
+                });
     });
     layout.right("track-frame", RIGHT_WIDTH, true, |ui| {
         ui.label("camera frame");

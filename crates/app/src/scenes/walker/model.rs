@@ -14,11 +14,9 @@ use walker::mocap::{POINTS, TruthClip};
 use walker::tracker::observe;
 use walker::{Dynamics, Ellipse, InitialPose, PointObservation, WalkerConfig, WalkerTracker};
 
-use crate::runtime::{ClipClock, Solver};
+use crate::runtime::{ClipClock, Solver, push_history};
 use crate::scenes::track::model::repo_path;
 
-/// Frames of history kept for the plots.
-pub const WALKER_HISTORY: usize = 600;
 /// Most particles the scene accepts.
 pub const MAX_WALKER_PARTICLES: usize = 20_000;
 /// The tracking points' names, in [`POINTS`] order.
@@ -94,15 +92,6 @@ impl WalkerSettings {
         }
         Ok(())
     }
-}
-
-/// An edit from the panel.
-#[derive(Clone, Debug)]
-pub enum WalkerEdit {
-    /// New settings; N, N_thres, the dynamics, the force noise or the seed
-    /// rebuild the tracker at the current frame (initialised from the
-    /// clip, as the thesis initialised by hand).
-    Settings(WalkerSettings),
 }
 
 /// One plotted frame.
@@ -182,6 +171,7 @@ impl WalkerScene {
         let tracker = Self::build(&clip, &camera, &settings, 0)?;
         Ok(Self {
             rng: smc::stream_rng(settings.seed, 0, smc::StreamDomain::User(7), 0),
+            clock: ClipClock::new(clip.frame_time),
             clip,
             camera,
             settings,
@@ -191,7 +181,6 @@ impl WalkerScene {
             observed: PointObservation::default(),
             history: VecDeque::new(),
             map: Vec::new(),
-            clock: ClipClock::default(),
             step_ms: 0.0,
         })
     }
@@ -238,10 +227,13 @@ impl WalkerScene {
 
 impl Solver for WalkerScene {
     type Snapshot = WalkerSnapshot;
-    type Edit = WalkerEdit;
+    /// The panel's settings.
+    type Edit = WalkerSettings;
 
-    fn apply(&mut self, edit: WalkerEdit) -> Result<()> {
-        let WalkerEdit::Settings(s) = edit;
+    /// New settings; N, N_thres, the dynamics, the force noise or the seed
+    /// rebuild the tracker at the current frame (initialised from the
+    /// clip, as the thesis initialised by hand).
+    fn apply(&mut self, s: WalkerSettings) -> Result<()> {
         s.validate()?;
         let old = std::mem::replace(&mut self.settings, s);
         let n = &self.settings;
@@ -266,10 +258,7 @@ impl Solver for WalkerScene {
     }
 
     fn step(&mut self, time: f64) -> Result<()> {
-        if !self
-            .clock
-            .frame_due(self.settings.realtime, time, self.clip.frame_time)
-        {
+        if !self.clock.frame_due(self.settings.realtime, time) {
             return Ok(());
         }
         if self.frame >= self.clip.len() {
@@ -301,15 +290,15 @@ impl Solver for WalkerScene {
             }
         }
         let leg_area = r.ellipses[1..].iter().map(Ellipse::area).sum::<f64>() / 4.0;
-        if self.history.len() == WALKER_HISTORY {
-            self.history.pop_front();
-        }
-        self.history.push_back(WalkerSample {
-            frame: self.frame,
-            ess: r.ess,
-            err_px,
-            leg_area,
-        });
+        push_history(
+            &mut self.history,
+            WalkerSample {
+                frame: self.frame,
+                ess: r.ess,
+                err_px,
+                leg_area,
+            },
+        );
         if self.settings.show_map {
             self.map = self
                 .tracker
@@ -425,14 +414,14 @@ mod tests {
             particles: 100,
             ..fast()
         };
-        let e = scene.apply(WalkerEdit::Settings(bad)).unwrap_err();
+        let e = scene.apply(bad).unwrap_err();
         assert!(e.to_string().contains("N_thres"), "{e}");
         assert_eq!(scene.settings().particles, 400);
         let monopode = WalkerSettings {
             dynamics: Dynamics::Monopode,
             ..fast()
         };
-        scene.apply(WalkerEdit::Settings(monopode)).unwrap();
+        scene.apply(monopode).unwrap();
         scene.step(0.0).unwrap();
         assert!(
             WalkerScene::new(Some("/nonexistent/walk.bvh".into()), fast())

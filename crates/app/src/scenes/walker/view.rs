@@ -17,29 +17,28 @@ use std::time::Instant;
 
 use anyhow::Result;
 use bevy::prelude::*;
-use bevy_egui::{EguiPrimaryContextPass, egui};
+use bevy_egui::egui;
 use walker::Dynamics;
 use walker::mocap::POINTS;
 
-use crate::gui::bodies::{Bodies, BodiesPlugin};
-use crate::gui::cloud_budget::{CloudBudget, CloudSize};
-use crate::gui::export::Exports;
-use crate::gui::layout::{Chart, PanelView, clip_header};
+use crate::gui::bodies::Bodies;
+use crate::gui::cloud_budget::CloudPainter;
+use crate::gui::layout::{
+    Chart, LEFT_WIDTH, PLOT_HEIGHT, PanelView, clip_header, error_label, section,
+};
 use crate::gui::scene_common::{
-    SceneRuntime, SceneSet, WindowOptions, WindowScene, run_scene_window,
+    SceneRuntime, WindowOptions, WindowScene, add_scene_view, body_focus, run_scene_window,
 };
 use crate::gui::{OrbitCamera, line_gizmos};
 use crate::scenes::walker::model::{
-    MAX_WALKER_PARTICLES, POINT_NAMES, WalkerEdit, WalkerScene, WalkerSettings, WalkerSnapshot,
+    MAX_WALKER_PARTICLES, POINT_NAMES, WalkerScene, WalkerSettings, WalkerSnapshot,
 };
 
-const LEFT_WIDTH: f32 = 320.0;
 /// Limb radii of the mean legs and of the ground-truth ghost around them
 /// (m).
 const BODY_RADIUS: f32 = 0.045;
 const GHOST_RADIUS: f32 = 0.06;
 const RIGHT_WIDTH: f32 = 340.0;
-const PLOT_HEIGHT: f32 = 170.0;
 /// Colour of each tracking point in the image panel (hip, left knee, left
 /// foot, right knee, right foot).
 const POINT_COLOURS: [[u8; 3]; POINTS] = [
@@ -101,41 +100,42 @@ pub struct WalkerScenePlugin;
 
 impl Plugin for WalkerScenePlugin {
     fn build(&self, app: &mut App) {
-        app.insert_gizmo_config(WalkerCloudGizmos, line_gizmos(1.5, -0.5))
-            .add_plugins(BodiesPlugin)
-            .add_systems(Update, draw.in_set(SceneSet::Draw))
-            .add_systems(EguiPrimaryContextPass, panels);
+        add_scene_view(
+            app,
+            (WalkerCloudGizmos, line_gizmos(1.5, -0.5)),
+            draw,
+            panels,
+        );
     }
 }
 
 impl WindowScene for WalkerScene {
     fn initial_orbit(s: &WalkerSnapshot) -> OrbitCamera {
-        let t = s.truth.first().copied().unwrap_or([0.0, 0.9, 0.0]);
-        OrbitCamera::new(Vec3::new(t[0], 0.6, t[2]), 3.5, 1.2, 0.2)
+        let t = body_focus(&s.truth);
+        OrbitCamera::new(Vec3::new(t.x, 0.6, t.z), 3.5, 1.2, 0.2)
     }
 }
 
 fn draw(
     res: Res<WalkerRes>,
     mut bodies: ResMut<Bodies>,
-    (budget, mut size): (Res<CloudBudget>, ResMut<CloudSize>),
+    mut painter: CloudPainter,
     mut cloud: Gizmos<WalkerCloudGizmos>,
     mut plain: Gizmos,
-    mut order: Local<Vec<usize>>,
 ) {
     let s = &res.latest.data;
     let v = |p: [f32; 3]| Vec3::from_array(p);
-    size.0 = s.weights.len();
     if s.cloud.len() == s.weights.len() {
         // The heaviest within the drawing budget, 4 segments each.
-        let cap = budget.drawn(s.weights.len());
-        crate::gui::draw_particle_cloud(&s.weights, cap, &mut order, |i, colour| {
+        painter.draw(&s.weights, |i, colour| {
             let q = &s.cloud[i];
             let p = |k: usize| Vec3::new(q[3 * k], q[3 * k + 1], q[3 * k + 2]);
             for (a, c) in [(0, 1), (1, 2), (0, 3), (3, 4)] {
                 cloud.line(p(a), p(c), colour);
             }
         });
+    } else {
+        painter.report(s.weights.len());
     }
     // Hip, left knee, left foot, right knee, right foot.
     bodies.clear();
@@ -174,8 +174,6 @@ fn panels(
     mut view: PanelView,
     mut res: ResMut<WalkerRes>,
     mut ui_state: ResMut<WalkerUi>,
-    mut budget: ResMut<CloudBudget>,
-    mut exports: ResMut<Exports>,
 ) -> bevy::prelude::Result {
     let snap = res.latest.clone();
     let s = &snap.data;
@@ -193,78 +191,72 @@ fn panels(
             &mut settings.realtime,
             30,
         );
-        egui::CollapsingHeader::new("Status")
-            .default_open(true)
-            .show(ui, |ui| {
+        section(ui, "Status", |ui| {
+            ui.label(format!(
+                "frame {} of {} · {:.0} fps · step {:.1} ms",
+                s.frame + 1,
+                s.frames,
+                clock.fps,
+                s.step_ms
+            ));
+            if let Some(h) = s.history.back() {
                 ui.label(format!(
-                    "frame {} of {} · {:.0} fps · step {:.1} ms",
-                    s.frame + 1,
-                    s.frames,
-                    clock.fps,
-                    s.step_ms
+                    "ESS {:.0} / {} · P(left stance) {:.2}",
+                    h.ess,
+                    s.weights.len(),
+                    s.left_stance.clamp(0.0, 1.0) + 0.0
                 ));
-                if let Some(h) = s.history.back() {
-                    ui.label(format!(
-                        "ESS {:.0} / {} · P(left stance) {:.2}",
-                        h.ess,
-                        s.weights.len(),
-                        s.left_stance.clamp(0.0, 1.0) + 0.0
-                    ));
-                    ui.label(format!(
-                        "2D error (px): hip {:.1}, knees {:.1} / {:.1}, feet {:.1} / {:.1}",
-                        h.err_px[0], h.err_px[1], h.err_px[3], h.err_px[2], h.err_px[4]
-                    ));
-                    ui.label(format!("knee/foot ellipse area {:.0} px²", h.leg_area));
-                }
-                if s.occluded {
-                    ui.colored_label(egui::Color32::YELLOW, "knees and feet occluded");
-                }
-                if let Some(e) = &r.error {
-                    ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e.as_str());
-                }
-            });
-        egui::CollapsingHeader::new("Prior and filter")
-            .default_open(true)
-            .show(ui, |ui| {
-                egui::ComboBox::from_label("prior")
-                    .selected_text(settings.dynamics.name())
-                    .show_ui(ui, |ui| {
-                        for d in [
-                            Dynamics::Anthropomorphic,
-                            Dynamics::Monopode,
-                            Dynamics::ConstantVelocity,
-                        ] {
-                            ui.selectable_value(&mut settings.dynamics, d, d.name());
-                        }
-                    });
-                ui.add(
-                    egui::Slider::new(&mut settings.particles, 50..=MAX_WALKER_PARTICLES)
-                        .logarithmic(true)
-                        .text("N"),
-                );
-                let n = settings.particles;
-                ui.add(egui::Slider::new(&mut settings.resample_threshold, 0..=n).text("N_thres"));
-                ui.add(egui::Slider::new(&mut settings.noise_px, 0.0..=10.0).text("pixel noise σ"));
-                ui.add(
-                    egui::Slider::new(&mut settings.force_sigma, 0.0..=5.0)
-                        .text("force noise σ_f / σ_κ"),
-                );
-                ui.add(egui::Slider::new(&mut settings.seed, 1..=100).text("seed"));
-                ui.checkbox(&mut settings.show_map, "MAP trajectory (green)");
-                budget.controls(ui, s.weights.len());
-            });
-        egui::CollapsingHeader::new("Occlusion")
-            .default_open(true)
-            .show(ui, |ui| {
-                ui.checkbox(&mut u.occlude, "hide knees and feet");
-                let frames = s.frames.max(2);
-                ui.add(egui::Slider::new(&mut u.occlude_from, 0..=frames - 1).text("from frame"));
-                ui.add(egui::Slider::new(&mut u.occlude_frames, 1..=frames).text("frames"));
-            });
+                ui.label(format!(
+                    "2D error (px): hip {:.1}, knees {:.1} / {:.1}, feet {:.1} / {:.1}",
+                    h.err_px[0], h.err_px[1], h.err_px[3], h.err_px[2], h.err_px[4]
+                ));
+                ui.label(format!("knee/foot ellipse area {:.0} px²", h.leg_area));
+            }
+            if s.occluded {
+                ui.colored_label(egui::Color32::YELLOW, "knees and feet occluded");
+            }
+            if let Some(e) = &r.error {
+                error_label(ui, e.as_str());
+            }
+        });
+        section(ui, "Prior and filter", |ui| {
+            egui::ComboBox::from_label("prior")
+                .selected_text(settings.dynamics.name())
+                .show_ui(ui, |ui| {
+                    for d in [
+                        Dynamics::Anthropomorphic,
+                        Dynamics::Monopode,
+                        Dynamics::ConstantVelocity,
+                    ] {
+                        ui.selectable_value(&mut settings.dynamics, d, d.name());
+                    }
+                });
+            ui.add(
+                egui::Slider::new(&mut settings.particles, 50..=MAX_WALKER_PARTICLES)
+                    .logarithmic(true)
+                    .text("N"),
+            );
+            let n = settings.particles;
+            ui.add(egui::Slider::new(&mut settings.resample_threshold, 0..=n).text("N_thres"));
+            ui.add(egui::Slider::new(&mut settings.noise_px, 0.0..=10.0).text("pixel noise σ"));
+            ui.add(
+                egui::Slider::new(&mut settings.force_sigma, 0.0..=5.0)
+                    .text("force noise σ_f / σ_κ"),
+            );
+            ui.add(egui::Slider::new(&mut settings.seed, 1..=100).text("seed"));
+            ui.checkbox(&mut settings.show_map, "MAP trajectory (green)");
+            view.budget.controls(ui, s.weights.len());
+        });
+        section(ui, "Occlusion", |ui| {
+            ui.checkbox(&mut u.occlude, "hide knees and feet");
+            let frames = s.frames.max(2);
+            ui.add(egui::Slider::new(&mut u.occlude_from, 0..=frames - 1).text("from frame"));
+            ui.add(egui::Slider::new(&mut u.occlude_frames, 1..=frames).text("frames"));
+        });
         // The walker's body is points, not a skeleton pose: its mean legs
         // as a CSV of points.
         let mut saved = None;
-        exports.section_with(ui, clock, "walker", None, |ui| {
+        view.exports.section_with(ui, clock, "walker", None, |ui| {
             if ui.button("save legs (CSV)").clicked() {
                 let names = ["hip", "knee", "ankle", "heel", "toe"];
                 let points: Vec<(String, [f32; 3])> = ["left", "right"]
@@ -284,8 +276,10 @@ fn panels(
             }
         });
         match saved {
-            Some(Ok(path)) => exports.message = Some(format!("legs saved to {}", path.display())),
-            Some(Err(e)) => exports.message = Some(format!("save legs: {e:#}")),
+            Some(Ok(path)) => {
+                view.exports.message = Some(format!("legs saved to {}", path.display()))
+            }
+            Some(Err(e)) => view.exports.message = Some(format!("save legs: {e:#}")),
             None => {}
         }
     });
@@ -299,7 +293,7 @@ fn panels(
         match settings.validate() {
             Ok(()) => {
                 u.settings = settings.clone();
-                r.edit(WalkerEdit::Settings(settings));
+                r.edit(settings);
             }
             Err(e) => r.error = Some(format!("settings: {e:#}")),
         }

@@ -1,0 +1,18 @@
+//! Helpers of the crate's unit tests.
+
+use std::path::PathBuf;
+
+/// A test's own path in the system's temporary folder,
+/// `posecloud-NAME-PID`; what a previous run left there is removed.
+pub fn scratch_path(name: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("posecloud-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&path);
+    path
+}
+
+/// [`scratch_path`], created as an empty folder.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = scratch_path(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
