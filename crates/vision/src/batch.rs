@@ -161,17 +161,6 @@ pub enum EmptyScene {
     FirstFrames(usize),
 }
 
-impl EmptyScene {
-    /// `image` if given, else the first `frames` frames (default 1): what
-    /// `--background` and `--background-frames` ask for.
-    pub fn new(image: Option<PathBuf>, frames: Option<usize>) -> Self {
-        match image {
-            Some(path) => Self::Image(path),
-            None => Self::FirstFrames(frames.unwrap_or(1)),
-        }
-    }
-}
-
 impl Default for EmptyScene {
     /// The first frame.
     fn default() -> Self {
