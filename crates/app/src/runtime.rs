@@ -96,17 +96,6 @@ pub fn push_history<T>(history: &mut VecDeque<T>, sample: T) {
     history.push_back(sample);
 }
 
-/// Steps `solver` `n` times at clock 0: its snapshot then (tests).
-#[cfg(test)]
-pub(crate) fn stepped<S: Solver>(solver: &mut S, n: usize) -> S::Snapshot {
-    for _ in 0..n {
-        solver.step(0.0).unwrap();
-    }
-    let mut snap = S::Snapshot::default();
-    solver.snapshot_into(&mut snap);
-    snap
-}
-
 /// What every snapshot carries besides the solver's own data.
 #[derive(Clone, Debug, Default)]
 pub struct Published<T> {

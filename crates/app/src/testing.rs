@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::runtime::Solver;
+
 /// A test's own path in the system's temporary folder,
 /// `posecloud-NAME-PID`; what a previous run left there is removed.
 pub fn scratch_path(name: &str) -> PathBuf {
@@ -15,4 +17,14 @@ pub fn scratch_dir(name: &str) -> PathBuf {
     let dir = scratch_path(name);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Steps `solver` `n` times at clock 0: its snapshot then.
+pub fn stepped<S: Solver>(solver: &mut S, n: usize) -> S::Snapshot {
+    for _ in 0..n {
+        solver.step(0.0).unwrap();
+    }
+    let mut snap = S::Snapshot::default();
+    solver.snapshot_into(&mut snap);
+    snap
 }

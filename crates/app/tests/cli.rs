@@ -54,8 +54,7 @@ fn fk(frame: &str, extra: &[&str]) -> Output {
 
 #[test]
 fn render_then_segment_a_synthetic_clip() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-render");
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = fresh_dir("cli-render");
     let seg = dir.join("seg");
     let o = render(&dir, "600..612", &["--step", "4"]);
     assert!(o.status.success(), "render failed: {}", stderr(&o));
@@ -111,7 +110,7 @@ fn window_flags_out_of_range_are_errors_before_any_window() {
 
 /// `posecloud keypoints` on the frames in `dir` (the first one empty)
 /// into `csv`, with `extra` flags.
-fn keypoints_run(dir: &Path, csv: &Path, extra: &[&str]) -> std::process::Output {
+fn keypoints_run(dir: &Path, csv: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "keypoints",
         "--frames",

@@ -126,7 +126,7 @@ fn mass_matrix_is_symmetric_positive_definite() {
             let q = random_vec(rng, model.nq(), 1.2);
             let m = model.mass_matrix(data, &q).unwrap().clone();
             assert!(rel(&m.transpose(), &m) == 0.0, "{name}: not symmetric");
-            let eig = m.clone().symmetric_eigenvalues();
+            let eig = m.symmetric_eigenvalues();
             assert!(eig.min() > 0.0, "{name}: eigenvalues {eig}");
         }
     });

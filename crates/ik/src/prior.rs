@@ -437,12 +437,17 @@ struct JointStep<'a> {
 }
 
 impl JointStep<'_> {
+    /// The rotation σ of axis `k` for this draw: `scale · noise.rotation[k]`.
+    fn sigma(&self, k: usize) -> f64 {
+        self.scale * self.noise.rotation[k]
+    }
+
     /// One unconstrained random-walk draw for a joint, in place.
     fn random_walk(&self, kind: &JointKind, p: &mut [f64], rng: &mut ParticleRng) {
         match kind {
             JointKind::Fixed => {}
             JointKind::Hinge { .. } | JointKind::Prismatic { .. } => {
-                p[0] += self.scale * self.noise.rotation[0] * gaussian(rng)
+                p[0] += self.sigma(0) * gaussian(rng)
             }
             JointKind::Free { .. } => {
                 for x in &mut p[..3] {
@@ -470,7 +475,7 @@ impl JointStep<'_> {
         match kind {
             JointKind::Fixed => {}
             JointKind::Hinge { limit, .. } | JointKind::Prismatic { limit, .. } => {
-                let s = self.scale * self.noise.rotation[0];
+                let s = self.sigma(0);
                 p[0] = match limit {
                     Some(r) => truncated_normal(p[0], s, r.min, r.max, rng),
                     None => p[0] + s * gaussian(rng),
@@ -500,8 +505,8 @@ impl JointStep<'_> {
     /// The swing `(p[0], p[1])` drawn around itself within the ellipse with
     /// half-axes `half` ([`truncated_ellipse`]).
     fn truncated_swing(&self, half: Vector2<f64>, p: &mut [f64], rng: &mut ParticleRng) {
-        let sigma = self.noise.rotation.map(|s| self.scale * s);
-        (p[0], p[1]) = truncated_ellipse(Vector2::new(p[0], p[1]), [sigma[0], sigma[1]], half, rng);
+        let sigma = [self.sigma(0), self.sigma(1)];
+        (p[0], p[1]) = truncated_ellipse(Vector2::new(p[0], p[1]), sigma, half, rng);
     }
 
     /// Truncated draw of a 3-parameter rotation `p` (a ball joint, or the
@@ -512,24 +517,12 @@ impl JointStep<'_> {
                 limits: Some(l), ..
             } => {
                 for k in 0..3 {
-                    p[k] = truncated_normal(
-                        p[k],
-                        self.scale * self.noise.rotation[k],
-                        l[k].min,
-                        l[k].max,
-                        rng,
-                    );
+                    p[k] = truncated_normal(p[k], self.sigma(k), l[k].min, l[k].max, rng);
                 }
             }
             BallRotation::SwingTwist { limit: Some(l), .. } => {
                 self.truncated_swing(l.swing_half_angles, p, rng);
-                p[2] = truncated_normal(
-                    p[2],
-                    self.scale * self.noise.rotation[2],
-                    l.twist_min,
-                    l.twist_max,
-                    rng,
-                );
+                p[2] = truncated_normal(p[2], self.sigma(2), l.twist_min, l.twist_max, rng);
             }
             BallRotation::ExpMap { max_angle: Some(m) } => {
                 // QuTem step on the rotation alone, then reflect at the cone.

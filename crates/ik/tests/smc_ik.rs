@@ -288,11 +288,9 @@ fn optimisation_moves_reach_limited_targets_within_limits() {
     use ik::OptimisationMoves;
     let protocol = Protocol::Limits(90f64.to_radians());
     let s = Arc::new(protocol.skeleton(12));
-    let tip = s.find("tip").unwrap();
     for seed in 0..20 {
         let target = protocol.target(&s, &mut Pcg64::seed_from_u64(seed));
-        let mut c = ConstraintSet::new();
-        c.add(&s, Constraint::position(tip, target, 0.1)).unwrap();
+        let c = tip_at(&s, target);
         let config = SmcIkConfig {
             particles: 4,
             seed,
@@ -326,8 +324,7 @@ fn dls_with_restarts_solves_limited_targets() {
     let tip = s.find("tip").unwrap();
     for seed in 0..30 {
         let target = protocol.target(&s, &mut Pcg64::seed_from_u64(seed));
-        let mut c = ConstraintSet::new();
-        c.add(&s, Constraint::position(tip, target, 1.0)).unwrap();
+        let c = ConstraintSet::with(&s, [Constraint::position(tip, target, 1.0)]).unwrap();
         let mut solver = JacobianSolver::new(
             Method::Dls {
                 damping: 0.5,

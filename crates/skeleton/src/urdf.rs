@@ -719,7 +719,8 @@ fn link_inertial(
     let noise = -1e-12 * eigen.eigenvalues.amax().max(1.0);
     let tolerance = -INERTIA_CLAMP_TOLERANCE * inertia.trace().max(1.0);
     let e = eigen.eigenvalues;
-    let eigenvalues = format!("({:e}, {:e}, {:e}) kg·m²", e[0], e[1], e[2]);
+    // Formatted only for a warning: most links have none.
+    let eigenvalues = || format!("({:e}, {:e}, {:e}) kg·m²", e[0], e[1], e[2]);
     let adjusted = if min < noise && min >= tolerance {
         let clamped = eigen.eigenvalues.map(|e| e.max(0.0));
         inertia =
@@ -728,7 +729,8 @@ fn link_inertial(
         Some((
             UrdfAdjustment::InertiaClamped,
             format!(
-                "eigenvalues {eigenvalues}: the negative one clamped to 0 (within {INERTIA_CLAMP_TOLERANCE:e} · max(trace, 1))"
+                "eigenvalues {}: the negative one clamped to 0 (within {INERTIA_CLAMP_TOLERANCE:e} · max(trace, 1))",
+                eigenvalues()
             ),
         ))
     } else if min < tolerance {
@@ -740,7 +742,8 @@ fn link_inertial(
         Some((
             UrdfAdjustment::InertiaNotPsd,
             format!(
-                "not positive semi-definite (eigenvalues {eigenvalues}): used as written, as Pinocchio does; {why}"
+                "not positive semi-definite (eigenvalues {}): used as written, as Pinocchio does; {why}",
+                eigenvalues()
             ),
         ))
     } else {

@@ -53,7 +53,7 @@ impl IkTracker {
         }
         let model = crate::tracker::body_model(skeleton, 70.0, 1e-3)?;
         Ok(Self {
-            body: TrackedBody::new(skeleton, model, sensors, prior, 0),
+            body: TrackedBody::new(model, sensors, prior, 0),
             method,
         })
     }

@@ -250,24 +250,20 @@ pub(crate) struct TrackedBody {
 }
 
 impl TrackedBody {
-    /// At the rest pose, frame 0, every sensor on; room for the sensor rows
-    /// and `extra_rows` more (at least one row).
-    pub fn new(
-        skeleton: &Skeleton,
-        model: Model,
-        sensors: SensorSet,
-        prior: MotionPrior,
-        extra_rows: usize,
-    ) -> Self {
+    /// At the rest pose of the model's skeleton, frame 0, every sensor on;
+    /// room for the sensor rows and `extra_rows` more (at least one row).
+    pub fn new(model: Model, sensors: SensorSet, prior: MotionPrior, extra_rows: usize) -> Self {
         let capacity = (sensors.max_rows() + extra_rows).max(1);
+        let skeleton = model.skeleton();
+        let rest = skeleton.rest_pose();
         Self {
             data: model.data(),
             mask: SensorMask::all(&sensors),
             root_dof: skeleton.joint(0).kind.dof(),
             world: vec![Isometry3::identity(); skeleton.len()],
             rows: ConstraintRows::new(capacity, model.nv()),
-            estimate: skeleton.rest_pose(),
-            q: skeleton.rest_pose(),
+            estimate: rest.clone(),
+            q: rest,
             frame: 0,
             model,
             sensors,
@@ -348,7 +344,7 @@ impl SparseTracker {
         let nv = model.nv();
         let tau_limit = torque_limits(skeleton, config.total_mass, config.torque_limit_scale);
         Ok(Self {
-            body: TrackedBody::new(skeleton, model, sensors, prior, nv),
+            body: TrackedBody::new(model, sensors, prior, nv),
             jac3: DMatrix::zeros(3, nv),
             contacts: Vec::new(),
             v: vec![0.0; nv],

@@ -39,7 +39,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use labels::Camera;
 use nalgebra::{Point3, Vector3};
-use track::keypoint_term::LANDMARK_SHIFT;
+use track::body::angle_between;
+use track::keypoint_term::landmark_shift;
 
 #[path = "common/csv.rs"]
 mod csv;
@@ -71,10 +72,6 @@ fn on_ray(
         .first()
         .copied()
         .unwrap_or(*centre)
-}
-
-fn angle_deg(a: &Point3<f64>, b: &Point3<f64>, c: &Point3<f64>) -> f64 {
-    (a - b).angle(&(c - b)).to_degrees()
 }
 
 fn main() -> Result<()> {
@@ -199,12 +196,6 @@ fn lifting_floor(
     kp: &Csv,
     camera: &Camera,
 ) {
-    let shift = |name: &str| {
-        LANDMARK_SHIFT
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map_or(0.0, |&(_, f)| f)
-    };
     let variants: [(&str, bool, bool); 3] = [
         ("detected, at the joint", false, false),
         ("detected, short of the joint (LANDMARK_SHIFT)", true, false),
@@ -217,6 +208,14 @@ fn lifting_floor(
     println!("| 2D elbow and wrist | right | left |");
     println!("|---|---|---|");
     for (label, shifted, true_2d) in variants {
+        let shift = |joint: &str| {
+            if shifted {
+                landmark_shift(joint).unwrap_or(0.0)
+            } else {
+                0.0
+            }
+        };
+        let (f1, f2) = (shift("elbow"), shift("wrist"));
         let mut rmse = Vec::new();
         for side in ["right", "left"] {
             let mut sq = Vec::new();
@@ -264,11 +263,6 @@ fn lifting_floor(
                 let (Some(pe), Some(pw)) = (pixel("elbow"), pixel("wrist")) else {
                     continue;
                 };
-                let (f1, f2) = if shifted {
-                    (shift("elbow"), shift("wrist"))
-                } else {
-                    (0.0, 0.0)
-                };
                 let (l1, l2) = ((e - s).norm(), (w - e).norm());
                 let p = on_ray(camera, pe, &s, (1.0 - f1) * l1, ze > zs);
                 let elbow = s + (p - s) / (1.0 - f1);
@@ -277,7 +271,8 @@ fn lifting_floor(
                 let Some(t) = truth.get(r, &format!("{side}_elbow_deg")) else {
                     continue;
                 };
-                sq.push((angle_deg(&s, &elbow, &wrist) - t).powi(2));
+                let angle = angle_between(&(s - elbow), &(wrist - elbow)).to_degrees();
+                sq.push((angle - t).powi(2));
             }
             rmse.push((sq.iter().sum::<f64>() / sq.len().max(1) as f64).sqrt());
         }

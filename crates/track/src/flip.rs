@@ -101,21 +101,26 @@ fn other_root(
     (t > 1e-6 && (t - t0).abs() > 1e-6).then(|| c + d * t)
 }
 
-/// Both intersections of the ray `C + t d` with the sphere, in front of
-/// the camera.
-pub(crate) fn roots(
+/// `(b, h)`: the ray `C + t d` (`|d| = 1`) meets the sphere of centre
+/// `centre` and radius `r` at `t = b ∓ h`; `None` when it misses it.
+pub(crate) fn ray_sphere(
     c: &Point3<f64>,
     d: &Vector3<f64>,
     centre: &Point3<f64>,
     r: f64,
-) -> Vec<Point3<f64>> {
+) -> Option<(f64, f64)> {
     let oc = centre - c;
     let b = d.dot(&oc);
     let disc = b * b - (oc.norm_squared() - r * r);
-    if disc < 0.0 {
+    (disc >= 0.0).then(|| (b, disc.sqrt()))
+}
+
+/// Both intersections of the ray `C + t d` with the sphere, in front of
+/// the camera.
+fn roots(c: &Point3<f64>, d: &Vector3<f64>, centre: &Point3<f64>, r: f64) -> Vec<Point3<f64>> {
+    let Some((b, h)) = ray_sphere(c, d, centre, r) else {
         return vec![];
-    }
-    let h = disc.sqrt();
+    };
     [b - h, b + h]
         .into_iter()
         .filter(|&t| t > 1e-6)
@@ -302,7 +307,7 @@ pub(crate) fn arm_targets(
 /// when an arm cannot reach its target or the result leaves the joint
 /// limits. Only tracked parameters may change: the solve touches the
 /// shoulder and the elbow, which [`FlipArm`] requires to be tracked.
-pub fn posed_arms(
+pub(crate) fn posed_arms(
     body: &TrackedBody,
     arms: &[FlipArm],
     pose: &[f64],

@@ -261,7 +261,7 @@ impl KeypointMap {
             })
             .collect();
         for b in &mut bindings {
-            let Some(&(_, frac)) = LANDMARK_SHIFT.iter().find(|(n, _)| b.name.ends_with(n)) else {
+            let Some(frac) = landmark_shift(b.name) else {
                 continue;
             };
             let j = skeleton.joint(b.point.joint);
@@ -650,6 +650,15 @@ pub const DEPTH_SEGMENTS: [(&str, &str); 10] = [
 /// of the upper arm towards the shoulder, the wrist 1–7 % of the forearm
 /// towards the elbow.
 pub const LANDMARK_SHIFT: [(&str, f64); 2] = [("elbow", 0.085), ("wrist", 0.04)];
+
+/// The [`LANDMARK_SHIFT`] fraction of the landmark `name` (`right_elbow`,
+/// `wrist`): that of the joint its name ends with; `None` for the others.
+pub fn landmark_shift(name: &str) -> Option<f64> {
+    LANDMARK_SHIFT
+        .iter()
+        .find(|(n, _)| name.ends_with(n))
+        .map(|&(_, frac)| frac)
+}
 
 /// Default [`crate::TrackerConfig::keypoint_lifts`]: up to 4 lifted
 /// configurations of each arm alone and 4 of both together.

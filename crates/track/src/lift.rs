@@ -37,7 +37,7 @@ use labels::Camera;
 use nalgebra::{Point3, Unit, Vector3};
 
 use crate::body::TrackedBody;
-use crate::flip::{ArmTarget, FlipArm, arm_targets, posed_arms, roots};
+use crate::flip::{ArmTarget, FlipArm, arm_targets, posed_arms, ray_sphere};
 use crate::keypoint_term::KeypointObservation;
 
 /// The points of the ray `c + t d` (`t > 0`) at distance `r` from
@@ -51,19 +51,24 @@ pub fn points_at_distance(
     r: f64,
     prefer: &Point3<f64>,
 ) -> Vec<Point3<f64>> {
-    let mut out = roots(c, d, centre, r);
-    // A ray tangent to the sphere gives one point.
-    if let [a, b] = out[..]
-        && (a - b).norm() < 1e-4
-    {
-        out.truncate(1);
-    }
-    if out.is_empty() {
-        let closest = c + d.as_ref() * d.dot(&(centre - c)).max(1e-6);
-        if let Some(dir) = (closest - centre).try_normalize(1e-12) {
-            out.push(centre + dir * r);
+    let mut out: Vec<Point3<f64>> = match ray_sphere(c, d, centre, r) {
+        Some((b, h)) => {
+            // A ray tangent to the sphere gives one point.
+            let ts: &[f64] = if h > 1e-4 { &[b - h, b + h] } else { &[b - h] };
+            ts.iter()
+                .filter(|&&t| t > 1e-6)
+                .map(|&t| c + d.as_ref() * t)
+                .collect()
         }
-    }
+        None => {
+            let closest = c + d.as_ref() * d.dot(&(centre - c)).max(1e-6);
+            (closest - centre)
+                .try_normalize(1e-12)
+                .map(|dir| centre + dir * r)
+                .into_iter()
+                .collect()
+        }
+    };
     out.sort_by(|a, b| {
         (a - prefer)
             .norm_squared()
@@ -150,11 +155,11 @@ pub fn lift_hypotheses(
         return 0;
     };
     // Per arm alone, then all arms together on their k-th configuration.
-    let mut plans: Vec<Vec<Option<usize>>> = Vec::new();
+    let mut plans: Vec<Vec<Option<ArmTarget>>> = Vec::new();
     for (a, l) in lifts.iter().enumerate() {
-        for k in 0..l.len() {
+        for &target in l {
             let mut plan = vec![None; arms.len()];
-            plan[a] = Some(k);
+            plan[a] = Some(target);
             plans.push(plan);
         }
     }
@@ -164,7 +169,7 @@ pub fn lift_hypotheses(
         for k in 0..most {
             let mut plan = vec![None; arms.len()];
             for &a in &lifted {
-                plan[a] = Some(k.min(lifts[a].len() - 1));
+                plan[a] = Some(lifts[a][k.min(lifts[a].len() - 1)]);
             }
             plans.push(plan);
         }
@@ -174,12 +179,7 @@ pub fn lift_hypotheses(
         if made >= max {
             break;
         }
-        let targets: Vec<_> = plan
-            .iter()
-            .enumerate()
-            .map(|(a, k)| k.map(|k| lifts[a][k]))
-            .collect();
-        if let Some(s) = posed_arms(body, arms, &pose, &targets) {
+        if let Some(s) = posed_arms(body, arms, &pose, &plan) {
             out.extend_from_slice(&s);
             made += 1;
         }
@@ -207,6 +207,12 @@ mod tests {
         let one = points_at_distance(&c, &d, &centre, 0.2, &Point3::origin());
         assert_eq!(one.len(), 1);
         assert!((one[0] - Point3::new(0.1, 0.0, -3.0)).norm() < 1e-9);
+        // Nearly tangent (half-chord 7e-5 ≤ 1e-4): one point.
+        let r = (0.3f64.powi(2) + 7e-5f64.powi(2)).sqrt();
+        assert_eq!(points_at_distance(&c, &d, &centre, r, &centre).len(), 1);
+        // A sphere met only behind the camera: none.
+        let behind = Point3::new(0.3, 0.0, 3.0);
+        assert!(points_at_distance(&c, &d, &behind, 0.5, &behind).is_empty());
     }
 
     #[test]

@@ -704,14 +704,14 @@ impl Tracker {
     ///
     /// # Errors
     /// A back-end failure.
-    fn simplices(
+    fn simplices<S: AsRef<[f64]>>(
         &mut self,
         obs: &Observation,
-        starts: &[(Vec<f64>, usize)],
+        starts: &[(S, usize)],
         steps: &[f64],
         coords: &[usize],
     ) -> Result<(Vec<Simplex>, usize)> {
-        let starts: Vec<(&[f64], usize)> = starts.iter().map(|(s, k)| (s.as_slice(), *k)).collect();
+        let starts: Vec<(&[f64], usize)> = starts.iter().map(|(s, k)| (s.as_ref(), *k)).collect();
         let mut scorer = self.scorer();
         let body = scorer.body;
         let (simplices, _) =
@@ -772,20 +772,16 @@ impl Tracker {
         let mut evaluations = 0;
         let mut simplex_groups = 0;
         let mut best_vertex: Option<(Vec<f64>, f64)> = None;
+        let all: Vec<usize> = (0..d).collect();
         if kind.simplex() && !self.config.partitioned {
             let big: Vec<usize> = (0..n).filter(|&p| groups[p].len() > d + 1).collect();
             simplex_groups = big.len();
             if !big.is_empty() {
-                let starts: Vec<(Vec<f64>, usize)> = big
+                // centre_states is still a copy of self.states here.
+                let starts: Vec<(&[f64], usize)> = big
                     .iter()
-                    .map(|&p| {
-                        (
-                            self.states[p * d..(p + 1) * d].to_vec(),
-                            groups[p].len() - d,
-                        )
-                    })
+                    .map(|&p| (&centre_states[p * d..(p + 1) * d], groups[p].len() - d))
                     .collect();
-                let all: Vec<usize> = (0..d).collect();
                 let (simplices, scored) = self.simplices(obs, &starts, &sigmas, &all)?;
                 evaluations += scored;
                 for (&p, s) in big.iter().zip(&simplices) {
@@ -809,7 +805,6 @@ impl Tracker {
         }
         // Diffusion of every child not placed by a simplex: all of its
         // parameters at once, or partition by partition.
-        let all: Vec<usize> = (0..d).collect();
         let partitions = if self.config.partitioned {
             self.body.partitions()
         } else {

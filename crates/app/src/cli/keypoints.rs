@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use keypoints::{Detector, Keypoints, PersonBox, TRACKED_KEYPOINTS};
+use vision::batch::EmptyScene;
 use vision::{BackgroundAccumulator, Frame, SegmentParams, Segmenter, load_rgb, open_source};
 
 /// `posecloud keypoints --frames SRC --out-csv KP.csv …`
@@ -87,29 +88,32 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
         None => Detector::new().context("the keypoint model")?,
     };
     let mut seg = Segmenter::new(SegmentParams::default(), w, h).with_context(|| what.clone())?;
-    let mut background = false;
-    if let Some(path) = &args.source.background {
-        let flag = format!("--background {}", path.display());
-        let (bw, bh, rgb) = load_rgb(path).with_context(|| flag.clone())?;
-        if (bw, bh) != (w, h) {
-            bail!("{flag}: the image is {bw} × {bh}, the frames {w} × {h}");
+    let empty_scene = args.source.empty_scene();
+    let background = empty_scene.is_some();
+    match empty_scene {
+        Some(EmptyScene::Image(path)) => {
+            let flag = format!("--background {}", path.display());
+            let (bw, bh, rgb) = load_rgb(&path).with_context(|| flag.clone())?;
+            if (bw, bh) != (w, h) {
+                bail!("{flag}: the image is {bw} × {bh}, the frames {w} × {h}");
+            }
+            let f = Frame::new(bw, bh, rgb, 0.0, 0).with_context(|| flag.clone())?;
+            seg.learn_background(&[&f]).with_context(|| flag.clone())?;
         }
-        let f = Frame::new(bw, bh, rgb, 0.0, 0).with_context(|| flag.clone())?;
-        seg.learn_background(&[&f]).with_context(|| flag.clone())?;
-        background = true;
-    } else if let Some(k) = args.source.background_frames {
-        if k == 0 {
-            bail!("--background-frames 0: must be ≥ 1");
+        Some(EmptyScene::FirstFrames(k)) => {
+            if k == 0 {
+                bail!("--background-frames 0: must be ≥ 1");
+            }
+            let mut acc = BackgroundAccumulator::default();
+            for i in 0..k {
+                let Some(f) = source.next_frame().with_context(|| what.clone())? else {
+                    bail!("{what}: the source ended after {i} of its {k} background frames");
+                };
+                seg.accumulate_background(&mut acc, &f)?;
+            }
+            seg.set_background(&acc)?;
         }
-        let mut acc = BackgroundAccumulator::default();
-        for i in 0..k {
-            let Some(f) = source.next_frame().with_context(|| what.clone())? else {
-                bail!("{what}: the source ended after {i} of its {k} background frames");
-            };
-            seg.accumulate_background(&mut acc, &f)?;
-        }
-        seg.set_background(&acc)?;
-        background = true;
+        None => {}
     }
 
     let csv_what = format!("--out-csv {}", args.out_csv.display());

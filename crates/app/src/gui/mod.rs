@@ -118,11 +118,21 @@ pub fn draw_particle_cloud(
     mut draw: impl FnMut(usize, Color),
 ) {
     use crate::colormap::{viridis, weight_alpha, weight_position};
+    // A hidden cloud (budget 0) is not sorted every frame.
+    if cap == 0 {
+        return;
+    }
     order.clear();
     order.extend(0..weights.len());
-    order.sort_unstable_by(|&a, &b| weights[a].total_cmp(&weights[b]));
-    let w_max = weights.iter().copied().fold(0.0, f64::max);
+    // Only the `cap` heaviest are sorted (lightest first), not the whole
+    // cloud every frame.
+    let by_weight = |a: &usize, b: &usize| weights[*a].total_cmp(&weights[*b]);
     let skip = order.len().saturating_sub(cap);
+    if skip > 0 {
+        order.select_nth_unstable_by(skip, by_weight);
+    }
+    order[skip..].sort_unstable_by(by_weight);
+    let w_max = weights.iter().copied().fold(0.0, f64::max);
     for &i in &order[skip..] {
         let t = weight_position(weights[i], w_max);
         let [r, g, b] = viridis(t);

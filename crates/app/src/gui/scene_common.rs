@@ -190,9 +190,10 @@ pub fn automation(
     mut c: ResMut<SceneClock>,
     mut exit: MessageWriter<AppExit>,
 ) {
-    if let Some(path) = c.auto_exit.screenshot.clone()
-        && !c.screenshot_taken
+    // Cloned only once it is due, not every frame.
+    if !c.screenshot_taken
         && c.clock >= c.auto_exit.after_secs
+        && let Some(path) = c.auto_exit.screenshot.clone()
     {
         c.screenshot_taken = true;
         c.pending.push(path);

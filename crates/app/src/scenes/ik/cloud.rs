@@ -54,9 +54,6 @@ fn draw_cloud(
         painter.report(0);
         return;
     };
-    if painter.report(weights.len()) == 0 {
-        return;
-    }
     let skel = p.skeleton();
     let display = to_transform(&p.display());
     let scratch = &mut *scratch;

@@ -416,7 +416,7 @@ impl Solver for SparseScene {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::stepped;
+    use crate::testing::stepped;
 
     fn scene() -> SparseScene {
         let mut s = SparseScene::new(None, None).unwrap();

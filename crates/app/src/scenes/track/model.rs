@@ -1086,7 +1086,7 @@ fn push_joints<const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::stepped;
+    use crate::testing::stepped;
 
     /// `particles` particles, every frame tracked as fast as it goes.
     fn offline(particles: usize) -> TrackSettings {
@@ -1168,9 +1168,7 @@ mod tests {
         let mut scene = TrackingScene::new(spec, settings).unwrap();
         let mut stages = Vec::new();
         for _ in 0..22 {
-            scene.step(0.0).unwrap();
-            let mut snap = TrackSnapshot::default();
-            scene.snapshot_into(&mut snap);
+            let snap = stepped(&mut scene, 1);
             if stages.last() != snap.stage.as_ref() {
                 stages.push(snap.stage.unwrap());
             }
@@ -1265,7 +1263,7 @@ mod tests {
             (
                 FilterSettings {
                     sigma_f: f64::NAN,
-                    ..tracker.clone()
+                    ..tracker
                 },
                 "sigma-f",
             ),
@@ -1574,10 +1572,8 @@ mod tests {
         assert!(d.starts_with("CPU likelihood"), "{d}");
         assert!(!d.contains("app's device"), "{d}");
         assert_eq!(scene.message, Some(format!("likelihood: {d}")));
-        scene.step(0.0).unwrap();
+        let snap = stepped(&mut scene, 1);
         assert_eq!(scene.history.len(), 3);
-        let mut snap = TrackSnapshot::default();
-        scene.snapshot_into(&mut snap);
         assert_eq!(snap.backend, d);
         assert_eq!(snap.settings.tracker.backend, BackendChoice::Cpu);
         // The name the panel and `--backend` use parses back.

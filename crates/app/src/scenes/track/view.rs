@@ -1179,13 +1179,13 @@ fn panels(
                             _ => ObservationMode::Regions,
                         };
                     });
+                    let keypoints = settings.tracker.observation != ObservationMode::Regions;
                     ui.add_enabled(
-                        settings.tracker.observation != ObservationMode::Regions,
+                        keypoints,
                         egui::Slider::new(&mut settings.tracker.keypoint_sigma, 0.01..=0.5)
                             .logarithmic(true)
                             .text("keypoint σ (× body size)"),
                     );
-                    let keypoints = settings.tracker.observation != ObservationMode::Regions;
                     ui.add_enabled(
                         keypoints,
                         egui::Slider::new(&mut settings.tracker.keypoint_depth_sigma, 0.0..=2.0)

@@ -353,7 +353,7 @@ impl Solver for WalkerScene {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::stepped;
+    use crate::testing::stepped;
 
     fn fast() -> WalkerSettings {
         WalkerSettings {
