@@ -65,6 +65,8 @@
 //! camera stands near `x = 0, z = 0` and looks along `−z`; the subject
 //! faces `+z`.
 
+mod mocap;
+
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -522,6 +524,15 @@ pub struct FootageOptions {
     pub blur: bool,
     /// The CMU walk clip (`assets/motions/cmu_131_01_walk.bvh`).
     pub walk_clip: PathBuf,
+    /// Motion capture on a Character-Creator rig (`assets/motions/cmu_cc_*.bvh`)
+    /// for the `move` phase instead of the keyframed moves (the `mocap`
+    /// module); at most `timing.moves` seconds of it are used.
+    pub moves_clip: Option<PathBuf>,
+    /// Seconds into `moves_clip` (after its T-pose frame) where the moves start.
+    pub moves_start: f64,
+    /// Degrees the clip's motion is turned from facing the camera (its
+    /// first frame faces the camera at 0; 90 turns it to face `+x`).
+    pub moves_yaw_deg: f64,
     /// File names get `_<tag>` (`session_a.mp4`); empty: none.
     pub tag: String,
     /// The `ffmpeg` program.
@@ -550,6 +561,9 @@ impl FootageOptions {
                 env!("CARGO_MANIFEST_DIR"),
                 "/../../assets/motions/cmu_131_01_walk.bvh"
             )),
+            moves_clip: None,
+            moves_start: 0.0,
+            moves_yaw_deg: 0.0,
             tag: String::new(),
             ffmpeg: PathBuf::from("ffmpeg"),
             command: None,
@@ -1589,10 +1603,18 @@ struct Plan {
     phases: Vec<PhaseSpan>,
 }
 
+/// Seconds from the stand into a motion-capture clip's first pose.
+const MOCAP_BLEND: f64 = 0.6;
+
 /// Metres the walk-in ends short of the spot (the stop covers them).
 const APPROACH: f64 = 0.3;
 
-fn plan(options: &FootageOptions, subject: &Subject, clip: &Bvh) -> Result<Plan> {
+fn plan(
+    options: &FootageOptions,
+    subject: &Subject,
+    clip: &Bvh,
+    mocap: Option<&mocap::MocapMoves>,
+) -> Result<Plan> {
     let fps = options.fps;
     let t = &options.timing;
     let st = &options.setup.staging;
@@ -1669,15 +1691,32 @@ fn plan(options: &FootageOptions, subject: &Subject, clip: &Bvh) -> Result<Plan>
         vec![stand_pose.clone(); frames_of(t.stand)],
         &mut poses,
     );
-    let mut keys = move_keys();
-    jitter_keys(&mut keys, options.seed);
-    let n_moves = frames_of(t.moves);
-    let mut moves = Vec::with_capacity(n_moves);
+    let mut moves = Vec::new();
     let mut prev = stand_pose.clone();
-    for i in 0..n_moves {
-        let spec = move_spec(subject, &stand, &keys, t.moves, (i + 1) as f64 / fps);
-        prev = subject.pose_from_spec(&spec, &prev);
-        moves.push(prev.clone());
+    if let Some(m) = mocap {
+        // From the stand into the clip's first pose, then the clip.
+        let first = subject.pose_from_spec(&m.spec(subject, &stand, 0.0), &prev);
+        let blend = frames_of(MOCAP_BLEND).max(1);
+        for i in 0..blend {
+            let u = smoothstep((i + 1) as f64 / blend as f64);
+            moves.push(blend_pose(&subject.skeleton, &stand_pose, &first, u));
+        }
+        prev = first;
+        let n = frames_of(t.moves.min(m.duration()));
+        for i in 0..n {
+            prev = subject.pose_from_spec(&m.spec(subject, &stand, i as f64 / fps), &prev);
+            moves.push(prev.clone());
+        }
+    } else {
+        let mut keys = move_keys();
+        jitter_keys(&mut keys, options.seed);
+        let n_moves = frames_of(t.moves);
+        moves.reserve(n_moves);
+        for i in 0..n_moves {
+            let spec = move_spec(subject, &stand, &keys, t.moves, (i + 1) as f64 / fps);
+            prev = subject.pose_from_spec(&spec, &prev);
+            moves.push(prev.clone());
+        }
     }
     push(Phase::Move, moves, &mut poses);
     if options.leave {
@@ -2957,7 +2996,11 @@ impl Session {
         let clip = Bvh::load(&options.walk_clip)?;
         let subject = Subject::new(&clip.skeleton, &options.setup.build)?;
         let camera = make_camera(options)?;
-        let plan = plan(options, &subject, &clip)?;
+        let mocap = match &options.moves_clip {
+            Some(path) => Some(mocap::MocapMoves::load(path, options.moves_start, options.moves_yaw_deg.to_radians())?),
+            None => None,
+        };
+        let plan = plan(options, &subject, &clip, mocap.as_ref())?;
         let truth_ids = TRUTH_JOINTS
             .iter()
             .map(|(_, n)| find(&subject.skeleton, n))
@@ -3528,6 +3571,17 @@ impl Session {
         let _ = writeln!(s, "  \"width\": {},\n  \"height\": {},", o.width, o.height);
         let _ = writeln!(s, "  \"fps\": {},\n  \"frames\": {},", o.fps, self.len());
         let _ = writeln!(s, "  \"leave\": {},", o.leave);
+        if let Some(m) = &o.moves_clip {
+            let name = m.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            let _ = writeln!(
+                s,
+                "  \"moves\": {{\"clip\": {}, \"start_s\": {}, \"yaw_deg\": {}, \"max_s\": {}}},",
+                json_str(&name),
+                o.moves_start,
+                o.moves_yaw_deg,
+                o.timing.moves
+            );
+        }
         let _ = writeln!(s, "  \"subject_height\": {:.3},", b.height);
         let _ = writeln!(
             s,
