@@ -30,6 +30,8 @@
 //!   signature each.
 //! - [`estimate`]: MAP, mean, covariance, quantiles, mean rotation.
 //! - [`smoothing`]: SMC-IK Eq. 15 (lerp / slerp with factor `α`).
+//! - [`viterbi`]: the smoothed MAP path through a few candidates a step
+//!   (max-product forward–backward, full or fixed-lag).
 //! - [`lgssm`]: the linear-Gaussian model (bootstrap proposal, likelihood,
 //!   simulation) and its exact Kalman filter, the reference for the tests.
 //! - [`stream_rng`]: per-particle random streams, so a seed fixes a run on
@@ -50,6 +52,7 @@ pub mod particles;
 pub mod resampling;
 pub mod rng;
 pub mod smoothing;
+pub mod viterbi;
 pub mod weights;
 
 pub use ancestry::Ancestry;
@@ -63,6 +66,7 @@ pub use particles::{ParticleSet, PointEstimate};
 pub use resampling::{Resampling, multinomial, parent_children, residual, stratified, systematic};
 pub use rng::{ParticleRng, StreamDomain, StreamKey, stream_rng};
 pub use smoothing::{Block, Smoother, lerp_into, slerp};
+pub use viterbi::CandidatePath;
 pub use weights::{Weights, log_sum_exp};
 
 /// The `nalgebra` of [`lgssm`]'s matrices and the estimators' covariances.
