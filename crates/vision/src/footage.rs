@@ -2997,7 +2997,11 @@ impl Session {
         let subject = Subject::new(&clip.skeleton, &options.setup.build)?;
         let camera = make_camera(options)?;
         let mocap = match &options.moves_clip {
-            Some(path) => Some(mocap::MocapMoves::load(path, options.moves_start, options.moves_yaw_deg.to_radians())?),
+            Some(path) => Some(mocap::MocapMoves::load(
+                path,
+                options.moves_start,
+                options.moves_yaw_deg.to_radians(),
+            )?),
             None => None,
         };
         let plan = plan(options, &subject, &clip, mocap.as_ref())?;
@@ -3572,7 +3576,9 @@ impl Session {
         let _ = writeln!(s, "  \"fps\": {},\n  \"frames\": {},", o.fps, self.len());
         let _ = writeln!(s, "  \"leave\": {},", o.leave);
         if let Some(m) = &o.moves_clip {
-            let name = m.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            let name = m
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
             let _ = writeln!(
                 s,
                 "  \"moves\": {{\"clip\": {}, \"start_s\": {}, \"yaw_deg\": {}, \"max_s\": {}}},",

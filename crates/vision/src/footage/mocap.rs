@@ -137,7 +137,12 @@ impl MocapMoves {
         let mut frames = Vec::with_capacity(n - first);
         for f in first..n {
             let world = bvh.skeleton.forward_kinematics(bvh.frames.pose(f))?;
-            frames.push(world.iter().map(|w| w.translation.vector * 0.01).collect::<Vec<_>>());
+            frames.push(
+                world
+                    .iter()
+                    .map(|w| w.translation.vector * 0.01)
+                    .collect::<Vec<_>>(),
+            );
         }
         let p0 = &frames[0];
         let yaw0 = yaw_of(&(p0[ids.thigh[1]] - p0[ids.thigh[0]])) - yaw;
@@ -146,9 +151,14 @@ impl MocapMoves {
             .iter()
             .flat_map(|p| ids.foot.iter().map(move |&f| p[f].y))
             .fold(f64::INFINITY, f64::min);
-        let stand_hip = frames.iter().map(|p| p[ids.hip].y - floor).fold(0.0, f64::max);
+        let stand_hip = frames
+            .iter()
+            .map(|p| p[ids.hip].y - floor)
+            .fold(0.0, f64::max);
         let rest = bvh.skeleton.forward_kinematics(&bvh.skeleton.rest_pose())?;
-        let len = |a: usize, b: usize| (rest[a].translation.vector - rest[b].translation.vector).norm() * 0.01;
+        let len = |a: usize, b: usize| {
+            (rest[a].translation.vector - rest[b].translation.vector).norm() * 0.01
+        };
         let leg = len(ids.thigh[1], ids.calf[1]) + len(ids.calf[1], ids.foot[1]);
         Ok(Self {
             frames,
@@ -208,9 +218,14 @@ impl MocapMoves {
             }
             // The subject's ankle must stay out of the other leg's way even
             // where the two rigs' hip widths differ.
-            let side = outward(s) * (ankles[s] - root).dot(&(UnitQuaternion::from_axis_angle(&Vector3::y_axis(), yaw) * Vector3::x()));
+            let side = outward(s)
+                * (ankles[s] - root).dot(
+                    &(UnitQuaternion::from_axis_angle(&Vector3::y_axis(), yaw) * Vector3::x()),
+                );
             if side < 0.02 {
-                let push = UnitQuaternion::from_axis_angle(&Vector3::y_axis(), yaw) * Vector3::x() * (outward(s) * (0.02 - side));
+                let push = UnitQuaternion::from_axis_angle(&Vector3::y_axis(), yaw)
+                    * Vector3::x()
+                    * (outward(s) * (0.02 - side));
                 ankles[s] += push;
             }
         }
@@ -223,8 +238,14 @@ impl MocapMoves {
             chest_roll: roll,
             head_yaw: 0.0,
             head_pitch: 0.0,
-            upper: [local(ids.upperarm[0], ids.forearm[0]), local(ids.upperarm[1], ids.forearm[1])],
-            fore: [local(ids.forearm[0], ids.hand[0]), local(ids.forearm[1], ids.hand[1])],
+            upper: [
+                local(ids.upperarm[0], ids.forearm[0]),
+                local(ids.upperarm[1], ids.forearm[1]),
+            ],
+            fore: [
+                local(ids.forearm[0], ids.hand[0]),
+                local(ids.forearm[1], ids.hand[1]),
+            ],
             ankles,
             foot_yaw,
         }
@@ -234,6 +255,75 @@ impl MocapMoves {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::footage::{FootageOptions, Phase, Preset, Session};
+
+    fn clip() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/motions/cmu_cc_006_15.bvh")
+    }
+
+    /// The subject's elbow angles in the `move` phase are the clip's, frame
+    /// for frame (after the blend from the stand), whatever the two rigs'
+    /// bone lengths: the retargeting copies directions.
+    #[test]
+    fn retargeted_elbows_bend_as_the_clip() {
+        let mut o = FootageOptions::new(Preset::B);
+        (o.width, o.height) = (64, 48);
+        o.moves_clip = Some(clip());
+        o.moves_start = 0.5;
+        o.timing.moves = 2.0;
+        let session = Session::new(&o).unwrap();
+        let moves = session
+            .phases()
+            .iter()
+            .find(|p| p.phase == Phase::Move)
+            .unwrap();
+        let blend = ((crate::footage::MOCAP_BLEND * 30.0).round() as usize).max(1);
+        assert_eq!(moves.end - moves.start, blend + 60);
+
+        let m = MocapMoves::load(&clip(), 0.5, 0.0).unwrap();
+        let angle = |a: Vector3<f64>, b: Vector3<f64>, c: Vector3<f64>| {
+            (a - b).angle(&(c - b)).to_degrees()
+        };
+        let skel = session.skeleton();
+        let id = |n: &str| skel.find(n).unwrap();
+        let mut checked = 0;
+        for k in 0..60 {
+            let world = skel
+                .forward_kinematics(session.pose(moves.start + blend + k))
+                .unwrap();
+            let p = |n: &str| world[id(n)].translation.vector;
+            let f = ((k as f64 / 30.0) / m.frame_time).round() as usize;
+            let cc = &m.frames[f];
+            for (s, side) in ["Right", "Left"].iter().enumerate() {
+                let ours = angle(
+                    p(&format!("{side}Shoulder")),
+                    p(&format!("{side}Elbow")),
+                    p(&format!("{side}Wrist")),
+                );
+                let theirs = angle(
+                    cc[m.ids.upperarm[s]],
+                    cc[m.ids.forearm[s]],
+                    cc[m.ids.hand[s]],
+                );
+                assert!(
+                    (ours - theirs).abs() < 0.5,
+                    "frame {k} {side}: {ours:.2}° vs the clip's {theirs:.2}°"
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 120);
+    }
+
+    #[test]
+    fn a_clip_of_another_rig_is_refused_by_name() {
+        let walk =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/motions/cmu_131_01_walk.bvh");
+        let e = MocapMoves::load(&walk, 0.0, 0.0).unwrap_err().to_string();
+        assert!(e.contains("CC_Base_Hip"), "{e}");
+        let e = MocapMoves::load(&clip(), 1e6, 0.0).unwrap_err().to_string();
+        assert!(e.contains("moves start"), "{e}");
+    }
 
     #[test]
     fn yxz_inverts_the_composition() {
