@@ -2,9 +2,11 @@
 //! of N particles — forward kinematics, label raster, class histograms and
 //! RTPF Eq. 1–2 — for the CPU reference of `crates/labels` on one thread
 //! and on all threads, and for the wgpu back end (`GpuLikelihood` of
-//! `crates/gpu`): one batch at a time (pose upload, render + compute
-//! passes, readback, all included) and pipelined (batch k+1 submitted
-//! before batch k is collected; ms per batch of throughput).
+//! `crates/gpu`): one batch at a time (pose upload, GPU passes, readback,
+//! all included) and pipelined (batch k+1 submitted before batch k is
+//! collected; ms per batch of throughput). `--raster` picks the GPU's
+//! raster: the one compute pass (default) or the render pass into a label
+//! atlas followed by a histogram pass (`gpu::RasterPath`).
 //!
 //! The human preset is seen by the default camera; the observation is the
 //! reference pose rendered with 2% flipped pixels; the particles are the
@@ -27,13 +29,14 @@
 //! ```text
 //! cargo run --release --example likelihood_bench -- --particles 100,700 --size 160x120 --threads 2
 //! cargo run --release --example likelihood_bench -- --skip-cpu-above 2000 --csv bench.csv
+//! cargo run --release --example likelihood_bench -- --raster render-pass --no-tracker
 //! ```
 
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use gpu::{GpuLikelihood, HeadlessGpu};
+use gpu::{GpuLikelihood, GpuSettings, HeadlessGpu, RasterPath};
 use labels::{Camera, CpuLikelihood, Noise, NonOverlap, Observation, render_observation, synth};
 use posecloud_examples::{Csv, median};
 use skeleton::presets;
@@ -70,9 +73,22 @@ struct Args {
     /// Leave the tracker-step columns out.
     #[arg(long)]
     no_tracker: bool,
+    /// The GPU columns' raster: `compute` (one compute pass) or
+    /// `render-pass` (label atlas, then histograms). The tracker-step column
+    /// uses the tracker's default (compute).
+    #[arg(long, default_value = "compute", value_parser = parse_raster)]
+    raster: RasterPath,
     /// Write the table to this CSV file.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
+}
+
+fn parse_raster(s: &str) -> Result<RasterPath, String> {
+    match s {
+        "compute" => Ok(RasterPath::Compute),
+        "render-pass" => Ok(RasterPath::RenderPass),
+        _ => Err(format!("{s}: expected compute or render-pass")),
+    }
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32)> {
@@ -175,15 +191,20 @@ fn main() -> Result<()> {
                     device: g.device.clone(),
                     queue: g.queue.clone(),
                 };
-                let lik = GpuLikelihood::new(
+                let lik = GpuLikelihood::with_settings(
                     g.device,
                     g.queue,
                     skel.clone(),
                     camera.clone(),
                     NonOverlap::default(),
+                    GpuSettings {
+                        raster: args.raster,
+                        ..GpuSettings::default()
+                    },
                 )?;
                 println!(
-                    "GPU: at most {} particles per render + compute pass; {} bytes uploaded per particle (capsule end points)",
+                    "GPU: {:?} raster, at most {} particles per pass; {} bytes uploaded per particle (capsule end points)",
+                    args.raster,
                     lik.max_tiles_per_pass(),
                     lik.upload_bytes_per_particle()
                 );

@@ -16,8 +16,7 @@
 // counts[(i·C + c − 1)·2 + 0] = |B_c|, counts[(i·C + c − 1)·2 + 1] = |A_c ∩ B_c|.
 // |A_c| is counted once per observation on the CPU (`Observation::areas`).
 //
-// `const CLASSES: u32`, `const WORKGROUP_SIZE: u32` and `raster_common.wgsl`
-// are prepended by the Rust side.
+// The constants and `raster_common.wgsl` are prepended by the Rust side.
 
 @group(0) @binding(0) var<uniform> params: RasterUniforms;
 @group(0) @binding(1) var atlas: texture_2d<u32>;
@@ -54,11 +53,7 @@ fn cs_main(
         for (var x = rect.x0 + lx; x < rect.x1; x += 8u) {
             let label = textureLoad(atlas, origin + vec2<u32>(x, y), 0).r;
             // The rendered body-part label's class (label map; 0: none).
-            var b = 0u;
-            if label != 0u && label <= CLASSES {
-                let k = label - 1u;
-                b = (params.label_map[k / 4u] >> ((k % 4u) * 8u)) & 0xffu;
-            }
+            let b = class_of(label);
             if b != 0u && b <= CLASSES {
                 let bin = 2u * (b - 1u);
                 atomicAdd(&histogram[bin], 1u);

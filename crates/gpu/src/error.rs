@@ -1,5 +1,7 @@
 //! Errors at the crate boundary: every variant names the offending field.
 
+use std::time::Duration;
+
 use labels::LabelError;
 use thiserror::Error;
 
@@ -26,6 +28,15 @@ pub enum GpuError {
     DeviceLost {
         operation: &'static str,
         message: String,
+    },
+    /// The GPU did not finish a pass of a batch within the readback timeout
+    /// ([`crate::GpuSettings::readback_timeout`]): the device may be hung.
+    /// The batch is dropped; fall back to the CPU back end, or retry.
+    #[error("GPU {stage}: no result in {} s", .after.as_secs_f64())]
+    Timeout {
+        /// The stage that waited (`"readback"`).
+        stage: &'static str,
+        after: Duration,
     },
     /// Mapping a readback buffer failed.
     #[error("mapping the {what} readback buffer failed: {message}")]

@@ -1,12 +1,14 @@
 //! RTPF's measurement step (RTPF §IV-D, §VI) on the GPU: the wgpu back end
 //! that mirrors the CPU reference of the `labels` crate count for count.
 //!
-//! - [`gpu_likelihood`]: [`GpuLikelihood`], the measurement step as a
-//!   label-atlas render pass (the ray–capsule test of [`labels::raster`]
-//!   ported to WGSL, depth compare `Less` for the tie rule) and a compute
-//!   pass of workgroup-shared atomic histograms (RTPF §VI), with chunking
-//!   for large N and overlapped `submit`/`collect`; an [`smc::Likelihood`]
-//!   like [`labels::CpuLikelihood`];
+//! - [`gpu_likelihood`]: [`GpuLikelihood`], the measurement step (RTPF
+//!   §VI, Eq. 1–2) as one compute pass per chunk of particles that
+//!   rasterises (the ray–capsule test of [`labels::raster`] ported to WGSL,
+//!   nearest hit, ties to the lower index) and counts in workgroup-shared
+//!   atomic histograms, or, as [`RasterPath::RenderPass`], a label-atlas
+//!   render pass and a histogram pass; with chunking for large N,
+//!   overlapped `submit`/`collect` and a bounded readback wait; an
+//!   [`smc::Likelihood`] like [`labels::CpuLikelihood`];
 //! - [`context`]: [`HeadlessGpu`], a device and queue for tools and tests
 //!   (the app passes its own Bevy device instead);
 //! - [`error`]: [`GpuError`], the device's failures plus the
@@ -24,7 +26,7 @@ pub mod gpu_likelihood;
 
 pub use context::{HeadlessGpu, describe_adapter};
 pub use error::{GpuError, Result};
-pub use gpu_likelihood::{GpuLikelihood, GpuSettings, Ticket};
+pub use gpu_likelihood::{GpuLikelihood, GpuSettings, RasterPath, Ticket};
 
 /// The CPU reference this back end mirrors (see the `labels` crate).
 pub use labels::{
