@@ -1,9 +1,10 @@
-//! Time per crop of the BlazePose landmark network under tract: model
-//! variants × heatmap refinement on/off × matrix-product threads, median of
-//! N runs.
+//! Time per crop of the BlazePose landmark network: model variants ×
+//! heatmap refinement on/off × back end (tract with 1 or 2 matrix-product
+//! threads; with `--gpu`, the WGSL kernels on a headless wgpu device,
+//! including the crop's upload and the outputs' readback), median of N runs.
 //!
 //! ```text
-//! cargo run --release -p keypoints --example keypoint_bench -- [--iters 30] [--model X.onnx ...] [--csv out.csv]
+//! cargo run --release -p keypoints --example keypoint_bench -- [--iters 30] [--model X.onnx ...] [--gpu] [--csv out.csv]
 //! ```
 //!
 //! Without `--model` it times the embedded default (BlazePose full). Other
@@ -12,14 +13,15 @@
 //! network alone; `detect` adds the crop, refinement and projection.
 
 use anyhow::{Context, Result, bail};
-use keypoints::{Detector, DetectorOptions, INPUT_SIZE, PersonBox};
+use keypoints::{Backend, Detector, DetectorOptions, GpuDevice, INPUT_SIZE, PersonBox};
 use std::path::PathBuf;
 use std::time::Instant;
 
 struct Row {
     model: String,
     heatmap: bool,
-    threads: usize,
+    /// "tract 1", "tract 2" or "gpu".
+    backend: String,
     stage: &'static str,
     median_ms: f64,
     min_ms: f64,
@@ -51,6 +53,7 @@ fn main() -> Result<()> {
     let mut iters = 30usize;
     let mut sources: Vec<(String, Option<PathBuf>)> = Vec::new();
     let mut csv: Option<PathBuf> = None;
+    let mut with_gpu = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -64,8 +67,9 @@ fn main() -> Result<()> {
                 sources.push((name, Some(path)));
             }
             "--csv" => csv = Some(args.next().context("--csv PATH")?.into()),
+            "--gpu" => with_gpu = true,
             "-h" | "--help" => {
-                println!("keypoint_bench [--iters N] [--model X.onnx ...] [--csv out.csv]");
+                println!("keypoint_bench [--iters N] [--model X.onnx ...] [--gpu] [--csv out.csv]");
                 return Ok(());
             }
             other => bail!("unknown argument {other}"),
@@ -82,23 +86,47 @@ fn main() -> Result<()> {
         .collect();
     let person = PersonBox::new(120.0, 20.0, 200.0, 230.0);
     let input = vec![0.5f32; INPUT_SIZE * INPUT_SIZE * 3];
+    let device = if with_gpu {
+        let d = GpuDevice::headless()?;
+        eprintln!("GPU: {}", d.describe());
+        Some(d)
+    } else {
+        None
+    };
+    // (label, threads, backend)
+    let mut backends = vec![("tract 1", 1, Backend::Cpu), ("tract 2", 2, Backend::Cpu)];
+    if device.is_some() {
+        backends.push(("gpu", 1, Backend::Gpu));
+    }
 
     let mut rows = Vec::new();
     for (name, path) in &sources {
         for heatmap in [true, false] {
-            for threads in [1, 2] {
+            for &(label, threads, backend) in &backends {
                 let options = DetectorOptions {
                     refine_with_heatmap: heatmap,
                     threads,
+                    backend,
                     ..Default::default()
                 };
                 let t = Instant::now();
-                let d = match path {
-                    Some(p) => Detector::load_with(p, options)?,
-                    None => Detector::new_with(options)?,
+                let d = match (path, &device) {
+                    (Some(p), Some(gpu)) if backend == Backend::Gpu => {
+                        let bytes = std::fs::read(p)?;
+                        Detector::from_onnx_bytes_on(
+                            &bytes,
+                            &p.display().to_string(),
+                            options,
+                            gpu,
+                        )?
+                    }
+                    (None, Some(gpu)) if backend == Backend::Gpu => Detector::new_on(gpu, options)?,
+                    (Some(p), _) => Detector::load_with(p, options)?,
+                    (None, _) => Detector::new_with(options)?,
                 };
                 eprintln!(
-                    "{name}: loaded and optimised in {:.0} ms",
+                    "{name}: {} ready in {:.0} ms",
+                    d.backend_description(),
                     t.elapsed().as_secs_f64() * 1e3
                 );
                 let model = name.clone();
@@ -106,7 +134,7 @@ fn main() -> Result<()> {
                 rows.push(Row {
                     model: model.clone(),
                     heatmap,
-                    threads,
+                    backend: label.to_string(),
                     stage: "infer",
                     median_ms,
                     min_ms,
@@ -116,7 +144,7 @@ fn main() -> Result<()> {
                 rows.push(Row {
                     model,
                     heatmap,
-                    threads,
+                    backend: label.to_string(),
                     stage: "detect",
                     median_ms,
                     min_ms,
@@ -126,23 +154,29 @@ fn main() -> Result<()> {
     }
 
     println!(
-        "{:<22} {:>7} {:>7} {:>7} {:>10} {:>8}",
-        "model", "heatmap", "threads", "stage", "median ms", "min ms"
+        "{:<22} {:>7} {:>8} {:>7} {:>10} {:>8}",
+        "model", "heatmap", "backend", "stage", "median ms", "min ms"
     );
     for r in &rows {
         let heatmap = if r.heatmap { "yes" } else { "no" };
         println!(
-            "{:<22} {:>7} {:>7} {:>7} {:>10.1} {:>8.1}",
-            r.model, heatmap, r.threads, r.stage, r.median_ms, r.min_ms
+            "{:<22} {:>7} {:>8} {:>7} {:>10.1} {:>8.1}",
+            r.model, heatmap, r.backend, r.stage, r.median_ms, r.min_ms
         );
     }
-    println!("({iters} runs each after one warm-up; tract matrix products on `threads` threads)");
+    println!(
+        "({iters} runs each after one warm-up; `tract N`: matrix products on N threads; \
+         `gpu`: {}, upload and readback included)",
+        device
+            .as_ref()
+            .map_or("not run".to_string(), |d| d.describe())
+    );
     if let Some(path) = csv {
-        let mut text = String::from("model,heatmap,threads,stage,median_ms,min_ms\n");
+        let mut text = String::from("model,heatmap,backend,stage,median_ms,min_ms\n");
         for r in &rows {
             text += &format!(
                 "{},{},{},{},{:.3},{:.3}\n",
-                r.model, r.heatmap, r.threads, r.stage, r.median_ms, r.min_ms
+                r.model, r.heatmap, r.backend, r.stage, r.median_ms, r.min_ms
             );
         }
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;

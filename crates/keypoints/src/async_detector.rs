@@ -4,10 +4,19 @@
 //! One request slot, latest wins: a frame submitted while the worker is busy
 //! replaces any frame still waiting, so the worker always starts on the
 //! newest frame and results lag by at most one inference plus one frame.
+//!
+//! A caller that needs a frame's result waits with
+//! [`AsyncDetector::wait_for`], which returns as soon as that frame (or a
+//! later one) is detected, or at once when the frame was replaced before
+//! the worker took it — never the whole timeout for a frame that will not
+//! come. A panic inside the network is caught on the worker: it becomes
+//! that frame's error, the worker stops, and every later call says so
+//! (with the panic's message) instead of stalling.
 
 use crate::{Detector, Error, Keypoints, PersonBox, Result, Roi, roi::check_image};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// A finished detection and the frame it belongs to.
 #[derive(Clone, Debug)]
@@ -53,14 +62,24 @@ struct Slots {
     pending: Option<Request>,
     latest: Option<Detection>,
     busy: bool,
+    /// The frame the worker is running the network on.
+    running: Option<u64>,
     stop: bool,
+    /// The newest frame replaced in the slot before the worker took it.
+    superseded: Option<u64>,
+    /// The worker ended: the panic's message, or `None` for a clean stop.
+    ended: Option<Option<String>>,
     /// A spare frame buffer, so steady-state submissions do not allocate.
     spare: Vec<u8>,
 }
 
 struct Shared {
     slots: Mutex<Slots>,
+    /// Wakes the worker: a frame is waiting, or stop.
     wake: Condvar,
+    /// Wakes [`AsyncDetector::wait_for`]: a result, a replaced frame, or
+    /// the worker's end.
+    done: Condvar,
 }
 
 impl Shared {
@@ -83,6 +102,7 @@ impl AsyncDetector {
         let shared = Arc::new(Shared {
             slots: Mutex::new(Slots::default()),
             wake: Condvar::new(),
+            done: Condvar::new(),
         });
         let for_worker = Arc::clone(&shared);
         let worker = std::thread::Builder::new()
@@ -112,12 +132,18 @@ impl AsyncDetector {
         if let Region::Person(person) = region {
             person.validate(width, height)?;
         }
+        let mut slots = self.shared.lock();
+        if let Some(ended) = &slots.ended {
+            return Err(stopped(ended.as_deref()));
+        }
         if self.worker.as_ref().is_none_or(|w| w.is_finished()) {
             return Err(Error::WorkerStopped);
         }
-        let mut slots = self.shared.lock();
         let (mut buffer, dropped) = match slots.pending.take() {
-            Some(old) => (old.rgb, true),
+            Some(old) => {
+                slots.superseded = Some(slots.superseded.map_or(old.frame, |s| s.max(old.frame)));
+                (old.rgb, true)
+            }
             None => (std::mem::take(&mut slots.spare), false),
         };
         buffer.clear();
@@ -131,7 +157,75 @@ impl AsyncDetector {
         });
         drop(slots);
         self.shared.wake.notify_one();
+        if dropped {
+            self.shared.done.notify_all();
+        }
         Ok(dropped)
+    }
+
+    /// Waits at most `timeout` for the result of frame `frame` (or of a
+    /// later frame): `Some(detection)`, or `None` at once when `frame` was
+    /// replaced by a newer one before the worker took it (it will never be
+    /// detected).
+    ///
+    /// # Errors
+    /// [`Error::Inference`] naming the frame and the seconds waited when no
+    /// result came in time (the detector is slower than `timeout` per
+    /// frame, or hung), or the panic's message when the network panicked;
+    /// [`Error::WorkerStopped`] when the worker has ended.
+    pub fn wait_for(&self, frame: u64, timeout: Duration) -> Result<Option<Detection>> {
+        let deadline = Instant::now() + timeout;
+        let mut slots = self.shared.lock();
+        loop {
+            if let Some(d) = slots.latest.as_ref().filter(|d| d.frame >= frame) {
+                return Ok(Some(d.clone()));
+            }
+            let coming = slots.running == Some(frame)
+                || slots.pending.as_ref().is_some_and(|r| r.frame == frame);
+            if slots.superseded.is_some_and(|s| s >= frame) && !coming {
+                return Ok(None);
+            }
+            if let Some(ended) = &slots.ended {
+                return Err(stopped(ended.as_deref()));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::Inference(format!(
+                    "the keypoint detector gave no result for frame {frame} in {:.1} s",
+                    timeout.as_secs_f64()
+                )));
+            }
+            slots = self
+                .shared
+                .done
+                .wait_timeout(slots, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Stops the worker and waits for it (at most the inference in
+    /// flight).
+    ///
+    /// # Errors
+    /// [`Error::Inference`] with the message of a panic that ended the
+    /// worker.
+    pub fn shutdown(mut self) -> Result<()> {
+        self.stop_worker()
+    }
+
+    fn stop_worker(&mut self) -> Result<()> {
+        self.shared.lock().stop = true;
+        self.shared.wake.notify_all();
+        let Some(worker) = self.worker.take() else {
+            return Ok(());
+        };
+        let joined = worker.join();
+        match (joined, &self.shared.lock().ended) {
+            (Err(p), _) => Err(stopped(Some(&panic_text(p.as_ref())))),
+            (Ok(()), Some(Some(m))) => Err(stopped(Some(m))),
+            _ => Ok(()),
+        }
     }
 
     /// The most recent finished detection, if any (a clone; polling does not
@@ -154,19 +248,37 @@ impl AsyncDetector {
 
 impl Drop for AsyncDetector {
     fn drop(&mut self) {
-        self.shared.lock().stop = true;
-        self.shared.wake.notify_all();
-        if let Some(worker) = self.worker.take() {
-            // Waits for at most the inference in flight.
-            let _ = worker.join();
+        // Waits for at most the inference in flight. A panic was already
+        // reported to the caller as that frame's error; said once more
+        // here, since a drop cannot return it.
+        if let Err(e) = self.stop_worker() {
+            eprintln!("keypoints: {e}");
         }
     }
+}
+
+/// The error of a call after the worker ended (`panic`: its message).
+fn stopped(panic: Option<&str>) -> Error {
+    match panic {
+        Some(m) => Error::Inference(format!("the keypoint detector panicked: {m}")),
+        None => Error::WorkerStopped,
+    }
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }
 
 fn run_worker(detector: Detector, shared: &Shared) {
     let mut slots = shared.lock();
     loop {
         if slots.stop {
+            slots.ended = Some(None);
+            drop(slots);
+            shared.done.notify_all();
             return;
         }
         let Some(request) = slots.pending.take() else {
@@ -174,6 +286,7 @@ fn run_worker(detector: Detector, shared: &Shared) {
             continue;
         };
         slots.busy = true;
+        slots.running = Some(request.frame);
         drop(slots);
         let Request {
             frame,
@@ -182,15 +295,112 @@ fn run_worker(detector: Detector, shared: &Shared) {
             height,
             region,
         } = request;
-        let result = match region {
-            Region::Person(person) => detector.detect(&rgb, width, height, person),
-            Region::Roi(roi) => detector.detect_in_roi(&rgb, width, height, roi),
-        };
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            #[cfg(test)]
+            if frame == PANIC_FRAME {
+                panic!("a test panic on frame {frame}");
+            }
+            match region {
+                Region::Person(person) => detector.detect(&rgb, width, height, person),
+                Region::Roi(roi) => detector.detect_in_roi(&rgb, width, height, roi),
+            }
+        }));
         slots = shared.lock();
         slots.busy = false;
-        slots.latest = Some(Detection { frame, result });
+        slots.running = None;
+        match run {
+            Ok(result) => slots.latest = Some(Detection { frame, result }),
+            Err(p) => {
+                // The network's state after a panic is unknown: the frame
+                // gets the panic as its error and the worker stops.
+                let message = panic_text(p.as_ref());
+                slots.latest = Some(Detection {
+                    frame,
+                    result: Err(stopped(Some(&message))),
+                });
+                slots.ended = Some(Some(message));
+                drop(slots);
+                shared.done.notify_all();
+                return;
+            }
+        }
         if slots.spare.capacity() < rgb.capacity() {
             slots.spare = rgb;
         }
+        drop(slots);
+        shared.done.notify_all();
+        slots = shared.lock();
+    }
+}
+
+/// A frame index the worker panics on (tests of the panic path).
+#[cfg(test)]
+const PANIC_FRAME: u64 = u64::MAX - 7;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(w: u32, h: u32) -> Vec<u8> {
+        vec![90u8; (w * h * 3) as usize]
+    }
+
+    /// A frame replaced before the worker took it is answered at once
+    /// (`None`), not after the whole wait; its successor is detected.
+    #[test]
+    fn a_replaced_frame_is_answered_without_waiting_out_the_timeout() {
+        let d = AsyncDetector::spawn(Detector::new().unwrap()).unwrap();
+        let (w, h) = (64, 64);
+        let rgb = frame(w, h);
+        let person = PersonBox::new(8.0, 4.0, 56.0, 60.0);
+        // The worker takes frame 1; 2 waits and is replaced by 3 (the
+        // network takes far longer than three submissions).
+        d.submit(1, &rgb, w, h, person).unwrap();
+        let mut replaced = false;
+        for k in 2..=3 {
+            replaced |= d.submit(k, &rgb, w, h, person).unwrap();
+        }
+        let long = Duration::from_secs(600);
+        let two = d.wait_for(2, long).unwrap();
+        assert!(
+            two.as_ref().is_none_or(|x| x.frame >= 2),
+            "frame 2: {two:?}"
+        );
+        if replaced {
+            // Dropped unseen: answered at once, before frame 3's result.
+            assert!(two.is_none(), "frame 2: {two:?}");
+        }
+        let three = d.wait_for(3, long).unwrap().unwrap();
+        assert_eq!(three.frame, 3);
+        d.shutdown().unwrap();
+    }
+
+    /// A panic in the network is that frame's error and ends the worker:
+    /// waits and submissions say so at once, and `shutdown` returns it.
+    #[test]
+    fn a_worker_panic_is_reported_not_a_stall() {
+        let d = AsyncDetector::spawn(Detector::new().unwrap()).unwrap();
+        let (w, h) = (32, 32);
+        let rgb = frame(w, h);
+        let person = PersonBox::new(2.0, 2.0, 30.0, 30.0);
+        d.submit(PANIC_FRAME, &rgb, w, h, person).unwrap();
+        let got = d
+            .wait_for(PANIC_FRAME, Duration::from_secs(600))
+            .unwrap()
+            .unwrap();
+        let m = got.result.unwrap_err().to_string();
+        assert!(m.contains("panicked") && m.contains("test panic"), "{m}");
+        let m = d
+            .wait_for(PANIC_FRAME + 1, Duration::from_secs(600))
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("panicked"), "{m}");
+        let m = d
+            .submit(PANIC_FRAME + 2, &rgb, w, h, person)
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("panicked"), "{m}");
+        let m = d.shutdown().unwrap_err().to_string();
+        assert!(m.contains("test panic"), "{m}");
     }
 }

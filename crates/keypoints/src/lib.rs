@@ -31,12 +31,19 @@
 //! The network costs tens of milliseconds on a CPU core (see
 //! docs/keypoints.md), so a tracker that must keep ≥ 10 frames/s runs it on its own
 //! thread with [`AsyncDetector`] and uses the latest finished result.
+//!
+//! Two back ends run the network ([`Backend`]): tract on the CPU, and WGSL
+//! compute kernels of our own on wgpu ([`Detector::new_on`] with the app's
+//! device, or a headless one). Both produce the same [`RawOutput`], so the
+//! post-processing is shared.
 
 mod async_detector;
+mod gpu;
 mod landmarks;
 pub mod roi;
 
 pub use async_detector::{AsyncDetector, Detection, Region};
+pub use gpu::{GpuDevice, describe_adapter};
 pub use landmarks::{
     Keypoint, Keypoints, LANDMARK_NAMES, NUM_LANDMARKS, TRACKED_KEYPOINTS, landmark_index,
 };
@@ -100,6 +107,10 @@ pub enum Error {
     NonFinite(&'static str),
     #[error("the background detector thread has stopped")]
     WorkerStopped,
+    #[error("no GPU for the keypoint network: {0}")]
+    NoGpu(String),
+    #[error("GPU keypoint network: {0}")]
+    Gpu(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -131,6 +142,8 @@ pub struct DetectorOptions {
     /// The depthwise convolutions that dominate BlazePose stay on the calling
     /// thread, so 2 threads gain little (see docs/keypoints.md).
     pub threads: usize,
+    /// Where the network runs. Default [`Backend::Cpu`].
+    pub backend: Backend,
 }
 
 impl Default for DetectorOptions {
@@ -139,21 +152,51 @@ impl Default for DetectorOptions {
             refine_with_heatmap: true,
             roi_scale: Roi::MEDIAPIPE_SCALE,
             threads: 1,
+            backend: Backend::Cpu,
         }
     }
 }
 
+/// Where a [`Detector`] runs the network.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// tract on the calling thread (and `threads` for matrix products).
+    #[default]
+    Cpu,
+    /// WGSL kernels on a wgpu device: the one given to [`Detector::new_on`],
+    /// else a headless one. No adapter, or an operator the kernels do not
+    /// cover, is an error.
+    Gpu,
+    /// The GPU on a hardware adapter, else tract: on a software adapter
+    /// (lavapipe, llvmpipe: `DeviceType::Cpu`) tract is faster, and a
+    /// failure to build the GPU network falls back to tract too (the reason
+    /// is in [`Detector::backend_description`]).
+    Auto,
+}
+
 type Plan = TypedSimplePlan<TypedModel>;
+
+/// What runs the network.
+#[derive(Clone)]
+enum Engine {
+    Cpu {
+        plan: Arc<Plan>,
+        /// tract's matrix-product thread pool; `None` runs on the caller's
+        /// thread.
+        executor: Option<Executor>,
+    },
+    Gpu(Arc<gpu::GpuGraph>),
+}
 
 /// The BlazePose landmark network, ready to run. `Send + Sync`: share it by
 /// reference or move it to a worker thread ([`AsyncDetector`]).
 #[derive(Clone)]
 pub struct Detector {
-    plan: Arc<Plan>,
+    engine: Engine,
     name: String,
-    /// tract's matrix-product thread pool; `None` runs on the caller's thread.
-    executor: Option<Executor>,
     options: DetectorOptions,
+    /// [`Detector::backend_description`].
+    backend: String,
 }
 
 impl std::fmt::Debug for Detector {
@@ -161,6 +204,7 @@ impl std::fmt::Debug for Detector {
         f.debug_struct("Detector")
             .field("model", &self.name)
             .field("options", &self.options)
+            .field("backend", &self.backend)
             .finish()
     }
 }
@@ -183,32 +227,177 @@ impl Detector {
     }
 
     /// [`Detector::load`] with `options`.
+    ///
+    /// A file larger than 256 MiB is refused before it is read (the
+    /// BlazePose models are 5 to 30 MB).
     pub fn load_with(path: impl AsRef<Path>, options: DetectorOptions) -> Result<Self> {
+        use std::io::Read as _;
+        const MAX_MODEL_BYTES: u64 = 256 << 20;
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| Error::Model {
+        let bad = |message: String| Error::Model {
             path: path.display().to_string(),
-            message: format!("cannot read: {e}"),
-        })?;
+            message,
+        };
+        let file = std::fs::File::open(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+        let too_big = || {
+            bad(format!(
+                "larger than {} MiB: not a keypoint model",
+                MAX_MODEL_BYTES >> 20
+            ))
+        };
+        if file.metadata().is_ok_and(|m| m.len() > MAX_MODEL_BYTES) {
+            return Err(too_big());
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_MODEL_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| bad(format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_MODEL_BYTES {
+            return Err(too_big());
+        }
         Self::from_onnx_bytes(&bytes, &path.display().to_string(), options)
     }
 
-    /// An ONNX model held in memory; `name` labels errors.
+    /// An ONNX model held in memory; `name` labels errors. A panic inside
+    /// the ONNX parser (a hostile file) is an error, not a crash.
+    ///
+    /// [`Backend::Gpu`] and [`Backend::Auto`] ask for a headless device
+    /// ([`GpuDevice::headless`]); the app, which has its own device, uses
+    /// [`Detector::from_onnx_bytes_on`].
     pub fn from_onnx_bytes(bytes: &[u8], name: &str, options: DetectorOptions) -> Result<Self> {
-        let plan = build_plan(bytes, options.refine_with_heatmap).map_err(|e| Error::Model {
+        match options.backend {
+            Backend::Cpu => {}
+            Backend::Gpu => {
+                return Self::from_onnx_bytes_on(bytes, name, options, &GpuDevice::headless()?);
+            }
+            Backend::Auto => {
+                return match GpuDevice::headless() {
+                    Ok(device) => Self::from_onnx_bytes_on(bytes, name, options, &device),
+                    Err(e) => Self::cpu_because(bytes, name, options, e.to_string()),
+                };
+            }
+        }
+        let model_error = |message: String| Error::Model {
             path: name.to_string(),
-            message: format!("{e:#}"),
-        })?;
+            message,
+        };
+        let built = std::panic::catch_unwind(|| build_plan(bytes, options.refine_with_heatmap))
+            .map_err(|p| {
+                let said = p
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                model_error(format!(
+                    "the ONNX parser failed on this file (it panicked: {said})"
+                ))
+            })?;
+        let plan = built.map_err(|e| model_error(format!("{e:#}")))?;
+        let threads = options.threads.max(1);
         Ok(Self {
-            plan: Arc::new(plan),
+            engine: Engine::Cpu {
+                plan: Arc::new(plan),
+                executor: (options.threads > 1)
+                    .then(|| Executor::multithread_with_name(options.threads, "keypoints-mm")),
+            },
             name: name.to_string(),
-            executor: (options.threads > 1)
-                .then(|| Executor::multithread_with_name(options.threads, "keypoints-mm")),
             options,
+            backend: format!(
+                "tract (CPU, {threads} thread{})",
+                if threads == 1 { "" } else { "s" }
+            ),
+        })
+    }
+
+    /// The embedded default model on `device`, as `options.backend` says
+    /// ([`Backend::Cpu`] ignores the device).
+    pub fn new_on(device: &GpuDevice, options: DetectorOptions) -> Result<Self> {
+        Self::from_onnx_bytes_on(DEFAULT_MODEL, DEFAULT_MODEL_NAME, options, device)
+    }
+
+    /// [`Detector::from_onnx_bytes`] on `device`, e.g. the app's own wgpu
+    /// device and queue ([`GpuDevice::from_parts`]).
+    pub fn from_onnx_bytes_on(
+        bytes: &[u8],
+        name: &str,
+        options: DetectorOptions,
+        device: &GpuDevice,
+    ) -> Result<Self> {
+        match options.backend {
+            Backend::Cpu => Self::from_onnx_bytes(bytes, name, options),
+            Backend::Gpu => Self::gpu(bytes, name, options, device),
+            Backend::Auto if device.is_cpu() => Self::cpu_because(
+                bytes,
+                name,
+                options,
+                format!("{} is a software adapter", device.describe()),
+            ),
+            Backend::Auto => Self::gpu(bytes, name, options, device)
+                .or_else(|e| Self::cpu_because(bytes, name, options, e.to_string())),
+        }
+    }
+
+    /// tract, under [`Backend::Auto`], for the reason `why`.
+    fn cpu_because(
+        bytes: &[u8],
+        name: &str,
+        options: DetectorOptions,
+        why: String,
+    ) -> Result<Self> {
+        let cpu = DetectorOptions {
+            backend: Backend::Cpu,
+            ..options
+        };
+        let mut detector = Self::from_onnx_bytes(bytes, name, cpu)?;
+        detector.options.backend = options.backend;
+        detector.backend += &format!("; not the GPU: {why}");
+        Ok(detector)
+    }
+
+    fn gpu(bytes: &[u8], name: &str, options: DetectorOptions, device: &GpuDevice) -> Result<Self> {
+        let model_error = |message: String| Error::Model {
+            path: name.to_string(),
+            message,
+        };
+        let heatmap = options.refine_with_heatmap;
+        let model = std::panic::catch_unwind(|| {
+            let model = typed_model(bytes, heatmap)?.into_decluttered()?;
+            check_outputs(&model, heatmap)?;
+            Ok::<_, TractError>(model)
+        })
+        .map_err(|_| model_error("the ONNX parser failed on this file (it panicked)".into()))?
+        .map_err(|e| model_error(format!("{e:#}")))?;
+        let graph = gpu::GpuGraph::new(device, &model).map_err(|e| match e {
+            Error::Gpu(message) => model_error(format!("GPU back end: {message}")),
+            e => e,
+        })?;
+        let backend = format!(
+            "wgpu on {} ({} kernel launches)",
+            graph.adapter(),
+            graph.launches()
+        );
+        Ok(Self {
+            engine: Engine::Gpu(Arc::new(graph)),
+            name: name.to_string(),
+            options,
+            backend,
         })
     }
 
     pub fn options(&self) -> &DetectorOptions {
         &self.options
+    }
+
+    /// Which back end runs the network, for a status line: `"tract (CPU, 1
+    /// thread)"` or `"wgpu on NAME (BACKEND, DEVICE TYPE) (N kernel
+    /// launches)"`; under [`Backend::Auto`] a CPU choice says why.
+    pub fn backend_description(&self) -> &str {
+        &self.backend
+    }
+
+    /// Whether the network runs on a GPU device.
+    pub fn uses_gpu(&self) -> bool {
+        matches!(self.engine, Engine::Gpu(_))
     }
 
     /// The model's file name (or [`DEFAULT_MODEL_NAME`]).
@@ -259,11 +448,23 @@ impl Detector {
                 expected,
             });
         }
+        let (plan, executor) = match &self.engine {
+            Engine::Cpu { plan, executor } => (plan, executor),
+            Engine::Gpu(graph) => {
+                let outputs = graph.run(input)?;
+                let heatmap = if self.options.refine_with_heatmap {
+                    &outputs[2][..]
+                } else {
+                    &[]
+                };
+                return raw_output(&outputs[0], &outputs[1], heatmap);
+            }
+        };
         let tensor =
             tract_ndarray::Array4::from_shape_vec((1, INPUT_SIZE, INPUT_SIZE, 3), input.to_vec())
                 .map_err(|e| Error::Inference(e.to_string()))?;
-        let run = || self.plan.run(tvec!(Tensor::from(tensor).into()));
-        let outputs = match &self.executor {
+        let run = || plan.run(tvec!(Tensor::from(tensor).into()));
+        let outputs = match executor {
             Some(pool) => multithread_tract_scope(pool.clone(), run),
             None => run(),
         }
@@ -279,23 +480,7 @@ impl Detector {
         } else {
             &[]
         };
-        if !lm.iter().all(|v| v.is_finite()) {
-            return Err(Error::NonFinite("landmark"));
-        }
-        if !flag[0].is_finite() {
-            return Err(Error::NonFinite("pose flag"));
-        }
-        if !heatmap.iter().all(|v| !v.is_nan()) {
-            return Err(Error::NonFinite("heatmap"));
-        }
-        Ok(RawOutput {
-            landmarks: lm
-                .chunks_exact(5)
-                .map(|r| [r[0], r[1], r[2], r[3], r[4]])
-                .collect(),
-            pose_flag: flag[0],
-            heatmap: heatmap.to_vec(),
-        })
+        raw_output(lm, flag, heatmap)
     }
 
     /// Post-processing: heatmap refinement, sigmoid scores, back to input
@@ -328,7 +513,29 @@ impl Detector {
     }
 }
 
-fn build_plan(bytes: &[u8], heatmap: bool) -> TractResult<Plan> {
+/// The network's outputs, checked and gathered (both back ends).
+fn raw_output(lm: &[f32], flag: &[f32], heatmap: &[f32]) -> Result<RawOutput> {
+    if !lm.iter().all(|v| v.is_finite()) {
+        return Err(Error::NonFinite("landmark"));
+    }
+    if !flag.first().is_some_and(|f| f.is_finite()) {
+        return Err(Error::NonFinite("pose flag"));
+    }
+    if !heatmap.iter().all(|v| !v.is_nan()) {
+        return Err(Error::NonFinite("heatmap"));
+    }
+    Ok(RawOutput {
+        landmarks: lm
+            .chunks_exact(5)
+            .map(|r| [r[0], r[1], r[2], r[3], r[4]])
+            .collect(),
+        pose_flag: flag[0],
+        heatmap: heatmap.to_vec(),
+    })
+}
+
+/// The model typed, with only the outputs we read, not yet optimised.
+fn typed_model(bytes: &[u8], heatmap: bool) -> TractResult<TypedModel> {
     let mut model = tract_onnx::onnx().model_for_read(&mut std::io::Cursor::new(bytes))?;
     let outputs = model.output_outlets()?.to_vec();
     // Landmarks, pose flag, segmentation, heatmap, world landmarks. Keeping
@@ -346,7 +553,18 @@ fn build_plan(bytes: &[u8], heatmap: bool) -> TractResult<Plan> {
     };
     model.set_output_outlets(&keep)?;
     model.set_input_fact(0, f32::fact([1, INPUT_SIZE, INPUT_SIZE, 3]).into())?;
-    let model = model.into_optimized()?;
+    model.into_typed()
+}
+
+fn build_plan(bytes: &[u8], heatmap: bool) -> TractResult<Plan> {
+    let model = typed_model(bytes, heatmap)?.into_optimized()?;
+    check_outputs(&model, heatmap)?;
+    model.into_runnable()
+}
+
+/// BlazePose's output shapes: landmarks, pose flag (and heatmap).
+fn check_outputs(model: &TypedModel, heatmap: bool) -> TractResult<()> {
+    let keep = model.output_outlets()?;
     let shapes: Vec<Vec<usize>> = (0..keep.len())
         .map(|k| {
             Ok(model
@@ -365,7 +583,7 @@ fn build_plan(bytes: &[u8], heatmap: bool) -> TractResult<Plan> {
         shapes == expected,
         "output shapes {shapes:?}, expected BlazePose's {expected:?}"
     );
-    model.into_runnable()
+    Ok(())
 }
 
 fn sigmoid(x: f32) -> f32 {
