@@ -77,6 +77,27 @@ struct Args {
     simulate: Option<usize>,
 }
 
+/// Largest magnitude of a model parameter (issue 32: `--p0 1e308` ran
+/// and printed NaN).
+const MAX_PARAMETER: f64 = 1e12;
+
+/// The resampling policy of `--ess-threshold`: a fraction of N in
+/// `[0, 1]` (1: every step, 0: never).
+///
+/// # Errors
+/// A threshold that is not a finite fraction (`inf` was taken for "every
+/// step" and NaN for "never").
+fn policy_from(threshold: f64) -> Result<ResamplePolicy> {
+    if !(0.0..=1.0).contains(&threshold) {
+        bail!("--ess-threshold is a fraction of N from 0 to 1, got {threshold}");
+    }
+    Ok(if threshold >= 1.0 {
+        ResamplePolicy::Always
+    } else {
+        ResamplePolicy::EssBelow(threshold)
+    })
+}
+
 /// The model (`smc::lgssm`, the bootstrap proposal and the likelihood),
 /// with errors naming the flag.
 fn model_from_args(args: &Args) -> Result<Lgssm> {
@@ -91,6 +112,11 @@ fn model_from_args(args: &Args) -> Result<Lgssm> {
     for (name, v) in finite {
         if !v.is_finite() {
             bail!("{name} must be a finite number, got {v}");
+        }
+        // Beyond this the variances' squares and the particles' spread
+        // overflow to inf and the moments print as NaN.
+        if v.abs() > MAX_PARAMETER {
+            bail!("{name} must be within ±{MAX_PARAMETER:e}, got {v}");
         }
     }
     if args.q < 0.0 {
@@ -177,11 +203,7 @@ fn main() -> Result<()> {
     // Before anything is allocated for them (issue 14: 1e11 particles).
     ParticleSet::check_memory(args.particles, 1).context("--particles")?;
     let ys = read_observations(path)?;
-    let policy = if args.ess_threshold >= 1.0 {
-        ResamplePolicy::Always
-    } else {
-        ResamplePolicy::EssBelow(args.ess_threshold)
-    };
+    let policy = policy_from(args.ess_threshold)?;
     let config = FilterConfig {
         seed: args.seed,
         scheme: args.scheme,
@@ -221,4 +243,31 @@ fn main() -> Result<()> {
     }
     println!("loglik,{:?}", filter.log_evidence());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> std::result::Result<Args, String> {
+        let base = ["kalman_check", "--obs", "o.csv", "--a", "0.9", "--q", "0.5"];
+        let rest = ["--h", "1", "--r", "0.3", "--m0", "0.5"];
+        Args::try_parse_from(base.iter().chain(&rest).chain(extra)).map_err(|e| e.to_string())
+    }
+
+    /// Issue 32 item 21: an infinite or NaN threshold and a `--p0` whose
+    /// spread overflows are refused naming the flag.
+    #[test]
+    fn thresholds_and_parameters_out_of_range_are_refused() {
+        for bad in [f64::INFINITY, f64::NAN, -0.1, 1.5] {
+            let m = policy_from(bad).unwrap_err().to_string();
+            assert!(m.contains("--ess-threshold"), "{m}");
+        }
+        assert!(matches!(policy_from(1.0), Ok(ResamplePolicy::Always)));
+        let a = args(&["--p0", "1e308"]).unwrap();
+        let m = model_from_args(&a).unwrap_err().to_string();
+        assert!(m.contains("--p0"), "{m}");
+        let a = args(&["--p0", "2"]).unwrap();
+        assert!(model_from_args(&a).is_ok());
+    }
 }

@@ -343,3 +343,187 @@ fn a_flag_the_scene_does_not_use_is_refused_by_one_rule() {
         );
     }
 }
+
+// ---- issue 32: outputs refused before the run, files complete after Ctrl-C ----
+
+/// `n` grey `w × h` PNG frames in a fresh folder `name`.
+fn grey_frames(name: &str, n: usize, (w, h): (u32, u32)) -> PathBuf {
+    let dir = fresh_dir(name);
+    for k in 0..n {
+        let rgb = vec![(40 + 10 * k) as u8; (w * h * 3) as usize];
+        vision::Frame::new(w, h, rgb, 0.0, k)
+            .unwrap()
+            .save_png(dir.join(format!("frame_{k:04}.png")))
+            .unwrap();
+    }
+    dir
+}
+
+/// Item 1: a body file with `Frames: 0` (the parser accepts it) is an
+/// error naming the file and `Frames: 0`, exit 1 — not a panic in the
+/// forward kinematics of its missing frame 0.
+#[test]
+fn track_refuses_a_body_without_frames() {
+    let frames = grey_frames("cli-track-frames0", 2, (64, 48));
+    let walk = std::fs::read_to_string(root().join(WALK)).unwrap();
+    let head = &walk[..walk.find("Frames:").unwrap()];
+    let body = frames.join("empty.bvh");
+    std::fs::write(&body, format!("{head}Frames: 0\nFrame Time: 0.033333\n")).unwrap();
+    let out = frames.join("o.csv");
+    let o = run(&[
+        "track",
+        "--frames",
+        frames.to_str().unwrap(),
+        "--bvh",
+        body.to_str().unwrap(),
+        "--out-csv",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("empty.bvh") && e.contains("Frames: 0"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(!out.exists());
+}
+
+/// Items 2 and 5: an output that is a folder, or one path for both
+/// outputs, is refused before the source is even opened, naming the flag;
+/// nothing is left behind.
+#[test]
+fn track_refuses_bad_outputs_before_tracking() {
+    let dir = fresh_dir("cli-track-outputs");
+    let folder = dir.join("DIR");
+    std::fs::create_dir_all(&folder).unwrap();
+    let same = dir.join("x");
+    let bvh = dir.join("run.bvh");
+    // The frames do not exist: the refusal must come first.
+    let frames = dir.join("no-such-frames");
+    for (csv, bvh, needles) in [
+        (&folder, &bvh, &["--out-csv", "folder"][..]),
+        (&same, &same, &["--out-csv", "--out-bvh", "same file"]),
+    ] {
+        let o = run(&[
+            "track",
+            "--frames",
+            frames.to_str().unwrap(),
+            "--out-csv",
+            csv.to_str().unwrap(),
+            "--out-bvh",
+            bvh.to_str().unwrap(),
+        ]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        for n in needles {
+            assert!(e.contains(n), "{n}: {e}");
+        }
+        assert!(
+            !e.contains("--frames"),
+            "refused after opening the source: {e}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["DIR"], "{left:?}");
+}
+
+/// Item 13: `--fps` is bounded like a file's frame rate.
+#[test]
+fn frame_rates_out_of_range_are_refused() {
+    for fps in ["1e-10", "1000000000", "inf", "0"] {
+        let o = run(&["segment", "--frames", "x", "--out", "y", "--fps", fps]);
+        assert_eq!(o.status.code(), Some(2), "--fps {fps}");
+        let e = stderr(&o);
+        assert!(e.contains("--fps") && e.contains("1000"), "{e}");
+    }
+}
+
+/// Item 3: `keypoints` stopped with Ctrl-C writes a complete CSV of the
+/// frames detected so far (before, the rows stayed in a hidden partial
+/// file).
+#[test]
+fn keypoints_finishes_its_csv_on_ctrl_c() {
+    let frames = grey_frames("cli-keypoints-ctrl-c", 300, (160, 120));
+    let csv = frames.join("kp.csv");
+    let partial = frames.join(".kp.csv.partial");
+    let mut child = Command::new(BIN)
+        .args([
+            "keypoints",
+            "--frames",
+            frames.to_str().unwrap(),
+            "--out-csv",
+        ])
+        .arg(&csv)
+        .arg("--quiet")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupted once a few rows are on disk.
+    let rows = |p: &Path| std::fs::read_to_string(p).map_or(0, |t| t.lines().count());
+    let t0 = std::time::Instant::now();
+    while rows(&partial) < 3 && t0.elapsed().as_secs() < 300 {
+        assert!(child.try_wait().unwrap().is_none(), "ended before Ctrl-C");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let width = lines.next().unwrap().split(',').count();
+    let n = lines
+        .inspect(|l| assert_eq!(l.split(',').count(), width, "{l}"))
+        .count();
+    assert!((2..300).contains(&n), "{n} rows");
+    assert!(text.ends_with('\n') && !partial.exists());
+}
+
+/// Item 18: a model file beyond 256 MiB is refused from its size, before
+/// it is read (a sparse file: nothing is allocated).
+#[test]
+fn keypoints_refuses_a_huge_model_file() {
+    let frames = grey_frames("cli-keypoints-model-size", 1, (8, 8));
+    let model = frames.join("huge.onnx");
+    std::fs::File::create(&model)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let csv = frames.join("kp.csv");
+    let o = run(&[
+        "keypoints",
+        "--frames",
+        frames.to_str().unwrap(),
+        "--out-csv",
+        csv.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("--model") && e.contains("256 MiB"), "{e}");
+    assert!(!csv.exists());
+}
+
+/// Item 7: `render --force` removes an earlier render's files and nothing
+/// else: other files and folders stay.
+#[test]
+fn render_force_removes_only_render_files() {
+    let dir = fresh_dir("cli-render-force-only");
+    std::fs::write(dir.join("frame_0099.png"), b"an old frame").unwrap();
+    std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub/keep.txt"), b"mine too").unwrap();
+    let o = render(&dir, "600..602", &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!dir.join("frame_0099.png").exists());
+    assert!(dir.join("notes.txt").exists() && dir.join("sub/keep.txt").exists());
+    assert!(dir.join("frame_0000.png").exists());
+}

@@ -42,6 +42,17 @@
 //!   command and keeps its folder (under the target's tmp dir, until the
 //!   next run).
 //!
+//! * **interruptions of `track`, `keypoints`, `render` and `segment`**
+//!   (issue 32) — each case runs one of them as a child on the case
+//!   folder's frames, its outputs existing beforehand or not, and sends
+//!   SIGINT to its process group (as Ctrl-C does) at a seeded random time
+//!   in 0–1.5 s, and in some cases a second one 0–0.4 s later. Checks: no
+//!   panic, no timeout; status 0, 1, 130 (the second Ctrl-C) or death by
+//!   SIGINT (before the handler was installed); every output absent — or,
+//!   when it existed, untouched — or complete and readable (a CSV of
+//!   whole rows, a BVH that loads with its frames, PNGs that decode); no
+//!   temporary file left.
+//!
 //! Every fuzzed format prints one summary line (cases, accepted, worst
 //! peak). `FUZZ_CASES=N` sets the cases per base input (settings and
 //! scripts, default 500) and per command (flags, default 100); `FUZZ_SEED=S`
@@ -1385,6 +1396,305 @@ fn fuzz_segment_flags() {
 #[test]
 fn fuzz_render_flags() {
     fuzz_flags("render");
+}
+
+// ---- interruptions -------------------------------------------------------------
+
+/// Cases of the interruption fuzz (`FUZZ_CASES` overrides): each a child
+/// of about a second on two cores.
+const INTERRUPT_CASES: u32 = 8;
+
+/// What one interruption case runs: a long command (index into
+/// [`interrupt_args`]), when it gets the first Ctrl-C and maybe a second
+/// (milliseconds after the start and after the first), and whether its
+/// outputs exist beforehand.
+#[derive(Clone, Debug)]
+struct InterruptCase {
+    command: usize,
+    first_ms: u64,
+    second_ms: Option<u64>,
+    previous: bool,
+}
+
+fn interrupt_case() -> impl Strategy<Value = InterruptCase> {
+    (
+        0..4usize,
+        0..1500u64,
+        proptest::option::of(0..400u64),
+        any::<bool>(),
+    )
+        .prop_map(|(command, first_ms, second_ms, previous)| InterruptCase {
+            command,
+            first_ms,
+            second_ms,
+            previous,
+        })
+}
+
+/// The command lines of the interruption fuzz (relative to a case folder)
+/// and their outputs: files (CSV, BVH) and folders (of PNGs and a CSV).
+fn interrupt_args(
+    command: usize,
+) -> (
+    Vec<&'static str>,
+    &'static [&'static str],
+    &'static [&'static str],
+) {
+    match command {
+        0 => (
+            vec![
+                "track",
+                "--frames",
+                "frames",
+                "--camera",
+                "camera.toml",
+                "--bvh",
+                "walk.bvh",
+                "--frame",
+                "0",
+                "--background-frames",
+                "1",
+                "--observation",
+                "regions",
+                "--particles",
+                "30",
+                "--backend",
+                "cpu",
+                "--out-csv",
+                "out/est.csv",
+                "--out-bvh",
+                "out/est.bvh",
+                "--quiet",
+            ],
+            &["out/est.csv", "out/est.bvh"],
+            &[],
+        ),
+        1 => (
+            vec![
+                "keypoints",
+                "--frames",
+                "frames",
+                "--out-csv",
+                "out/kp.csv",
+                "--quiet",
+            ],
+            &["out/kp.csv"],
+            &[],
+        ),
+        2 => (
+            vec![
+                "render",
+                "--bvh",
+                "walk.bvh",
+                "--camera",
+                "camera.toml",
+                "--out",
+                "rend",
+                "--step",
+                "1",
+                "--force",
+                "--quiet",
+            ],
+            &["rend/ground_truth.csv"],
+            &["rend"],
+        ),
+        _ => (
+            vec!["segment", "--frames", "frames", "--out", "seg", "--quiet"],
+            &["seg/segment.csv"],
+            &["seg"],
+        ),
+    }
+}
+
+/// What a file held before the run.
+const PREVIOUS: &str = "previous,run\n1,2\n";
+
+/// A CSV is complete: a header, rows of its width, numbers (or empty
+/// cells) after the first column where it is numeric, a final newline.
+fn check_csv(path: &Path, text: &str) -> Result<usize, String> {
+    if !text.ends_with('\n') {
+        return Err(format!("{}: no final newline (cut short)", path.display()));
+    }
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .ok_or_else(|| format!("{}: empty", path.display()))?;
+    let width = header.split(',').count();
+    let mut rows = 0;
+    for (k, l) in lines.enumerate() {
+        let cells: Vec<&str> = l.split(',').collect();
+        if cells.len() != width {
+            return Err(format!(
+                "{}:{}: {} cells, the header has {width}",
+                path.display(),
+                k + 2,
+                cells.len()
+            ));
+        }
+        rows += 1;
+    }
+    Ok(rows)
+}
+
+/// After an interrupted run: each output is absent (or, when it existed,
+/// untouched) or complete and readable; no temporary file is left.
+fn check_outputs(
+    dir: &Path,
+    files: &[&str],
+    folders: &[&str],
+    previous: bool,
+) -> Result<(), String> {
+    for f in files {
+        let path = dir.join(f);
+        let Ok(bytes) = std::fs::read(&path) else {
+            if previous {
+                return Err(format!("{f}: the previous file was removed"));
+            }
+            continue;
+        };
+        let text = String::from_utf8(bytes).map_err(|_| format!("{f}: not UTF-8"))?;
+        if previous && text == PREVIOUS {
+            continue;
+        }
+        if f.ends_with(".bvh") {
+            let b = skeleton::Bvh::parse(&text, f).map_err(|e| format!("{f}: {e}"))?;
+            if b.frames.is_empty() {
+                return Err(format!("{f}: no frames"));
+            }
+        } else {
+            check_csv(&path, &text)?;
+        }
+    }
+    for d in folders {
+        let Ok(entries) = std::fs::read_dir(dir.join(d)) else {
+            continue;
+        };
+        for e in entries {
+            let p = e.map_err(|e| e.to_string())?.path();
+            if p.extension().is_some_and(|x| x == "png") {
+                vision::load_rgb(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+        }
+    }
+    for d in folders.iter().copied().chain(["out"]) {
+        let Ok(entries) = std::fs::read_dir(dir.join(d)) else {
+            continue;
+        };
+        for e in entries {
+            let name = e.map_err(|e| e.to_string())?.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') {
+                return Err(format!("{d}/{name}: a temporary file was left"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What the interruption fuzz saw.
+#[derive(Default)]
+struct InterruptStats {
+    cases: usize,
+    /// Exit statuses: 0, 1, 130 (second Ctrl-C), killed by SIGINT
+    /// (before the handler was installed).
+    finished: usize,
+    failed: usize,
+    aborted: usize,
+    signalled: usize,
+    worst_rss: (u64, String),
+}
+
+/// Runs one interruption case in `dir`; `Err` describes a failure.
+fn run_interrupt(
+    dir: &Path,
+    case: &InterruptCase,
+    stats: &mut InterruptStats,
+) -> Result<(), String> {
+    let (args, files, folders) = interrupt_args(case.command);
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    if case.previous {
+        for f in files {
+            let p = dir.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, PREVIOUS).unwrap();
+        }
+    }
+    let mut interrupts = vec![Duration::from_millis(case.first_ms)];
+    if let Some(s) = case.second_ms {
+        interrupts.push(Duration::from_millis(case.first_ms + s));
+    }
+    let line = format!(
+        "posecloud {} (Ctrl-C at {} ms{})",
+        args.join(" "),
+        case.first_ms,
+        case.second_ms
+            .map_or(String::new(), |s| format!(" and {} ms later", s))
+    );
+    let mut cmd = Command::new(BIN);
+    cmd.args(&args)
+        .current_dir(dir)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE");
+    let o = fuzzkit::child::run_interrupted(&mut cmd, CHILD_TIMEOUT, CHILD_RSS_LIMIT, &interrupts)
+        .map_err(|e| format!("cannot run {line}: {e}"))?;
+    let where_ = format!("{line}\n(in {})", dir.display());
+    let err = o.stderr_text();
+    if o.peak_rss > stats.worst_rss.0 {
+        stats.worst_rss = (o.peak_rss, line.clone());
+    }
+    if o.killed.is_some() {
+        return Err(format!("killed ({:?}): {where_}\nstderr: {err}", o.killed));
+    }
+    if err.contains("panicked at") {
+        return Err(format!("panic: {where_}\nstderr: {err}"));
+    }
+    use std::os::unix::process::ExitStatusExt as _;
+    match (o.output.status.code(), o.output.status.signal()) {
+        (Some(0), _) => stats.finished += 1,
+        (Some(1), _) => stats.failed += 1,
+        (Some(130), _) => stats.aborted += 1,
+        (None, Some(2)) => stats.signalled += 1,
+        other => return Err(format!("status {other:?}: {where_}\nstderr: {err}")),
+    }
+    check_outputs(dir, files, folders, case.previous)
+        .map_err(|m| format!("{m}: {where_}\nstderr: {err}"))
+}
+
+/// Issue 32: the long commands interrupted with SIGINT (one or two, as
+/// Ctrl-C sends them to the process group) at seeded random times leave
+/// each output absent — a previous file of that name untouched — or
+/// complete and readable, never a half-written file under the real name
+/// nor a temporary file.
+#[test]
+fn fuzz_interruptions() {
+    let mut config = fuzzkit::config(INTERRUPT_CASES, seed());
+    config.max_shrink_iters = 8;
+    let mut runner = TestRunner::new(config);
+    let stats = std::cell::RefCell::new(InterruptStats::default());
+    let result = runner.run(&interrupt_case(), |case| {
+        let mut stats = stats.borrow_mut();
+        stats.cases += 1;
+        let dir = case_dir("interrupt", stats.cases);
+        run_interrupt(&dir, &case, &mut stats).map_err(TestCaseError::fail)?;
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    });
+    let stats = stats.into_inner();
+    eprintln!(
+        "interruptions: {} cases: {} finished, {} failed (exit 1), {} aborted by a second Ctrl-C, \
+         {} ended by SIGINT before the handler; worst peak RSS {} MiB ({}) (seed {})",
+        stats.cases,
+        stats.finished,
+        stats.failed,
+        stats.aborted,
+        stats.signalled,
+        stats.worst_rss.0 >> 20,
+        stats.worst_rss.1,
+        seed()
+    );
+    if let Err(e) = result {
+        panic!("interruptions: {e}");
+    }
 }
 
 /// The help parser reads every format clap prints (long help with values

@@ -201,3 +201,30 @@ fn corpus_warnings_name_file_line_and_element() {
         }
     }
 }
+
+/// Issue 32 item 20: romeo's and romeo_laas_small's total mass (36.37 and
+/// 35.69 kg) against Pinocchio's model mass (40.53 and 40.80 kg). No link
+/// is dropped: the difference is exactly the link `body` (4.163 and
+/// 5.113 kg), welded by the fixed joint `waist` to the fixed root
+/// `base_link`. It never moves, so it adds nothing to M, C or G (which
+/// agree to 1e-9 in the test above); [`Model::total_mass`] counts the
+/// moving bodies, while Pinocchio keeps the welded link in the root's
+/// inertia. The 7e-7 relative difference of M is our armature (1e-6 on the
+/// 8 massless finger subtrees, a warned adjustment), which the comparison
+/// above subtracts.
+#[test]
+fn romeo_mass_is_pinocchio_s_less_the_link_welded_to_the_fixed_root() {
+    for (file, welded, urdf_total) in [
+        ("romeo.urdf", 4.16277, 40.52937),
+        ("romeo_laas_small.urdf", 5.11337, 40.8),
+    ] {
+        let model = Model::from_urdf(format!("{}/romeo_description/{file}", corpus())).unwrap();
+        let moving = model.total_mass();
+        assert!(
+            (moving + welded - urdf_total).abs() < 1e-4,
+            "{file}: {moving} + {welded} ≠ {urdf_total}"
+        );
+        let massless: usize = model.armature().iter().filter(|&&a| a > 0.0).count();
+        assert!(massless > 0, "{file}: the armature explains M's 7e-7");
+    }
+}

@@ -1,7 +1,9 @@
 //! Runs a child process for a command-line fuzz case: a wall-clock timeout
 //! and a resident-set limit, each of which kills the child's whole process
 //! group (so a helper it started, e.g. ffmpeg, goes too), and the child's
-//! peak RSS from `wait4`.
+//! peak RSS from `wait4`; optionally interrupted with SIGINT at given
+//! times, sent to the whole group as a terminal's Ctrl-C is
+//! ([`run_interrupted`]).
 
 use std::io::Read;
 use std::process::{Command, ExitStatus, Output, Stdio};
@@ -56,6 +58,21 @@ fn rss_now(pid: u32) -> Option<u64> {
 /// # Errors
 /// The command cannot be started or waited for.
 pub fn run(cmd: &mut Command, timeout: Duration, rss_limit: u64) -> std::io::Result<Outcome> {
+    run_interrupted(cmd, timeout, rss_limit, &[])
+}
+
+/// [`run`], sending SIGINT to the child's process group at each of
+/// `interrupts` (times after the start, in increasing order) while it
+/// runs, like pressing Ctrl-C in its terminal.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_interrupted(
+    cmd: &mut Command,
+    timeout: Duration,
+    rss_limit: u64,
+    interrupts: &[Duration],
+) -> std::io::Result<Outcome> {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -94,6 +111,7 @@ pub fn run(cmd: &mut Command, timeout: Duration, rss_limit: u64) -> std::io::Res
     };
     let mut killed = None;
     let mut pause = Duration::from_millis(1);
+    let mut next_interrupt = 0;
     loop {
         // Has it ended? (WNOWAIT: not reaped yet, so that its process
         // group id stays reserved for the kill below.)
@@ -120,6 +138,17 @@ pub fn run(cmd: &mut Command, timeout: Duration, rss_limit: u64) -> std::io::Res
         if unsafe { info.si_pid() } != 0 {
             break;
         }
+        if let Some(&at) = interrupts.get(next_interrupt)
+            && start.elapsed() >= at
+        {
+            next_interrupt += 1;
+            // SAFETY: kill(2) on the child's own process group.
+            unsafe {
+                libc::kill(-(pid as libc::pid_t), libc::SIGINT);
+            }
+            pause = Duration::from_millis(1);
+            continue;
+        }
         if killed.is_none() {
             if start.elapsed() > timeout {
                 killed = Some(Killed::Timeout);
@@ -131,7 +160,10 @@ pub fn run(cmd: &mut Command, timeout: Duration, rss_limit: u64) -> std::io::Res
                 continue;
             }
         }
-        std::thread::sleep(pause);
+        let until_interrupt = interrupts
+            .get(next_interrupt)
+            .map_or(pause, |&at| at.saturating_sub(start.elapsed()));
+        std::thread::sleep(pause.min(until_interrupt).max(Duration::from_micros(200)));
         pause = (pause * 2).min(Duration::from_millis(20));
     }
     let wall = start.elapsed();
@@ -193,5 +225,16 @@ mod tests {
         assert_eq!(o.killed, Some(Killed::Timeout));
         assert!(o.output.status.code().is_none());
         assert!(o.wall < Duration::from_secs(10));
+        // SIGINT: a shell that traps it says so and exits 3.
+        let o = run_interrupted(
+            Command::new("sh").args(["-c", "trap 'echo int; exit 3' INT; sleep 5 & wait"]),
+            Duration::from_secs(20),
+            1 << 32,
+            &[Duration::from_millis(300)],
+        )
+        .unwrap();
+        assert_eq!(o.output.status.code(), Some(3), "{o:?}");
+        assert_eq!(o.output.stdout, b"int\n");
+        assert!(o.killed.is_none());
     }
 }

@@ -768,13 +768,7 @@ pub fn write_bvh(
     frame_time: f64,
     frames: &PoseBatch,
 ) -> Result<String> {
-    if channels.len() != skeleton.len() {
-        return Err(SkeletonError::InvalidPose(format!(
-            "{} channel lists for {} joints",
-            channels.len(),
-            skeleton.len()
-        )));
-    }
+    let mut w = BvhWriter::new(skeleton, channels, frame_time)?;
     if frames.dof() != skeleton.dof() {
         return Err(SkeletonError::InvalidPose(format!(
             "frames have {} parameters, skeleton has {}",
@@ -782,59 +776,121 @@ pub fn write_bvh(
             skeleton.dof()
         )));
     }
-    if !FRAME_TIME.contains(&frame_time) {
-        return Err(SkeletonError::InvalidPose(format!(
-            "frame time must be {:e} to {:e} seconds, got {frame_time}",
-            FRAME_TIME.start(),
-            FRAME_TIME.end()
-        )));
-    }
-    // A name BVH cannot hold (URDF names may contain spaces) would produce a
-    // file that reads back differently or not at all. End sites are unnamed.
-    for (j, joint) in skeleton.joints().iter().enumerate() {
-        let written = !(channels[j].is_empty() && skeleton.children(j).is_empty() && j != 0);
-        let n = joint.name.as_str();
-        if written && (n.is_empty() || n.contains(char::is_whitespace) || n == "{" || n == "}") {
-            return Err(SkeletonError::InvalidJoint {
-                joint: n.to_string(),
-                field: "name",
-                message: "a BVH joint name must be one word (no spaces, not '{' or '}')".into(),
-            });
-        }
-    }
-    // Which joints keep their own parameters as channel values (exact), and
-    // which are converted through their rotation.
-    let direct: Vec<bool> = skeleton
-        .joints()
-        .iter()
-        .zip(channels)
-        .map(|(joint, chans)| writes_directly(joint, chans))
-        .collect();
-
-    let mut s = String::from("HIERARCHY\n");
-    write_joint(&mut s, skeleton, channels, 0, 0);
-    let n_channels: usize = channels.iter().map(Vec::len).sum();
-    let _ = write!(
-        s,
-        "MOTION\nFrames: {}\nFrame Time: {frame_time:.6}\n",
-        frames.len()
-    );
-    let mut previous: Vec<[f64; 3]> = vec![[0.0; 3]; skeleton.len()];
-    let mut row = Vec::with_capacity(n_channels);
-    // A row holds the channels in the order the hierarchy lists the joints
-    // (depth first), which need not be the skeleton's joint order.
-    let order = hierarchy_order(skeleton);
+    let mut s = w.head(frames.len());
     for pose in frames.iter() {
+        s.push_str(&w.row(pose)?);
+        s.push('\n');
+    }
+    Ok(s)
+}
+
+/// BVH text written a frame at a time (a recording that grows as it is
+/// tracked): [`Self::head`] (the hierarchy and the motion header for a
+/// frame count) and one [`Self::row`] per pose, in order (rotations are
+/// unwrapped against the previous row). [`BvhWriter::new`] makes every
+/// check [`write_bvh`] makes on the skeleton, channels and frame time, so a
+/// recording can be refused before its first frame.
+#[derive(Clone, Debug)]
+pub struct BvhWriter {
+    skeleton: Skeleton,
+    channels: Vec<Vec<Channel>>,
+    frame_time: f64,
+    direct: Vec<bool>,
+    order: Vec<usize>,
+    previous: Vec<[f64; 3]>,
+}
+
+impl BvhWriter {
+    /// Checks that `skeleton` with `channels` and `frame_time` can be
+    /// written as BVH.
+    ///
+    /// # Errors
+    /// A channel list per joint missing, a frame time outside
+    /// [`FRAME_TIME`], a joint name BVH cannot hold (empty, with
+    /// whitespace, a brace).
+    pub fn new(skeleton: &Skeleton, channels: &[Vec<Channel>], frame_time: f64) -> Result<Self> {
+        if channels.len() != skeleton.len() {
+            return Err(SkeletonError::InvalidPose(format!(
+                "{} channel lists for {} joints",
+                channels.len(),
+                skeleton.len()
+            )));
+        }
+        check_frame_time(frame_time)?;
+        // A name BVH cannot hold (URDF names may contain spaces) would
+        // produce a file that reads back differently or not at all. End
+        // sites are unnamed.
+        for (j, joint) in skeleton.joints().iter().enumerate() {
+            let written = !(channels[j].is_empty() && skeleton.children(j).is_empty() && j != 0);
+            let n = joint.name.as_str();
+            if written && (n.is_empty() || n.contains(char::is_whitespace) || n == "{" || n == "}")
+            {
+                return Err(SkeletonError::InvalidJoint {
+                    joint: n.to_string(),
+                    field: "name",
+                    message: "a BVH joint name must be one word (no spaces, not '{' or '}')".into(),
+                });
+            }
+        }
+        // Which joints keep their own parameters as channel values (exact),
+        // and which are converted through their rotation.
+        let direct: Vec<bool> = skeleton
+            .joints()
+            .iter()
+            .zip(channels)
+            .map(|(joint, chans)| writes_directly(joint, chans))
+            .collect();
+        Ok(Self {
+            skeleton: skeleton.clone(),
+            channels: channels.to_vec(),
+            frame_time,
+            direct,
+            // A row holds the channels in the order the hierarchy lists the
+            // joints (depth first), which need not be the skeleton's order.
+            order: hierarchy_order(skeleton),
+            previous: vec![[0.0; 3]; skeleton.len()],
+        })
+    }
+
+    /// The `HIERARCHY` section.
+    pub fn hierarchy(&self) -> String {
+        let mut s = String::from("HIERARCHY\n");
+        write_joint(&mut s, &self.skeleton, &self.channels, 0, 0);
+        s
+    }
+
+    /// The seconds per frame written.
+    pub fn frame_time(&self) -> f64 {
+        self.frame_time
+    }
+
+    /// The hierarchy and `MOTION`, `Frames: frames`, `Frame Time:` lines.
+    pub fn head(&self, frames: usize) -> String {
+        let mut s = self.hierarchy();
+        let _ = write!(
+            s,
+            "MOTION\nFrames: {frames}\nFrame Time: {:.6}\n",
+            self.frame_time
+        );
+        s
+    }
+
+    /// The motion line of `pose` (no newline).
+    ///
+    /// # Errors
+    /// A pose of the wrong length or with non-finite values.
+    pub fn row(&mut self, pose: &[f64]) -> Result<String> {
+        let skeleton = &self.skeleton;
         skeleton.check_pose(pose)?;
-        row.clear();
-        for &j in &order {
+        let mut row = Vec::new();
+        for &j in &self.order {
             let joint = skeleton.joint(j);
             let p = &pose[skeleton.param_range(j)];
-            let chans = &channels[j];
+            let chans = &self.channels[j];
             if chans.is_empty() {
                 continue;
             }
-            if direct[j] {
+            if self.direct[j] {
                 for (c, idx) in chans.iter().zip(channel_param_index(&joint.kind, chans)) {
                     row.push(match c {
                         Channel::Position(_) => p[idx],
@@ -858,9 +914,9 @@ pub fn write_bvh(
                     let a = euler::from_quaternion_near(
                         EulerOrder([rot[0], rot[1], rot[2]]),
                         &q,
-                        previous[j],
+                        self.previous[j],
                     );
-                    previous[j] = a;
+                    self.previous[j] = a;
                     a
                 } else {
                     [0.0; 3]
@@ -880,10 +936,24 @@ pub fn write_bvh(
             }
         }
         let line: Vec<String> = row.iter().map(|v| format!("{v:.6}")).collect();
-        s.push_str(&line.join(" "));
-        s.push('\n');
+        Ok(line.join(" "))
     }
-    Ok(s)
+}
+
+/// Checks a frame time against [`FRAME_TIME`].
+///
+/// # Errors
+/// [`SkeletonError::InvalidPose`] saying the bounds.
+pub fn check_frame_time(frame_time: f64) -> Result<()> {
+    if FRAME_TIME.contains(&frame_time) {
+        Ok(())
+    } else {
+        Err(SkeletonError::InvalidPose(format!(
+            "frame time must be {:e} to {:e} seconds, got {frame_time}",
+            FRAME_TIME.start(),
+            FRAME_TIME.end()
+        )))
+    }
 }
 
 /// Does `joint` store exactly the values of `chans` (radians for rotations)?

@@ -21,7 +21,7 @@ pub mod urdf;
 pub mod visual;
 mod xml_scan;
 
-pub use bvh::{Bvh, Channel};
+pub use bvh::{Bvh, BvhWriter, Channel};
 pub use error::{Result, SkeletonError};
 pub use fk::{BatchForwardKinematics, PoseBatch, Posing};
 pub use joint::{BallRotation, JointKind, Range};

@@ -37,7 +37,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Result, SkeletonError, read_file};
+use crate::error::{Result, SkeletonError};
 use crate::skeleton::Skeleton;
 
 /// Triangles in one coordinate frame (the mesh file's, before a visual's
@@ -115,6 +115,13 @@ impl PackageResolver {
                 };
                 let candidate = root.join(rest);
                 if candidate.is_file() {
+                    // `package://p/../../etc/passwd` names no file of p.
+                    if !within(&candidate, &root) {
+                        return Err(fail(format!(
+                            "leaves package '{name}' ({}): a mesh must be inside its package",
+                            root.display()
+                        )));
+                    }
                     return Ok(candidate);
                 }
                 searched.push(dir.display().to_string());
@@ -138,10 +145,25 @@ impl PackageResolver {
         } else {
             self.urdf_dir.join(path)
         };
-        if path.is_file() {
+        if !path.is_file() {
+            return Err(fail(format!("{} does not exist", path.display())));
+        }
+        // A file path stays in the robot's folders: the URDF's folder, the
+        // one above it (`pkg/urdf/robot.urdf` beside `pkg/meshes/`), or a
+        // package path the user gave.
+        let mut roots = self.package_paths.clone();
+        roots.push(self.urdf_dir.clone());
+        if let Some(up) = self.absolute_urdf_dir().parent() {
+            roots.push(up.to_path_buf());
+        }
+        if roots.iter().any(|r| within(&path, r)) {
             Ok(path)
         } else {
-            Err(fail(format!("{} does not exist", path.display())))
+            Err(fail(format!(
+                "{} is outside the robot's folders ({}): add its folder with --package-path",
+                path.display(),
+                self.urdf_dir.display()
+            )))
         }
     }
 
@@ -151,11 +173,43 @@ impl PackageResolver {
     }
 }
 
+/// Whether `path` is inside folder `root` once both are resolved
+/// (symbolic links and `..` followed).
+fn within(path: &Path, root: &Path) -> bool {
+    match (path.canonicalize(), root.canonicalize()) {
+        (Ok(p), Ok(r)) => p.starts_with(r),
+        _ => false,
+    }
+}
+
+/// The largest mesh file read (robot meshes are kilobytes to tens of
+/// megabytes); a larger file is refused before it is read.
+pub const MAX_MESH_BYTES: u64 = 128 << 20;
+
 /// Reads a mesh file (STL, OBJ or COLLADA; module docs). Errors name the
-/// file: unreadable, unknown format, malformed, no triangles, or a
-/// non-finite coordinate.
+/// file: larger than [`MAX_MESH_BYTES`], unreadable, unknown format,
+/// malformed, no triangles, or a non-finite coordinate.
 pub fn load_mesh(path: &Path) -> Result<TriangleMesh> {
-    let bytes = read_file(path)?;
+    use std::io::Read as _;
+    let io = |cause| SkeletonError::Io {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let too_big = || SkeletonError::Mesh {
+        file: path.display().to_string(),
+        message: format!("larger than {} MiB", MAX_MESH_BYTES >> 20),
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    if file.metadata().is_ok_and(|m| m.len() > MAX_MESH_BYTES) {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_MESH_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_MESH_BYTES {
+        return Err(too_big());
+    }
     parse_mesh(&bytes, path)
 }
 
@@ -511,6 +565,41 @@ mod tests {
             let e = r.resolve(bad).unwrap_err().to_string();
             assert!(e.starts_with(bad), "{e}");
         }
+    }
+
+    /// Issue 32 item 17: a mesh name cannot reach a file outside the
+    /// robot's packages and folders (unless its folder is given as a
+    /// package path), and a huge file is refused before it is read.
+    #[test]
+    fn mesh_names_stay_inside_the_packages_and_files_are_bounded() {
+        let dir = TempDir::new("escape");
+        let urdf = dir.write("robots/arm/urdf/arm.urdf", b"");
+        dir.write("robots/arm/meshes/link.stl", b"");
+        let secret = dir.write("secret/key.stl", b"");
+        let r = PackageResolver::new(&urdf, &[]);
+        for name in [
+            "package://arm/../../../secret/key.stl".to_string(),
+            format!("file://{}", secret.display()),
+            secret.display().to_string(),
+            "../../../secret/key.stl".into(),
+        ] {
+            let e = r.resolve(&name).unwrap_err().to_string();
+            assert!(
+                e.contains("package") || e.contains("outside"),
+                "{name}: {e}"
+            );
+        }
+        // Given as a package path, the folder is the user's choice.
+        let r = PackageResolver::new(&urdf, &[dir.0.join("secret")]);
+        assert!(r.resolve(&secret.display().to_string()).is_ok());
+        // A sparse 1 GiB file: refused from its size, nothing read.
+        let big = dir.0.join("robots/arm/meshes/big.stl");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        let e = load_mesh(&big).unwrap_err().to_string();
+        assert!(e.contains("big.stl") && e.contains("MiB"), "{e}");
     }
 
     #[test]

@@ -324,6 +324,19 @@ pub fn import_urdf_str(text: &str, file: &str) -> Result<UrdfImport> {
     };
     let elements = xml_scan::scan(text).map_err(|(line, m)| at(line, "xml".into(), m))?;
     let lines = Lines::new(elements);
+    // One document, one robot: a second top-level <robot> (two files
+    // pasted together) would otherwise be dropped without a word.
+    let mut robots = lines
+        .elements
+        .iter()
+        .filter(|e| e.parent.is_none() && e.name == "robot");
+    if let (Some(_), Some(second)) = (robots.next(), robots.next()) {
+        return Err(at(
+            second.line,
+            "robot".into(),
+            "a second <robot> element: a URDF file describes one robot".into(),
+        ));
+    }
     let mut warnings = Vec::new();
     let warn = |adjustment, line, element: String, message: String| UrdfWarning {
         adjustment,

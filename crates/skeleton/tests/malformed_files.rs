@@ -295,3 +295,17 @@ fn truncated_or_mutated_urdf_never_panics() {
         let _ = parse_urdf(&String::from_utf8_lossy(&b), "mutant.urdf");
     }
 }
+
+/// Issue 32 item 21: two `<robot>` elements in one file (two files pasted
+/// together) are an error at the second one's line, not a second robot
+/// dropped in silence.
+#[test]
+fn a_second_robot_element_is_an_error_at_its_line() {
+    let one = "<robot name=\"a\">\n  <link name=\"base\"/>\n</robot>\n";
+    assert!(parse_urdf(one, "one.urdf").is_ok());
+    let two = format!("{one}{}", one.replace("\"a\"", "\"b\""));
+    let e = parse_urdf(&two, "two.urdf").unwrap_err();
+    let m = e.to_string();
+    assert!(m.contains("two.urdf") && m.contains("robot"), "{m}");
+    assert!(matches!(e, SkeletonError::UrdfAt { line: 4, .. }), "{m}");
+}

@@ -20,7 +20,9 @@
 //! - [`defaults`]: the camera and body used when no file is given;
 //! - [`session`]: the tracking session (source → guided start →
 //!   segmentation → tracker → outputs) that `posecloud track` and the app
-//!   drive; [`record`]: its outputs, written as they are tracked.
+//!   drive; [`record`]: its outputs, written as they are tracked;
+//! - [`smooth`]: the arms' depth branches in the cloud and the smoothed
+//!   estimate (fixed-lag or over the whole run).
 
 pub mod backend;
 pub mod body;
@@ -34,6 +36,7 @@ pub mod record;
 pub mod run;
 pub mod session;
 pub mod simplex;
+pub mod smooth;
 pub mod start;
 pub mod synthetic;
 pub mod tracker;

@@ -1,17 +1,35 @@
 //! A session's outputs, written as they are tracked and never half-way:
-//! the CSV of joint positions grows row by row (flushed after each) under a
-//! temporary name beside the target and takes the target's name when the
-//! recording ends ([`Recorder::finish`], also on drop); the BVH of the
-//! whole motion is written to a temporary file and renamed. An error or
-//! Ctrl-C in the middle of a run therefore leaves either the previous file
-//! or the complete new one, never a truncated mix.
+//! the CSV of joint positions and the BVH's motion lines grow row by row
+//! (flushed after each) under temporary names beside the targets
+//! ([`vision::output::RowFile`]) and take the targets' names when the
+//! recording ends ([`Recorder::finish`], also on drop). An error or Ctrl-C
+//! in the middle of a run therefore leaves either the previous file or the
+//! complete new one, never a truncated mix; a second Ctrl-C while a step
+//! blocks writes the rows so far ([`vision::output::salvage_all`]).
+//!
+//! Everything that could refuse the outputs at the end is checked when the
+//! recording is created, before the first frame: each path names a file
+//! (its folder is created), the CSV and the BVH are different files, and
+//! the body's joint names and the frame time can be written as BVH.
+//!
+//! **Timing of the BVH.** A BVH has one frame time, but the tracked frames
+//! need not be evenly spaced: a webcam drops frames while the tracker is
+//! busy, and frames before the start or while the track is lost are not
+//! tracked. The motion is therefore resampled to the fixed rate of
+//! `frame_time`: frame k of the BVH is the tracked pose whose source time
+//! is nearest to `t₀ + k · frame_time` (t₀ the first tracked frame's time),
+//! so the clip plays in real time. The CSV keeps one row per tracked frame
+//! with its source frame index.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use skeleton::bvh::BvhWriter;
 use skeleton::{Bvh, PoseBatch};
+use vision::output::{RowFile, check_distinct, check_output_file};
 
 use crate::session::{Result, flag_path, input};
+
+pub use vision::output::temporary_name;
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder,
 /// synced, then renamed over `path`.
@@ -19,30 +37,50 @@ use crate::session::{Result, flag_path, input};
 /// # Errors
 /// The I/O error (the temporary file is removed).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    skeleton::bvh::write_atomically(path, bytes)
+    vision::output::write_atomically(path, bytes)
 }
 
-/// `dir/.name.partial`: where a file is written before it is renamed.
-pub fn temporary_name(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.partial"))
+/// The BVH being recorded: its writer, rows and the resampling clock.
+struct BvhOut {
+    writer: BvhWriter,
+    file: RowFile,
+    /// The first tracked frame's source time (t₀).
+    start: Option<f64>,
+    /// The last recorded pose's time and motion line.
+    last: Option<(f64, String)>,
 }
 
-struct CsvOut {
-    target: PathBuf,
-    partial: PathBuf,
-    writer: std::io::BufWriter<std::fs::File>,
+impl BvhOut {
+    /// Appends the rows of every grid time up to `time` (module docs):
+    /// each the nearer of the last pose and this one.
+    fn record(&mut self, time: f64, line: String) -> std::io::Result<()> {
+        let dt = self.writer.frame_time();
+        let t0 = *self.start.get_or_insert(time);
+        loop {
+            let k = self.file.rows();
+            let grid = t0 + k as f64 * dt;
+            if grid > time + 0.5 * dt {
+                break;
+            }
+            let row = match &self.last {
+                Some((t, previous)) if (grid - t).abs() < (time - grid).abs() => previous.clone(),
+                _ => line.clone(),
+            };
+            self.file.push(&row)?;
+        }
+        self.last = Some((time, line));
+        Ok(())
+    }
 }
 
 /// Records tracked poses as CSV rows (`frame`, then `<joint>_x,_y,_z` for
 /// every joint that is not an end site, world positions in the body's
 /// units) and as a BVH clip of the body's hierarchy (module docs).
 pub struct Recorder {
-    csv: Option<CsvOut>,
-    bvh: Option<PathBuf>,
+    csv: Option<RowFile>,
+    bvh: Option<BvhOut>,
     body: Bvh,
+    frame_time: f64,
     joints: Vec<usize>,
     poses: PoseBatch,
     frames: Vec<usize>,
@@ -52,21 +90,74 @@ pub struct Recorder {
 impl std::fmt::Debug for Recorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Recorder")
-            .field("csv", &self.csv.as_ref().map(|c| &c.target))
-            .field("bvh", &self.bvh)
+            .field("csv", &self.csv.as_ref().map(RowFile::path))
+            .field("bvh", &self.bvh.as_ref().map(|b| b.file.path()))
             .field("rows", &self.frames.len())
             .finish()
     }
 }
 
+/// Checks the outputs of a recording before the first frame: each path
+/// names a file (its folder created), the two differ, and — with a BVH —
+/// `body`'s joint names and `frame_time` can be written as BVH.
+///
+/// # Errors
+/// [`crate::SessionError::Input`] naming `--out-csv` or `--out-bvh`.
+pub fn check_outputs(
+    csv: Option<&Path>,
+    bvh: Option<&Path>,
+    body: &Bvh,
+    frame_time: f64,
+) -> Result<()> {
+    check_paths(csv, bvh)?;
+    if let Some(p) = bvh {
+        BvhWriter::new(&body.skeleton, &body.channels, frame_time).map_err(|e| {
+            input(
+                flag_path("--out-bvh", p),
+                format!("the recording cannot be written as BVH: {e}"),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The path checks of [`check_outputs`], which need no body: each names a
+/// file (its folder created) and the two differ.
+///
+/// # Errors
+/// [`crate::SessionError::Input`] naming `--out-csv` or `--out-bvh`.
+pub fn check_paths(csv: Option<&Path>, bvh: Option<&Path>) -> Result<()> {
+    let mut named: Vec<(&'static str, &Path)> = Vec::new();
+    if let Some(p) = csv {
+        named.push(("--out-csv", p));
+    }
+    if let Some(p) = bvh {
+        named.push(("--out-bvh", p));
+    }
+    for &(flag, p) in &named {
+        check_output_file(flag, p).map_err(|e| input(flag_path(flag, p), without_flag(&e)))?;
+    }
+    check_distinct(&named).map_err(|e| input(flag_path(named[0].0, named[0].1), without_flag(&e)))
+}
+
+/// A [`vision::VisionError::Parameter`]'s message without its leading
+/// `flag value: `.
+fn without_flag(e: &vision::VisionError) -> String {
+    match e {
+        vision::VisionError::Parameter { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
 impl Recorder {
     /// A recording of poses of `body` (its skeleton and channels) at
-    /// `frame_time` seconds per frame into `csv` and/or `bvh`. The CSV's
-    /// header is written now (to the temporary name).
+    /// `frame_time` seconds per frame into `csv` and/or `bvh`. The outputs
+    /// are checked ([`check_outputs`]) and the CSV's header is written now
+    /// (to the temporary name).
     ///
     /// # Errors
-    /// An unwritable CSV location, naming `--out-csv`; a non-positive
-    /// frame time.
+    /// As [`check_outputs`]; a non-positive frame time; an unwritable
+    /// location, naming the flag.
     pub fn create(
         csv: Option<&Path>,
         bvh: Option<&Path>,
@@ -76,28 +167,41 @@ impl Recorder {
         if !(frame_time.is_finite() && frame_time > 0.0) {
             return Err(input("frame time", format!("{frame_time} must be > 0")));
         }
+        check_outputs(csv, bvh, body, frame_time)?;
         let joints: Vec<usize> = (0..body.skeleton.len())
             .filter(|&j| !body.is_end_site(j))
             .collect();
         let csv = match csv {
             None => None,
             Some(path) => {
-                let what = flag_path("--out-csv", path);
-                let partial = temporary_name(path);
-                let file = std::fs::File::create(&partial).map_err(|e| input(&what, e))?;
-                let mut writer = std::io::BufWriter::new(file);
                 let mut header = String::from("frame");
                 for &j in &joints {
                     let n = &body.skeleton.joint(j).name;
                     header += &format!(",{n}_x,{n}_y,{n}_z");
                 }
-                writeln!(writer, "{header}")
-                    .and_then(|()| writer.flush())
+                header.push('\n');
+                Some(
+                    RowFile::create(path, &header)
+                        .map_err(|e| input(flag_path("--out-csv", path), e))?,
+                )
+            }
+        };
+        let bvh = match bvh {
+            None => None,
+            Some(path) => {
+                let what = flag_path("--out-bvh", path);
+                let writer = BvhWriter::new(&body.skeleton, &body.channels, frame_time)
                     .map_err(|e| input(&what, e))?;
-                Some(CsvOut {
-                    target: path.to_path_buf(),
-                    partial,
+                let hierarchy = writer.hierarchy();
+                let file = RowFile::counted(path, move |n| {
+                    format!("{hierarchy}MOTION\nFrames: {n}\nFrame Time: {frame_time:.6}\n")
+                })
+                .map_err(|e| input(&what, e))?;
+                Some(BvhOut {
                     writer,
+                    file,
+                    start: None,
+                    last: None,
                 })
             }
         };
@@ -105,12 +209,13 @@ impl Recorder {
             PoseBatch::from_vec(body.skeleton.dof(), Vec::new()).map_err(|e| input("body", e))?;
         Ok(Self {
             csv,
-            bvh: bvh.map(Path::to_path_buf),
+            bvh,
             body: Bvh {
                 frame_time,
                 frames: poses.clone(),
                 ..body.clone()
             },
+            frame_time,
             joints,
             poses,
             frames: Vec::new(),
@@ -118,31 +223,59 @@ impl Recorder {
         })
     }
 
-    /// Appends source frame `frame`'s pose (a full pose of the body); the
-    /// CSV row is flushed at once.
+    /// [`Self::record_at`] with the time `frame × frame_time` (evenly
+    /// spaced frames).
     ///
     /// # Errors
-    /// A pose of the wrong length or whose forward kinematics fails, or a
-    /// write error, naming the output.
+    /// As [`Self::record_at`].
     pub fn record(&mut self, frame: usize, pose: &[f64]) -> Result<()> {
+        self.record_at(frame, frame as f64 * self.frame_time, pose)
+    }
+
+    /// Appends source frame `frame`'s pose (a full pose of the body), seen
+    /// at `time` seconds; the CSV row and the BVH rows up to `time` (module
+    /// docs) are flushed at once.
+    ///
+    /// # Errors
+    /// A pose of the wrong length or whose forward kinematics fails, a
+    /// non-finite or earlier time, or a write error, naming the output.
+    pub fn record_at(&mut self, frame: usize, time: f64, pose: &[f64]) -> Result<()> {
+        let what = || format!("frame {frame}");
         let world = self
             .body
             .skeleton
             .forward_kinematics(pose)
-            .map_err(|e| input(format!("frame {frame}"), format!("the estimate: {e}")))?;
+            .map_err(|e| input(what(), format!("the estimate: {e}")))?;
+        if let Some(b) = &self.bvh
+            && (!time.is_finite() || b.last.as_ref().is_some_and(|(t, _)| time < *t))
+        {
+            return Err(input(
+                what(),
+                format!("time {time} s is not after the last"),
+            ));
+        }
+        let line = match &mut self.bvh {
+            Some(b) => Some(
+                b.writer
+                    .row(pose)
+                    .map_err(|e| input(what(), format!("the estimate: {e}")))?,
+            ),
+            None => None,
+        };
         if let Some(csv) = &mut self.csv {
             let mut row = frame.to_string();
             for &j in &self.joints {
                 let t = world[j].translation.vector;
                 row += &format!(",{:.6},{:.6},{:.6}", t.x, t.y, t.z);
             }
-            writeln!(csv.writer, "{row}")
-                .and_then(|()| csv.writer.flush())
-                .map_err(|e| input(flag_path("--out-csv", &csv.target), e))?;
+            csv.push(&row)
+                .map_err(|e| input(flag_path("--out-csv", csv.path()), e))?;
         }
-        self.poses
-            .push(pose)
-            .map_err(|e| input(format!("frame {frame}"), e))?;
+        if let (Some(b), Some(line)) = (&mut self.bvh, line) {
+            b.record(time, line)
+                .map_err(|e| input(flag_path("--out-bvh", b.file.path()), e))?;
+        }
+        self.poses.push(pose).map_err(|e| input(what(), e))?;
         self.frames.push(frame);
         Ok(())
     }
@@ -163,44 +296,38 @@ impl Recorder {
     }
 
     /// Drops the recording without touching the targets: the temporary
-    /// CSV is removed (a run that never tracked a frame leaves the previous
-    /// outputs as they were).
+    /// files are removed (a run that never tracked a frame leaves the
+    /// previous outputs as they were).
     pub fn abandon(mut self) {
         self.finished = true;
-        if let Some(csv) = self.csv.take() {
-            drop(csv.writer);
-            let _ = std::fs::remove_file(&csv.partial);
+        if let Some(csv) = &mut self.csv {
+            csv.abandon();
+        }
+        if let Some(b) = &mut self.bvh {
+            b.file.abandon();
         }
     }
 
-    /// Ends the recording: the CSV takes its name, the BVH is written
-    /// (atomically). Later calls do nothing.
+    /// Ends the recording: the CSV and the BVH take their names (each is
+    /// finished even when the other fails). Later calls do nothing.
     ///
     /// # Errors
-    /// A write or rename error naming the output.
+    /// A write or rename error naming the output (the first one).
     pub fn finish(&mut self) -> Result<()> {
         if self.finished {
             return Ok(());
         }
         self.finished = true;
-        if let Some(csv) = &mut self.csv {
-            let what = flag_path("--out-csv", &csv.target);
-            csv.writer
-                .flush()
-                .and_then(|()| csv.writer.get_ref().sync_all())
-                .and_then(|()| std::fs::rename(&csv.partial, &csv.target))
-                .map_err(|e| input(what, e))?;
-        }
-        if let Some(path) = &self.bvh {
-            let what = flag_path("--out-bvh", path);
-            let clip = Bvh {
-                frames: self.poses.clone(),
-                ..self.body.clone()
-            };
-            let text = clip.to_bvh_string().map_err(|e| input(&what, e))?;
-            write_atomically(path, text.as_bytes()).map_err(|e| input(what, e))?;
-        }
-        Ok(())
+        let csv = self.csv.as_mut().map_or(Ok(()), |csv| {
+            csv.commit()
+                .map_err(|e| input(flag_path("--out-csv", csv.path()), e))
+        });
+        let bvh = self.bvh.as_mut().map_or(Ok(()), |b| {
+            b.file
+                .commit()
+                .map_err(|e| input(flag_path("--out-bvh", b.file.path()), e))
+        });
+        csv.and(bvh)
     }
 }
 
@@ -217,6 +344,7 @@ impl Drop for Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn scratch(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("track_record_{}_{name}", std::process::id()));
@@ -247,16 +375,112 @@ mod tests {
         assert_eq!(text.lines().count(), 3);
         assert!(!temporary_name(&csv).exists());
         let back = Bvh::load(&bvh).unwrap();
-        assert_eq!(back.frames.len(), 2);
+        // Frames 7 and 9 span three frame times: frame 8 holds a pose.
+        assert_eq!(back.frames.len(), 3);
         assert!((back.frame_time - 1.0 / 30.0).abs() < 1e-6);
         // A bad pose is an error naming the frame, not a panic.
         let mut rec = Recorder::create(Some(&csv), None, &body, 0.1).unwrap();
         let m = rec.record(3, &pose[1..]).unwrap_err().to_string();
         assert!(m.contains("frame 3"), "{m}");
-        // An unwritable location names the flag.
-        let m = Recorder::create(Some(&dir.join("no/such/dir/e.csv")), None, &body, 0.1)
+        // A missing folder is created; a location that cannot be a folder
+        // names the flag.
+        Recorder::create(Some(&dir.join("new/dir/e.csv")), None, &body, 0.1)
+            .unwrap()
+            .abandon();
+        assert!(dir.join("new/dir").is_dir());
+        let m = Recorder::create(Some(&csv.join("e.csv")), None, &body, 0.1)
             .unwrap_err()
             .to_string();
         assert!(m.contains("--out-csv"), "{m}");
+    }
+
+    /// Issue 32 items 2, 4, 5: everything `finish` could refuse is refused
+    /// by `create`, before the first frame: a folder as a file, one path
+    /// for both outputs, a frame time or a joint name BVH cannot hold.
+    #[test]
+    fn outputs_the_end_would_refuse_are_refused_at_the_start() {
+        let dir = scratch("refuse");
+        let body = crate::defaults::default_body(1.7).unwrap();
+        let err = |csv: Option<&Path>, bvh: Option<&Path>, body: &Bvh, ft: f64| {
+            Recorder::create(csv, bvh, body, ft)
+                .unwrap_err()
+                .to_string()
+        };
+        let m = err(Some(&dir), None, &body, 0.1);
+        assert!(m.contains("--out-csv") && m.contains("folder"), "{m}");
+        let same = dir.join("x");
+        let m = err(Some(&same), Some(&same), &body, 0.1);
+        assert!(m.contains("--out-csv") && m.contains("--out-bvh"), "{m}");
+        let m = err(None, Some(&dir.join("e.bvh")), &body, 1e-10);
+        assert!(m.contains("--out-bvh") && m.contains("frame time"), "{m}");
+        let m = err(None, Some(&dir.join("e.bvh")), &body, 2e10);
+        assert!(m.contains("--out-bvh") && m.contains("frame time"), "{m}");
+        let mut spaced = body.clone();
+        spaced.skeleton = {
+            let mut joints = body.skeleton.joints().to_vec();
+            joints[1].name = "left hip".into();
+            skeleton::Skeleton::new(joints).unwrap()
+        };
+        let m = err(None, Some(&dir.join("e.bvh")), &spaced, 0.1);
+        assert!(m.contains("--out-bvh") && m.contains("left hip"), "{m}");
+        // The CSV alone does not need a BVH-writable body.
+        Recorder::create(Some(&dir.join("ok.csv")), None, &spaced, 1e-10)
+            .unwrap()
+            .abandon();
+        assert!(
+            std::fs::read_dir(&dir).unwrap().next().is_none(),
+            "nothing written"
+        );
+    }
+
+    /// Issue 32 item 14: frames tracked at uneven times (a webcam dropping
+    /// frames) give a BVH at the fixed rate that plays in real time, each
+    /// frame the pose nearest its time.
+    #[test]
+    fn the_bvh_is_resampled_to_its_frame_time() {
+        let dir = scratch("resample");
+        let body = crate::defaults::default_body(1.7).unwrap();
+        let bvh = dir.join("e.bvh");
+        let mut rec = Recorder::create(None, Some(&bvh), &body, 0.1).unwrap();
+        let mut pose = body.frames.pose(0).to_vec();
+        // Times 0, 0.1, then a gap to 0.5 and 0.52: 6 frames of 0.1 s.
+        for (k, t) in [0.0, 0.1, 0.5, 0.52].into_iter().enumerate() {
+            pose[0] = k as f64;
+            rec.record_at(k, t, &pose).unwrap();
+        }
+        rec.finish().unwrap();
+        let back = Bvh::load(&bvh).unwrap();
+        let xs: Vec<f64> = (0..back.frames.len())
+            .map(|f| back.frames.pose(f)[0])
+            .collect();
+        assert_eq!(xs.len(), 6, "{xs:?}");
+        for (x, want) in xs.iter().zip([0.0, 1.0, 1.0, 2.0, 2.0, 2.0]) {
+            assert!((x - want).abs() < 1e-6, "{xs:?}");
+        }
+        assert!(
+            Recorder::create(None, Some(&bvh), &body, 0.1)
+                .unwrap()
+                .record_at(0, f64::NAN, &pose)
+                .is_err()
+        );
+    }
+
+    /// Issue 32 item 8: a second Ctrl-C (the salvage) while a step blocks
+    /// leaves a complete CSV and BVH of the rows so far under the real
+    /// names.
+    #[test]
+    fn a_salvaged_recording_is_complete() {
+        let dir = scratch("salvage");
+        let body = crate::defaults::default_body(1.7).unwrap();
+        let (csv, bvh) = (dir.join("s.csv"), dir.join("s.bvh"));
+        let mut rec = Recorder::create(Some(&csv), Some(&bvh), &body, 0.1).unwrap();
+        let pose = body.frames.pose(0).to_vec();
+        for k in 0..3 {
+            rec.record(k, &pose).unwrap();
+        }
+        let said = vision::output::salvage_where(|p| p.starts_with(&dir));
+        assert!(said.iter().any(|l| l.contains("s.csv")), "{said:?}");
+        assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), 4);
+        assert_eq!(Bvh::load(&bvh).unwrap().frames.len(), 3);
     }
 }

@@ -17,6 +17,7 @@ use vision::open_source;
 
 use crate::record::Recorder;
 use crate::session::{FilterSettings, Session, SessionError, SessionSpec, SessionStep};
+use crate::smooth::{PathSmoother, Smoothing};
 use crate::tracker::FilterKind;
 
 pub use crate::session::check_init_pose;
@@ -173,6 +174,9 @@ pub fn run_until(
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<TrackSummary, SessionError> {
     run.settings.validate()?;
+    // Before anything slow: a folder or a shared path is refused now, not
+    // after the whole video was tracked.
+    crate::record::check_paths(Some(&run.out_csv), run.out_bvh.as_deref())?;
     let frames_what = format!("--frames {}", run.spec.frames);
     let source = open_source(&run.spec.frames, run.fps)
         .map_err(|e| crate::session::input(&frames_what, e))?;
@@ -245,6 +249,26 @@ fn track_loop(
         (0usize, 0usize, 0.0, 0.0, 0.0, 0.0);
     let (mut first_tracked, mut lost, mut interrupted) = (None, 0usize, false);
     let mut dim = 0;
+    let mut smoother = match run.settings.smoothing {
+        Smoothing::None => None,
+        s => Some(PathSmoother::new(
+            s,
+            run.settings.smoothing_hand_speed,
+            run.settings.smoothing_temperature,
+        )?),
+    };
+    // The smoother's pending frames go to the recorder at the end, at a
+    // restart of the track and before an error is returned.
+    let flush = |smoother: &mut Option<PathSmoother>,
+                 recorder: &mut Recorder|
+     -> Result<(), SessionError> {
+        if let Some(sm) = smoother.as_mut() {
+            for o in sm.finish() {
+                recorder.record_at(o.frame, o.timestamp, &o.pose)?;
+            }
+        }
+        Ok(())
+    };
     loop {
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
@@ -253,12 +277,26 @@ fn track_loop(
         if run.max_frames.is_some_and(|m| read >= m) {
             break;
         }
-        let Some(step) = session.step()? else {
-            break;
+        let step = match session.step() {
+            Ok(Some(step)) => step,
+            Ok(None) => break,
+            Err(e) => {
+                flush(&mut smoother, recorder)?;
+                return Err(e);
+            }
         };
         read += 1;
         if let Some(t) = &step.tracked {
-            recorder.record(step.frame, &t.pose)?;
+            match smoother.as_mut() {
+                None => recorder.record_at(step.frame, step.timestamp, &t.pose)?,
+                Some(sm) => {
+                    if let Some(o) =
+                        sm.push(step.frame, step.timestamp, t.modes.candidates.clone())?
+                    {
+                        recorder.record_at(o.frame, o.timestamp, &o.pose)?;
+                    }
+                }
+            }
             first_tracked.get_or_insert(step.frame);
             n += 1;
             sum_f += t.report.residual;
@@ -269,6 +307,8 @@ fn track_loop(
         }
         if step.event.as_deref().is_some_and(|e| e.starts_with("lost")) {
             lost += 1;
+            // The track restarts later: its path ends here.
+            flush(&mut smoother, recorder)?;
         }
         progress(Progress::Step {
             session,
@@ -277,6 +317,7 @@ fn track_loop(
             elapsed: t_start.elapsed().as_secs_f64(),
         });
     }
+    flush(&mut smoother, recorder)?;
     let per = |s: f64| 1e3 * s / n.max(1) as f64;
     Ok(TrackSummary {
         frames: n,

@@ -211,6 +211,15 @@ pub struct FilterSettings {
     /// σ_z of the keypoint term's depth-order part
     /// ([`TrackerConfig::keypoint_depth_sigma`]); 0 turns it off.
     pub keypoint_depth_sigma: f64,
+    /// Weigh frame k with the detection of frame k − 1, as sessions did
+    /// before the look-ahead ([`KeypointStage`]); kept to measure the lag.
+    pub lagged_detections: bool,
+    /// How the recorded estimate is smoothed over time ([`crate::smooth`]).
+    pub smoothing: crate::smooth::Smoothing,
+    /// σ_v of the path smoother: hand speed, metres a second.
+    pub smoothing_hand_speed: f64,
+    /// τ of the path smoother: the weight of the filter's log weights.
+    pub smoothing_temperature: f64,
 }
 
 impl Default for FilterSettings {
@@ -230,6 +239,10 @@ impl Default for FilterSettings {
             keypoint_sigma: DEFAULT_KEYPOINT_SIGMA,
             keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
             keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
+            lagged_detections: false,
+            smoothing: crate::smooth::Smoothing::None,
+            smoothing_hand_speed: crate::smooth::DEFAULT_HAND_SPEED,
+            smoothing_temperature: crate::smooth::DEFAULT_TEMPERATURE,
         }
     }
 }
@@ -532,6 +545,13 @@ fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
         }
         Some(path) => {
             let b = Bvh::load(path).map_err(|e| input(flag_path("--bvh", path), e))?;
+            if b.frames.is_empty() {
+                // The body's standing pose is its frame 0.
+                return Err(input(
+                    flag_path("--bvh", path),
+                    "the file has `Frames: 0`: the body needs at least one frame (its standing pose)",
+                ));
+            }
             match subject.height {
                 Some(h) => body_at_height(&b, 0, h).map_err(|e| {
                     input(format!("--subject-height {h} for {}", path.display()), e)
@@ -739,6 +759,9 @@ pub struct Tracked {
     /// full pose of the body.
     pub pose: Vec<f64>,
     pub report: StepReport,
+    /// The arms' depth branches in the cloud and the candidates of the
+    /// path smoother ([`crate::smooth`]).
+    pub modes: crate::smooth::Modes,
     pub segment_ms: f64,
     pub step_ms: f64,
 }
@@ -780,9 +803,13 @@ enum Guide {
 }
 
 /// The keypoint detector of a session: BlazePose on its own thread, one
-/// frame behind the tracker (the detection of frame k − 1 weighs frame k
-/// while frame k is detected; the tracker waits for it, so a run is the
-/// same whatever the machine's speed).
+/// frame *ahead* of the tracker. While the tracker steps frame k with frame
+/// k's own detection, the detector works on frame k + 1, read ahead of its
+/// turn (its person box from the last estimate); the tracker waits for
+/// each detection, so a run is the same whatever the machine's speed, and
+/// frame k's estimate is out before frame k + 2 is read. (Until the
+/// look-ahead, frame k was weighed with frame k − 1's detection: a frame
+/// of lag that fast arms pay for, [`FilterSettings::lagged_detections`].)
 struct KeypointStage {
     detector: keypoints::AsyncDetector,
     map: KeypointMap,
@@ -823,6 +850,8 @@ pub struct Session {
     device: Option<SharedDevice>,
     estimate: Option<Vec<f64>>,
     keypoints: Option<KeypointStage>,
+    /// The next frame, read ahead for the detector ([`KeypointStage`]).
+    ahead: Option<Frame>,
     last: Option<Frame>,
     /// Frames the background model was learned from.
     background_frames: usize,
@@ -960,6 +989,7 @@ impl Session {
             device,
             estimate: None,
             keypoints: None,
+            ahead: None,
             last: None,
             background_frames,
         };
@@ -1165,6 +1195,7 @@ impl Session {
     /// # Errors
     /// A live source, or a frame past the end.
     pub fn seek(&mut self, frame: usize) -> Result<()> {
+        self.ahead = None;
         self.source
             .seek(frame)
             .map_err(|e| input(format!("--frames {}", self.spec.frames), e))
@@ -1177,6 +1208,7 @@ impl Session {
     /// A live source cannot seek: it starts over from its next frame.
     pub fn restart(&mut self) -> Result<()> {
         let seek = self.source.seek(0);
+        self.ahead = None;
         self.tracker = None;
         self.estimate = None;
         self.init_pending = false;
@@ -1309,46 +1341,79 @@ impl Session {
         b.validate(frame.width, frame.height).ok().map(|()| b)
     }
 
-    /// The detector's part of a tracked frame: submits `frame`, waits for
-    /// the previous frame's result and hands the newest detection (at most
-    /// two frames old) to the tracker.
+    /// The detector's part of a tracked frame ([`KeypointStage`]): makes
+    /// sure `frame` is detected (submitted ahead by the previous step, else
+    /// now), waits for its result, reads the next frame ahead and submits
+    /// it, and hands `frame`'s detection to the tracker. With
+    /// [`FilterSettings::lagged_detections`], submits `frame` and hands the
+    /// previous frame's detection over instead.
     fn detect_keypoints(&mut self, frame: &Frame) -> Result<()> {
         let person = self.person_box(frame);
         let what = format!("keypoints on frame {}", frame.index);
+        let lagged = self.settings.lagged_detections;
         let Some(k) = self.keypoints.as_mut() else {
             return Ok(());
         };
-        let previous = k.pending.take();
-        if let Some(b) = person {
-            k.detector
-                .submit(frame.index as u64, &frame.rgb, frame.width, frame.height, b)
-                .map_err(|e| input(&what, e))?;
-            k.pending = Some(frame.index);
-        }
-        if let Some(prev) = previous {
-            let start = Instant::now();
-            while k.detector.latest_frame() != Some(prev as u64) {
-                if start.elapsed() > DETECTION_WAIT {
-                    return Err(input(
-                        &what,
-                        format!(
-                            "the keypoint detector gave no result in {} s",
-                            DETECTION_WAIT.as_secs()
-                        ),
-                    ));
-                }
-                std::thread::sleep(std::time::Duration::from_micros(300));
+        let wait_for = if lagged {
+            let previous = k.pending.take();
+            if let Some(b) = person {
+                k.detector
+                    .submit(frame.index as u64, &frame.rgb, frame.width, frame.height, b)
+                    .map_err(|e| input(&what, e))?;
+                k.pending = Some(frame.index);
             }
-            if let Some(d) = k.detector.latest()
+            previous
+        } else {
+            if k.pending != Some(frame.index)
+                && let Some(b) = person
+            {
+                k.detector
+                    .submit(frame.index as u64, &frame.rgb, frame.width, frame.height, b)
+                    .map_err(|e| input(&what, e))?;
+                k.pending = Some(frame.index);
+            }
+            k.pending.take().filter(|&f| f == frame.index)
+        };
+        if let Some(f) = wait_for {
+            // Its result, or at once `None` when a newer frame replaced it
+            // before the worker took it (the newest detection then stays);
+            // a hung or panicked detector is an error naming the stage.
+            let done = k
+                .detector
+                .wait_for(f as u64, DETECTION_WAIT)
+                .map_err(|e| input(format!("keypoints on frame {f}"), e))?;
+            if let Some(d) = done
                 && let Ok(kp) = d.result
             {
                 k.latest = Some((d.frame as usize, kp));
             }
         }
+        if !lagged && self.ahead.is_none() {
+            // The next frame, read now so that the detector works on it
+            // while the tracker steps this one.
+            if let Some(next) = self
+                .source
+                .next_frame()
+                .map_err(|e| input(format!("--frames {}", self.spec.frames), e))?
+            {
+                let b = self.person_box(&next);
+                let k = self.keypoints.as_mut().expect("checked above");
+                if let Some(b) = b {
+                    let what = format!("keypoints on frame {}", next.index);
+                    k.detector
+                        .submit(next.index as u64, &next.rgb, next.width, next.height, b)
+                        .map_err(|e| input(&what, e))?;
+                    k.pending = Some(next.index);
+                }
+                self.ahead = Some(next);
+            }
+        }
+        let k = self.keypoints.as_ref().expect("checked above");
+        let max_age = if lagged { 2 } else { 1 };
         let observation = k
             .latest
             .as_ref()
-            .filter(|(f, _)| frame.index.saturating_sub(*f) <= 2)
+            .filter(|(f, _)| *f <= frame.index && frame.index - *f <= max_age)
             .map(|(_, kp)| {
                 KeypointObservation::from_keypoints(
                     kp,
@@ -1389,12 +1454,16 @@ impl Session {
     /// A frame that cannot be read or segmented, a tracker failure.
     pub fn step(&mut self) -> Result<Option<SessionStep>> {
         let frames_what = || format!("--frames {}", self.spec.frames);
-        let Some(frame) = self
-            .source
-            .next_frame()
-            .map_err(|e| input(frames_what(), e))?
-        else {
-            return Ok(None);
+        let frame = match self.ahead.take() {
+            Some(f) => f,
+            None => match self
+                .source
+                .next_frame()
+                .map_err(|e| input(frames_what(), e))?
+            {
+                Some(f) => f,
+                None => return Ok(None),
+            },
         };
         let (index, t) = (frame.index, frame.timestamp);
         let result = match self.guide.clone() {
@@ -1822,9 +1891,11 @@ impl Session {
             report.map_pose.clone()
         };
         self.estimate = Some(pose.clone());
+        let modes = crate::smooth::Modes::of(self.tracker.as_ref().expect("checked above"))?;
         Ok(Tracked {
             pose,
             report,
+            modes,
             segment_ms: (t1 - t0).as_secs_f64() * 1e3,
             step_ms: (t2 - t1).as_secs_f64() * 1e3,
         })

@@ -32,19 +32,27 @@ fn main() -> Result<()> {
     let motions = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/motions");
     for (k, clip) in clips.iter().enumerate() {
         let what = |field: &str| format!("{} clip {}: field `{field}`", manifest.display(), k + 1);
-        let text = |f: &str| clip.get(f).and_then(|v| v.as_str()).with_context(|| what(f));
+        let text = |f: &str| {
+            clip.get(f)
+                .and_then(|v| v.as_str())
+                .with_context(|| what(f))
+        };
         let num = |f: &str| {
             clip.get(f)
                 .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
                 .with_context(|| what(f))
         };
         let triple = |f: &str| -> Result<[f64; 3]> {
-            let a = clip.get(f).and_then(|v| v.as_array()).with_context(|| what(f))?;
+            let a = clip
+                .get(f)
+                .and_then(|v| v.as_array())
+                .with_context(|| what(f))?;
             let v: Vec<f64> = a
                 .iter()
                 .filter_map(|x| x.as_float().or(x.as_integer().map(|i| i as f64)))
                 .collect();
-            v.try_into().map_err(|_| anyhow::anyhow!("{}: three numbers", what(f)))
+            v.try_into()
+                .map_err(|_| anyhow::anyhow!("{}: three numbers", what(f)))
         };
         let tag = text("tag")?;
         if !only.is_empty() && !only.iter().any(|t| t == tag) {
@@ -54,8 +62,15 @@ fn main() -> Result<()> {
         let mut o = FootageOptions::new(preset);
         o.tag = tag.to_string();
         o.seed = num("seed")? as u64;
-        let size = clip.get("size").and_then(|v| v.as_array()).with_context(|| what("size"))?;
-        let dim = |i: usize| size.get(i).and_then(|v| v.as_integer()).with_context(|| what("size"));
+        let size = clip
+            .get("size")
+            .and_then(|v| v.as_array())
+            .with_context(|| what("size"))?;
+        let dim = |i: usize| {
+            size.get(i)
+                .and_then(|v| v.as_integer())
+                .with_context(|| what("size"))
+        };
         o.width = u32::try_from(dim(0)?)?;
         o.height = u32::try_from(dim(1)?)?;
         o.moves_clip = Some(motions.join(text("motion")?));

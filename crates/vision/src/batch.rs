@@ -4,20 +4,21 @@
 //! segmented into label images. Progress is reported through a callback;
 //! nothing is printed here.
 
-use std::io::Write as _;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::camera_file::load_camera;
 use crate::classes::{ClassMap, SEG_CLASSES, SegClass, Sleeves};
 use crate::error::{Result, VisionError};
 use crate::frame::{Frame, load_rgb};
+use crate::output::RowFile;
 use crate::segment::{ColourClass, SegmentParams, Segmenter, Stroke};
 use crate::sources::open_source;
 use crate::synth::{
     Appearance, Background, BodyShape, RenderOptions, RenderSummary, SyntheticRenderer,
-    SyntheticSource, dress_skeleton, write_render_with,
+    SyntheticSource, dress_skeleton, write_render_until,
 };
 
 /// A render: clip frames `range` (default the whole clip) of `bvh`, every
@@ -74,12 +75,36 @@ pub enum RenderProgress {
     Frame(usize),
 }
 
-/// Refuses a non-empty output folder, or (with `force`) empties it.
+/// Whether `name` is a file [`crate::synth::write_render`] writes.
+fn is_render_file(name: &str) -> bool {
+    let numbered = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .and_then(|r| r.strip_suffix(".png"))
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    matches!(name, "ground_truth.csv" | "camera.toml")
+        || numbered("frame_")
+        || numbered("labels_")
+        || numbered("classes_")
+        || (name.starts_with('.') && name.ends_with(".partial"))
+}
+
+/// Refuses an output that is a file, or a folder that is not empty;
+/// with `force`, removes the earlier render's files from it (`frame_N.png`,
+/// `labels_N.png`, `classes_N.png`, `ground_truth.csv`, `camera.toml`) and
+/// nothing else: other files and folders stay.
 ///
 /// # Errors
 /// [`VisionError::Parameter`] naming `--out` and what is in it; an I/O
 /// error removing its files.
 fn prepare_out_dir(out: &std::path::Path, force: bool) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(VisionError::parameter(
+            "--out",
+            out.display(),
+            "is a file: give a folder",
+        ));
+    }
     let Ok(entries) = std::fs::read_dir(out) else {
         return Ok(());
     };
@@ -92,20 +117,19 @@ fn prepare_out_dir(out: &std::path::Path, force: bool) -> Result<()> {
             "--out",
             out.display(),
             format!(
-                "the folder holds {} entries already (e.g. {}): give an empty or new folder, or --force to empty it",
+                "the folder holds {} entries already (e.g. {}): give an empty or new folder, or --force to remove an earlier render's files from it",
                 entries.len(),
                 entries[0].file_name().to_string_lossy()
             ),
         ));
     }
     for e in entries {
+        let name = e.file_name();
         let path = e.path();
-        let removed = if path.is_dir() {
-            std::fs::remove_dir_all(&path)
-        } else {
-            std::fs::remove_file(&path)
-        };
-        removed.map_err(|err| VisionError::io(&path, err))?;
+        if !name.to_str().is_some_and(is_render_file) || !path.is_file() {
+            continue;
+        }
+        std::fs::remove_file(&path).map_err(|err| VisionError::io(&path, err))?;
     }
     Ok(())
 }
@@ -116,6 +140,27 @@ fn prepare_out_dir(out: &std::path::Path, force: bool) -> Result<()> {
 /// Bad camera file, BVH, range, backdrop or output folder, each naming the
 /// file or flag.
 pub fn render(job: &RenderJob, progress: &mut dyn FnMut(RenderProgress)) -> Result<RenderSummary> {
+    render_until(job, &AtomicBool::new(false), progress)
+}
+
+/// [`render`] that stops before the next frame once `stop` is set
+/// (Ctrl-C): the frames written so far and their `ground_truth.csv` are
+/// complete.
+///
+/// # Errors
+/// As [`render`].
+pub fn render_until(
+    job: &RenderJob,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(RenderProgress),
+) -> Result<RenderSummary> {
+    if job.out.exists() && !job.out.is_dir() {
+        return Err(VisionError::parameter(
+            "--out",
+            job.out.display(),
+            "is a file: give a folder",
+        ));
+    }
     let bvh = skeleton::Bvh::load(&job.bvh)?;
     let camera = load_camera(&job.camera)?;
     let background = match &job.backdrop {
@@ -137,7 +182,7 @@ pub fn render(job: &RenderJob, progress: &mut dyn FnMut(RenderProgress)) -> Resu
         frames: crate::frame::FrameSource::frame_count(&source).unwrap_or(0),
         range,
     });
-    write_render_with(&source, &job.out, &mut |k| {
+    write_render_until(&source, &job.out, stop, &mut |k| {
         progress(RenderProgress::Frame(k))
     })
 }
@@ -289,6 +334,28 @@ pub fn segment(
     job: &SegmentJob,
     progress: &mut dyn FnMut(SegmentProgress),
 ) -> Result<SegmentSummary> {
+    segment_until(job, &AtomicBool::new(false), progress)
+}
+
+/// [`segment`] that stops before the next frame once `stop` is set
+/// (Ctrl-C): the images written so far and their `segment.csv` rows are
+/// complete (every file is written whole, [`crate::output`]).
+///
+/// # Errors
+/// As [`segment`].
+pub fn segment_until(
+    job: &SegmentJob,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(SegmentProgress),
+) -> Result<SegmentSummary> {
+    if job.out.exists() && !job.out.is_dir() {
+        return Err(VisionError::parameter(
+            "--out",
+            job.out.display(),
+            "is a file: give a folder",
+        ));
+    }
+    std::fs::create_dir_all(&job.out).map_err(|e| VisionError::io(&job.out, e))?;
     let mut source = open_source(&job.frames, job.fps)?;
     let (w, h) = source.size();
     progress(SegmentProgress::Opened {
@@ -303,7 +370,6 @@ pub fn segment(
         ..SegmentParams::default()
     };
     let mut seg = Segmenter::new(params, w, h)?;
-    std::fs::create_dir_all(&job.out).map_err(|e| VisionError::io(&job.out, e))?;
     // Background.
     let mut frames_read: Vec<Frame> = Vec::new();
     let mut resume = 0;
@@ -376,62 +442,78 @@ pub fn segment(
     }
     // Segment.
     let csv_path = job.out.join("segment.csv");
-    let mut csv = std::io::BufWriter::new(
-        std::fs::File::create(&csv_path).map_err(|e| VisionError::io(&csv_path, e))?,
-    );
     let names: Vec<&str> = SegClass::ALL.iter().map(|c| c.name()).collect();
-    writeln!(csv, "frame,time,ms,{}", names.join(","))
+    let mut csv = RowFile::create(&csv_path, &format!("frame,time,ms,{}\n", names.join(",")))
         .map_err(|e| VisionError::io(&csv_path, e))?;
     let mut summary = SegmentSummary::default();
     let mut pending = frames_read.into_iter();
     let mut out = crate::segment::Segmentation::default();
-    loop {
-        if job.max_frames.is_some_and(|m| summary.frames >= m) {
-            break;
-        }
-        let frame = match pending.next() {
-            Some(f) => f,
-            None => match source.next_frame()? {
-                Some(f) => f,
-                None => break,
-            },
-        };
-        let t0 = Instant::now();
-        if colours_known {
-            seg.segment_into(&frame, &mut out)?;
-        } else {
-            let mask = seg.foreground_mask(&frame)?;
-            out.width = label_width;
-            out.height = label_height;
-            out.labels = mask.iter().map(|&m| m * SegClass::Shirt.id()).collect();
-            out.counts = [0; SEG_CLASSES + 1];
-            for &l in &out.labels {
-                out.counts[usize::from(l)] += 1;
+    // An error after the first row keeps the rows (and says so in the
+    // error); before it, the previous segment.csv stays.
+    let result = (|| -> Result<()> {
+        loop {
+            if job.max_frames.is_some_and(|m| summary.frames >= m) || stop.load(Ordering::Relaxed) {
+                break;
             }
-            out.foreground = mask;
+            let frame = match pending.next() {
+                Some(f) => f,
+                None => match source.next_frame()? {
+                    Some(f) => f,
+                    None => break,
+                },
+            };
+            let t0 = Instant::now();
+            if colours_known {
+                seg.segment_into(&frame, &mut out)?;
+            } else {
+                let mask = seg.foreground_mask(&frame)?;
+                out.width = label_width;
+                out.height = label_height;
+                out.labels = mask.iter().map(|&m| m * SegClass::Shirt.id()).collect();
+                out.counts = [0; SEG_CLASSES + 1];
+                for &l in &out.labels {
+                    out.counts[usize::from(l)] += 1;
+                }
+                out.foreground = mask;
+            }
+            let ms = 1e3 * t0.elapsed().as_secs_f64();
+            out.save_png(job.out.join(format!("seg_{:04}.png", frame.index)))?;
+            let counts: Vec<String> = out.counts.iter().map(u32::to_string).collect();
+            csv.push(&format!(
+                "{},{:.4},{ms:.3},{}",
+                frame.index,
+                frame.timestamp,
+                counts.join(",")
+            ))
+            .map_err(|e| VisionError::io(&csv_path, e))?;
+            progress(SegmentProgress::Row {
+                frame: frame.index,
+                timestamp: frame.timestamp,
+                ms,
+                counts: out.counts,
+            });
+            summary.frames += 1;
+            summary.mean_ms += ms;
+            summary.max_ms = summary.max_ms.max(ms);
         }
-        let ms = 1e3 * t0.elapsed().as_secs_f64();
-        out.save_png(job.out.join(format!("seg_{:04}.png", frame.index)))?;
-        let counts: Vec<String> = out.counts.iter().map(u32::to_string).collect();
-        writeln!(
-            csv,
-            "{},{:.4},{ms:.3},{}",
-            frame.index,
-            frame.timestamp,
-            counts.join(",")
-        )
-        .map_err(|e| VisionError::io(&csv_path, e))?;
-        progress(SegmentProgress::Row {
-            frame: frame.index,
-            timestamp: frame.timestamp,
-            ms,
-            counts: out.counts,
-        });
-        summary.frames += 1;
-        summary.mean_ms += ms;
-        summary.max_ms = summary.max_ms.max(ms);
+        Ok(())
+    })();
+    if let Err(e) = result {
+        if csv.rows() == 0 {
+            return Err(e);
+        }
+        let rows = csv.rows();
+        csv.commit().map_err(|e| VisionError::io(&csv_path, e))?;
+        return Err(VisionError::parameter(
+            "--frames",
+            &job.frames,
+            format!(
+                "{e} (the {rows} frame(s) segmented before it are in {})",
+                csv_path.display()
+            ),
+        ));
     }
-    csv.flush().map_err(|e| VisionError::io(&csv_path, e))?;
+    csv.commit().map_err(|e| VisionError::io(&csv_path, e))?;
     summary.mean_ms /= summary.frames.max(1) as f64;
     Ok(summary)
 }

@@ -145,18 +145,28 @@ impl Frame {
 }
 
 pub(crate) fn save_rgb_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> Result<()> {
-    image::save_buffer_with_format(
-        path,
-        rgb,
-        width,
-        height,
-        image::ExtendedColorType::Rgb8,
-        image::ImageFormat::Png,
-    )
-    .map_err(|e| VisionError::Image {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })
+    save_png_as(path, width, height, rgb, image::ExtendedColorType::Rgb8)
+}
+
+/// Encodes `pixels` as a PNG and writes it whole or not at all
+/// ([`crate::output::write_atomically`]): an interrupted write never leaves
+/// a truncated image under `path`.
+pub(crate) fn save_png_as(
+    path: &Path,
+    width: u32,
+    height: u32,
+    pixels: &[u8],
+    colour: image::ExtendedColorType,
+) -> Result<()> {
+    use image::ImageEncoder as _;
+    let mut bytes = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut bytes)
+        .write_image(pixels, width, height, colour)
+        .map_err(|e| VisionError::Image {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    crate::output::write_atomically(path, &bytes).map_err(|e| VisionError::io(path, e))
 }
 
 /// Reads an image file (PNG or JPEG) as RGB8; either side above

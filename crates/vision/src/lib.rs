@@ -16,6 +16,7 @@ pub mod error;
 pub mod eval;
 pub mod footage;
 pub mod frame;
+pub mod output;
 pub mod segment;
 pub mod sources;
 pub mod synth;

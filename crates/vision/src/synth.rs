@@ -647,10 +647,33 @@ pub fn write_render_with(
     out: &Path,
     on_frame: &mut dyn FnMut(usize),
 ) -> Result<RenderSummary> {
+    write_render_until(
+        source,
+        out,
+        &std::sync::atomic::AtomicBool::new(false),
+        on_frame,
+    )
+}
+
+/// [`write_render_with`] that stops before the next frame once `stop` is
+/// set (Ctrl-C), leaving the frames written so far and a complete
+/// `ground_truth.csv` of them. Every file is written whole or not at all
+/// ([`crate::output`]); the CSV's rows are flushed as they are rendered.
+///
+/// # Errors
+/// As [`write_render`].
+pub fn write_render_until(
+    source: &SyntheticSource,
+    out: &Path,
+    stop: &std::sync::atomic::AtomicBool,
+    on_frame: &mut dyn FnMut(usize),
+) -> Result<RenderSummary> {
     std::fs::create_dir_all(out).map_err(|e| VisionError::io(out, e))?;
     let renderer = source.renderer();
     crate::camera_file::CameraFile::from_camera(renderer.camera()).save(out.join("camera.toml"))?;
-    let mut csv = String::from("frame,clip_frame,time,joint,x,y,z\n");
+    let path = out.join("ground_truth.csv");
+    let mut csv = crate::output::RowFile::create(&path, "frame,clip_frame,time,joint,x,y,z\n")
+        .map_err(|e| VisionError::io(&path, e))?;
     let names: Vec<&str> = renderer
         .skeleton()
         .joints()
@@ -659,7 +682,8 @@ pub fn write_render_with(
         .collect();
     let (mut k, mut seconds) = (0usize, 0.0);
     let (w, h) = source.size();
-    loop {
+    let mut rows = String::new();
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         let t0 = std::time::Instant::now();
         let Some(r) = source.render_frame(k)? else {
             break;
@@ -667,18 +691,7 @@ pub fn write_render_with(
         seconds += t0.elapsed().as_secs_f64();
         r.frame.save_png(out.join(format!("frame_{k:04}.png")))?;
         let lp = out.join(format!("labels_{k:04}.png"));
-        image::save_buffer_with_format(
-            &lp,
-            &r.labels,
-            w,
-            h,
-            image::ExtendedColorType::L8,
-            image::ImageFormat::Png,
-        )
-        .map_err(|e| VisionError::Image {
-            path: lp.clone(),
-            message: e.to_string(),
-        })?;
+        crate::frame::save_png_as(&lp, w, h, &r.labels, image::ExtendedColorType::L8)?;
         let mut classes = r.labels.clone();
         renderer.class_map().remap(&mut classes);
         save_rgb_png(
@@ -688,19 +701,25 @@ pub fn write_render_with(
             &class_preview(&classes),
         )?;
         if let Some(c) = source.clip_frame(k) {
-            for (name, p) in names.iter().zip(&r.joints) {
-                let _ = writeln!(
-                    csv,
+            rows.clear();
+            for (i, (name, p)) in names.iter().zip(&r.joints).enumerate() {
+                if i > 0 {
+                    rows.push('\n');
+                }
+                let _ = write!(
+                    rows,
                     "{k},{c},{:.6},{name},{:.6},{:.6},{:.6}",
                     r.frame.timestamp, p.x, p.y, p.z
                 );
+            }
+            if !rows.is_empty() {
+                csv.push(&rows).map_err(|e| VisionError::io(&path, e))?;
             }
         }
         on_frame(k);
         k += 1;
     }
-    let path = out.join("ground_truth.csv");
-    std::fs::write(&path, csv).map_err(|e| VisionError::io(&path, e))?;
+    csv.commit().map_err(|e| VisionError::io(&path, e))?;
     Ok(RenderSummary {
         frames: k,
         width: w,

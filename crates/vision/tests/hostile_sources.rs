@@ -90,6 +90,20 @@ fn fakes() -> &'static Fakes {
             ("ffprobe-huge", probe("100000", "2")),
             ("ffprobe-overflow", probe("4294967295", "4294967295")),
             ("ffprobe-hangs", "#!/bin/sh\nexec sleep 60\n".to_string()),
+            // A phone video turned a quarter: coded 4 × 2, shown 2 × 4.
+            (
+                "ffprobe-rotated",
+                format!("{}printf 'rotation=-90\\n'\n", probe("4", "2")),
+            ),
+            // Three frames announced, two decoded (an edit list), silently.
+            (
+                "ffmpeg-short",
+                format!("#!/bin/sh\necho \"$@\" > \"$0.args\"\n{}", frames(2)),
+            ),
+            (
+                "ffmpeg-short-damaged",
+                format!("#!/bin/sh\n{}echo 'Invalid data found' >&2\n", frames(2)),
+            ),
             // The flood comes first: before the fix ffmpeg blocked on its
             // full stderr pipe while we blocked on its empty stdout.
             ("ffmpeg-chatty", format!("#!/bin/sh\n{spew}{}", frames(3))),
@@ -287,6 +301,10 @@ fn hostile_y4m_sizes_are_refused_before_allocating() {
         ("deep.y4m", "C444p12", "C444p12"),
         ("deep.y4m", "C420x", "C420x"),
         ("rate.y4m", "F1e308:1e-308", "frame rate"),
+        // Issue 32 item 13: rates outside 0.1 to 1000 frames/s.
+        ("fast.y4m", "F1000000000:1", "frame rate"),
+        ("slow.y4m", "F1:20000000000", "frame rate"),
+        ("tiny.y4m", "F1:1e308", "frame rate"),
     ] {
         let path = y4m(&dir, name, &format!("YUV4MPEG2 W4 H2 {field}"), 12);
         let s = Y4mFile::open(&path).unwrap_err().to_string();
@@ -367,4 +385,38 @@ fn segment_refuses_hostile_y4m_in_bounded_memory() {
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 32 items 15 and 16: a quarter-turned phone video is read at its
+/// shown size (ffmpeg turns the frames; a video without a rotation is
+/// decoded with `-noautorotate`, so a rotation ffprobe did not report never
+/// shears the image); fewer frames than the container announces (an edit
+/// list, a variable rate) end the video cleanly when ffmpeg said nothing,
+/// and are "truncated" when it reported decoding errors.
+#[test]
+fn rotated_and_trimmed_videos_read_as_shown() {
+    let f = fakes();
+    let t = Duration::from_secs(20);
+    let turned = probe_with(&f.clip, &f.options("ffprobe-rotated", "ffmpeg-short", t)).unwrap();
+    assert_eq!((turned.width, turned.height, turned.rotation), (2, 4, 270));
+    let count = |ffmpeg: &'static str| {
+        read_fake_video(ffmpeg, t, 30, |mut v| {
+            let mut n = 0;
+            loop {
+                match v.next_frame() {
+                    Ok(Some(_)) => n += 1,
+                    Ok(None) => return Ok(n),
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        })
+    };
+    assert_eq!(count("ffmpeg-short"), Ok(2));
+    let args = std::fs::read_to_string(f.program("ffmpeg-short.args")).unwrap();
+    assert!(
+        args.contains("-noautorotate") && args.contains("passthrough"),
+        "{args}"
+    );
+    let e = count("ffmpeg-short-damaged").unwrap_err();
+    assert!(e.contains("truncated") && e.contains("Invalid data"), "{e}");
 }

@@ -7,17 +7,23 @@
 //! region (MediaPipe's), else the whole frame. One row per frame: `frame`
 //! (the source's index), then `<name>_u,<name>_v,<name>_score` for each of
 //! [`keypoints::TRACKED_KEYPOINTS`] in the input frame's pixels (empty
-//! cells where no person was found). Rows are flushed as they are written
-//! to a temporary file that takes the target's name at the end (also on
-//! an error after the first row).
+//! cells where no person was found, or where the detection failed on that
+//! frame — a person box outside the frame, a non-finite output — which is
+//! said on stderr and does not end the run). Rows are flushed as they are
+//! written to a temporary file that takes the target's name at the end:
+//! at the end of the source, after `--max-frames`, on Ctrl-C, and on an
+//! error after the first row; a second Ctrl-C writes the rows so far
+//! ([`super::ctrl_c_stop`]). The output path is checked before the model
+//! is loaded or a frame read.
 
-use std::io::Write as _;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use keypoints::{Detector, Keypoints, PersonBox, TRACKED_KEYPOINTS};
 use vision::batch::EmptyScene;
+use vision::output::RowFile;
 use vision::{BackgroundAccumulator, Frame, SegmentParams, Segmenter, load_rgb, open_source};
 
 /// `posecloud keypoints --frames SRC --out-csv KP.csv …`
@@ -72,11 +78,34 @@ fn blob_box(seg: &mut Segmenter, frame: &Frame) -> Result<Option<PersonBox>> {
     Ok(b.validate(frame.width, frame.height).ok().map(|()| b))
 }
 
+/// A frame's keypoints for its row, and what to say when its detection
+/// failed: a failure (a person box outside the frame, a non-finite output)
+/// is that frame's empty row, not the end of the run.
+fn frame_keypoints(
+    detection: Option<keypoints::Result<Keypoints>>,
+    frame: usize,
+) -> (Option<Keypoints>, Option<String>) {
+    match detection {
+        Some(Ok(k)) => (Some(k), None),
+        Some(Err(e)) => (None, Some(format!("frame {frame}: no keypoints: {e}"))),
+        None => (None, None),
+    }
+}
+
 /// Runs `posecloud keypoints` (module docs).
 ///
 /// # Errors
 /// A source, background or output that cannot be used, naming the flag.
 pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
+    keypoints_until(args, super::ctrl_c_stop()?)
+}
+
+/// [`run_keypoints`] that stops before the next frame once `stop` is set.
+///
+/// # Errors
+/// As [`run_keypoints`].
+pub fn keypoints_until(args: &KeypointsArgs, stop: &AtomicBool) -> Result<usize> {
+    vision::output::check_output_file("--out-csv", &args.out_csv)?;
     let what = format!("--frames {}", args.source.frames);
     let mut source =
         open_source(&args.source.frames, args.source.fps).with_context(|| what.clone())?;
@@ -117,9 +146,6 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
     }
 
     let csv_what = format!("--out-csv {}", args.out_csv.display());
-    let partial = track::record::temporary_name(&args.out_csv);
-    let mut out =
-        std::io::BufWriter::new(std::fs::File::create(&partial).with_context(|| csv_what.clone())?);
     let mut header = String::from("frame");
     for n in TRACKED_KEYPOINTS {
         header += &format!(",{n}_u,{n}_v,{n}_score");
@@ -127,15 +153,16 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
             header += &format!(",{n}_z");
         }
     }
-    writeln!(out, "{header}").with_context(|| csv_what.clone())?;
+    header.push('\n');
+    let mut out = RowFile::create(&args.out_csv, &header).with_context(|| csv_what.clone())?;
     let started = Instant::now();
-    let (mut rows, mut found) = (0usize, 0usize);
+    let (mut rows, mut found, mut failed) = (0usize, 0usize, 0usize);
     let total = super::progress::Progress::frames(source.frame_count(), args.max_frames);
     let mut progress = super::progress::Progress::new(total, args.quiet);
     let mut previous: Option<Keypoints> = None;
     let result = (|| -> Result<()> {
         loop {
-            if args.max_frames.is_some_and(|m| rows >= m) {
+            if args.max_frames.is_some_and(|m| rows >= m) || stop.load(Ordering::Relaxed) {
                 break;
             }
             let Some(frame) = source.next_frame().with_context(|| what.clone())? else {
@@ -159,10 +186,14 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
                 )),
                 _ => None,
             };
-            let kp = match detection {
-                Some(r) => Some(r.with_context(|| format!("{what} frame {}", frame.index))?),
-                None => None,
-            };
+            // One frame's failed detection (a box outside the frame, a
+            // non-finite output) is that frame's empty row, as the tracker
+            // skips such a frame; the run goes on.
+            let (kp, said) = frame_keypoints(detection, frame.index);
+            if let Some(line) = said {
+                failed += 1;
+                progress.say(&line);
+            }
             // Every detection is written with its scores (the person flag of
             // BlazePose is weak on small figures); one that hardly sees a
             // person is not followed into the next frame.
@@ -179,9 +210,7 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
                     None => row += ",,,",
                 }
             }
-            writeln!(out, "{row}")
-                .and_then(|()| out.flush())
-                .with_context(|| csv_what.clone())?;
+            out.push(&row).with_context(|| csv_what.clone())?;
             rows += 1;
             found += usize::from(kp.is_some());
             previous = kp.filter(|k| k.presence >= 0.2);
@@ -196,14 +225,30 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
         Ok(())
     })();
     progress.finish();
-    if result.is_err() && rows == 0 {
-        let _ = std::fs::remove_file(&partial);
+    if rows == 0 && (result.is_err() || stop.load(Ordering::Relaxed)) {
+        // Nothing detected: the previous file of that name stays.
+        out.abandon();
+        if result.is_ok() {
+            eprintln!(
+                "stopped by Ctrl-C before the first frame: {} not written",
+                args.out_csv.display()
+            );
+        }
         return result.map(|()| 0);
     }
-    out.flush()
-        .and_then(|()| std::fs::rename(&partial, &args.out_csv))
-        .with_context(|| csv_what.clone())?;
-    result?;
+    out.commit().with_context(|| csv_what.clone())?;
+    if let Err(e) = result {
+        return Err(e.context(format!(
+            "the {rows} frame(s) before the error are in {}",
+            args.out_csv.display()
+        )));
+    }
+    if stop.load(Ordering::Relaxed) {
+        eprintln!("stopped by Ctrl-C");
+    }
+    if failed > 0 {
+        eprintln!("{failed} frame(s) without keypoints: their detection failed (see above)");
+    }
     eprintln!(
         "{rows} frames ({found} with a person) in {:.1} s with {}; wrote {}",
         started.elapsed().as_secs_f64(),
@@ -211,4 +256,23 @@ pub fn run_keypoints(args: &KeypointsArgs) -> Result<usize> {
         args.out_csv.display()
     );
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 32 item 12: one frame's failed detection is that frame's
+    /// empty row and a line on stderr (it aborted the run before).
+    #[test]
+    fn a_failed_detection_is_an_empty_row_not_the_end() {
+        let (kp, said) = frame_keypoints(Some(Err(keypoints::Error::NonFinite("landmarks"))), 7);
+        assert!(kp.is_none());
+        let said = said.unwrap();
+        assert!(
+            said.contains("frame 7") && said.contains("non-finite"),
+            "{said}"
+        );
+        assert!(matches!(frame_keypoints(None, 8), (None, None)));
+    }
 }

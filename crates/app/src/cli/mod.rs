@@ -21,6 +21,7 @@ pub mod track;
 pub mod vision_cmds;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -77,8 +78,8 @@ pub struct SourceArgs {
     /// from them, and they are not segmented, tracked or detected.
     #[arg(long)]
     pub background_frames: Option<usize>,
-    /// Frame rate assumed for image sequences.
-    #[arg(long, default_value_t = vision::sources::DEFAULT_SEQUENCE_FPS)]
+    /// Frame rate assumed for image sequences and webcams (0.1 to 1000).
+    #[arg(long, default_value_t = vision::sources::DEFAULT_SEQUENCE_FPS, value_parser = parse_fps)]
     pub fps: f64,
 }
 
@@ -119,6 +120,55 @@ impl std::fmt::Display for LabelSizeArgs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} × {}", self.label_width, self.label_height)
     }
+}
+
+/// The stop flag of a long command (`track`, `keypoints`, `render`,
+/// `segment`), set by the first Ctrl-C: the command ends like at the end of
+/// its source, its files complete. A second Ctrl-C — while a step blocks
+/// (a frame read, a detector or GPU wait) — writes every row recorded so
+/// far under the outputs' real names ([`vision::output::salvage_all`]),
+/// then exits with status 130: never a half-written file under a real
+/// name.
+///
+/// # Errors
+/// The handler cannot be installed.
+pub fn ctrl_c_stop() -> Result<&'static AtomicBool> {
+    static STOP: AtomicBool = AtomicBool::new(false);
+    static INSTALLED: std::sync::OnceLock<std::result::Result<(), String>> =
+        std::sync::OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            ctrlc::set_handler(|| {
+                if STOP.swap(true, Ordering::SeqCst) {
+                    vision::output::salvage_all_then(|said| {
+                        for line in said {
+                            eprintln!("posecloud: {line}");
+                        }
+                        eprintln!("posecloud: aborted");
+                        std::process::exit(130)
+                    });
+                }
+                eprintln!("posecloud: stopping after this frame (Ctrl-C again to abort)");
+            })
+            .map_err(|e| e.to_string())
+        })
+        .clone()
+        .map_err(|e| anyhow::anyhow!("cannot install the Ctrl-C handler: {e}"))?;
+    Ok(&STOP)
+}
+
+/// Parses a frame rate (frames per second) within
+/// [`vision::sources::FPS_RANGE`].
+///
+/// # Errors
+/// A message naming the bounds.
+pub fn parse_fps(s: &str) -> std::result::Result<f64, String> {
+    let fps: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    vision::sources::check_fps(fps).map_err(|m| format!("`{s}`: {m}"))?;
+    Ok(fps)
 }
 
 /// Writes `text` to stdout; a reader that closed the pipe early (`| head`)

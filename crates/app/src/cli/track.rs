@@ -2,10 +2,11 @@
 //! ([`track::run`]): no set-up file is needed (default camera of `--fov`,
 //! default body at `--subject-height`, the guided start); each one given
 //! overrides its default. Ctrl-C ends the run like the end of the source
-//! (the CSV and BVH complete); a second Ctrl-C kills the process.
+//! (the CSV and BVH complete); a second Ctrl-C writes the rows so far and
+//! exits ([`super::ctrl_c_stop`]).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -203,6 +204,16 @@ pub struct TrackArgs {
     /// 0 leaves the detector's depth out.
     #[arg(long, default_value_t = track::keypoint_term::DEFAULT_DEPTH_SIGMA)]
     pub keypoint_depth_sigma: f64,
+    /// How the written estimate is smoothed over time: `none` (each
+    /// frame's MAP), `lag` (fixed lag of 0.2 s: frame t is written when
+    /// frame t + 6 is tracked), `lag:N` (N frames), or `full` (over the
+    /// whole run, written at its end or on Ctrl-C): the most probable path
+    /// through the cloud's distinct arm configurations, which keeps each
+    /// arm's depth branch unless the evidence turns. Measured in
+    /// docs/track.md (it does not lower the elbow error on the evaluation
+    /// clips, hence off by default).
+    #[arg(long, default_value = "none", value_parser = parse_smoothing)]
+    pub smooth: track::smooth::Smoothing,
     /// σ_F of RTPF Eq. 2.
     #[arg(long, default_value_t = 0.1)]
     pub sigma_f: f64,
@@ -225,6 +236,10 @@ pub struct TrackArgs {
     /// No progress on stderr (the summary is still printed).
     #[arg(long)]
     pub quiet: bool,
+}
+
+fn parse_smoothing(s: &str) -> std::result::Result<track::smooth::Smoothing, String> {
+    s.parse()
 }
 
 impl TrackArgs {
@@ -261,6 +276,8 @@ impl TrackArgs {
                 keypoint_sigma: self.keypoint_sigma,
                 keypoint_lifts: self.keypoint_lifts,
                 keypoint_depth_sigma: self.keypoint_depth_sigma,
+                smoothing: self.smooth,
+                ..FilterSettings::default()
             },
             fps: self.source.fps,
             out_csv: self.out_csv.clone(),
@@ -275,15 +292,7 @@ impl TrackArgs {
 /// # Errors
 /// As [`run_until`]; the Ctrl-C handler cannot be installed.
 pub fn track_command(a: &TrackArgs) -> Result<()> {
-    static STOP: AtomicBool = AtomicBool::new(false);
-    ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        eprintln!("posecloud: stopping (Ctrl-C again to abort)");
-    })
-    .map_err(|e| anyhow::anyhow!("cannot install the Ctrl-C handler: {e}"))?;
-    track_until(a, &STOP).map(drop)
+    track_until(a, super::ctrl_c_stop()?).map(drop)
 }
 
 /// [`run_until`] with progress on stderr and the summary on stdout.
@@ -300,14 +309,17 @@ pub fn track_until(a: &TrackArgs, stop: &AtomicBool) -> Result<track::run::Track
             let b = Progress::new(total, a.quiet);
             let (w, h) = session.source().size();
             b.say(&format!(
-                "{} ({w} × {h} → {} labels); {}; body {:.2} m tall; {} N = {}; observation: {}",
+                "{} ({w} × {h} → {} labels); {}; body {:.2} m tall; {} N = {}; observation: {}; estimate: {}",
                 session.source_name(),
                 a.labels,
                 session.camera_note(),
                 session.stature(),
                 run.settings.filter.name(),
                 a.particles,
-                session.describe_observation()
+                session.describe_observation(),
+                run.settings
+                    .smoothing
+                    .describe(session.source().fps().unwrap_or(run.fps))
             ));
             b.say(&format!(
                 "[{}] {}",

@@ -146,9 +146,11 @@ pub struct RenderArgs {
     /// Noise seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Render into a folder that is not empty: its files are removed first
-    /// (without it such a folder is refused, so that old frames are not
-    /// read with the new ones).
+    /// Render into a folder that is not empty: an earlier render's files
+    /// (frame_N.png, labels_N.png, classes_N.png, ground_truth.csv,
+    /// camera.toml) are removed first, nothing else (without it such a
+    /// folder is refused, so that old frames are not read with the new
+    /// ones).
     #[arg(long)]
     pub force: bool,
     /// No progress on stderr.
@@ -177,7 +179,8 @@ impl RenderArgs {
 /// As [`vision::batch::render`].
 pub fn render(a: &RenderArgs) -> Result<RenderSummary> {
     let mut bar: Option<Progress> = None;
-    let summary = vision::batch::render(&a.job(), &mut |p| match p {
+    let stop = super::ctrl_c_stop()?;
+    let summary = vision::batch::render_until(&a.job(), stop, &mut |p| match p {
         RenderProgress::Started { frames, range } => {
             let b = Progress::new(Some(frames as u64), a.quiet);
             b.say(&format!(
@@ -302,7 +305,8 @@ pub fn segment(a: &SegmentArgs) -> Result<SegmentSummary> {
     let mut bar: Option<Progress> = None;
     let mut size = (0, 0);
     let names: Vec<&str> = vision::SegClass::ALL.iter().map(|c| c.name()).collect();
-    let summary = vision::batch::segment(&a.job(), &mut |p| match p {
+    let stop = super::ctrl_c_stop()?;
+    let summary = vision::batch::segment_until(&a.job(), stop, &mut |p| match p {
         SegmentProgress::Opened {
             name,
             size: s,

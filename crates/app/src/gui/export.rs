@@ -61,7 +61,36 @@ pub fn export_stem(scene: &str) -> PathBuf {
             }
         })
         .collect();
-    Path::new(EXPORT_DIR).join(format!("posecloud-{scene}-{stamp}"))
+    unique_stem(&Path::new(EXPORT_DIR).join(format!("posecloud-{scene}-{stamp}")))
+}
+
+/// `stem`, else `stem-2`, `stem-3`, …: the first that no earlier call of
+/// this process returned and that no `.csv`, `.bvh` or `.png` file has
+/// (the stamps are to the second: two exports in one second must not
+/// overwrite each other; a screenshot is written a frame later, so the
+/// names handed out are remembered too).
+pub fn unique_stem(stem: &Path) -> PathBuf {
+    static GIVEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = stem
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let taken = |c: &Path| {
+        given.iter().any(|g| g == c)
+            || ["csv", "bvh", "png"]
+                .iter()
+                .any(|e| c.with_extension(e).exists())
+    };
+    let mut candidate = stem.to_path_buf();
+    let mut k = 1;
+    while taken(&candidate) {
+        k += 1;
+        candidate = stem.with_file_name(format!("{name}-{k}"));
+    }
+    given.push(candidate.clone());
+    candidate
 }
 
 /// The skeleton as a BVH body (its default channels), for a recorder.
@@ -319,6 +348,20 @@ mod tests {
             let d = (a.translation.vector - got[k].translation.vector).norm();
             assert!(d < 1e-5, "{name}: {d} m off");
         }
+    }
+
+    /// Issue 32 item 6: two exports in the same second get two names.
+    #[test]
+    fn exports_in_one_second_do_not_overwrite_each_other() {
+        let dir = crate::testing::scratch_dir("export-unique");
+        let stem = dir.join("posecloud-arm-20260101-000000");
+        let a = unique_stem(&stem);
+        std::fs::write(a.with_extension("csv"), "a").unwrap();
+        let b = unique_stem(&stem);
+        let c = unique_stem(&stem);
+        assert_eq!(a, stem);
+        assert!(a != b && b != c && a != c, "{a:?} {b:?} {c:?}");
+        assert!(b.to_string_lossy().ends_with("-2"), "{b:?}");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //!   tracking scene then weighs with the CPU likelihood, see
 //!   [`RenderFaults::device_lost`]) and the window says what happened;
 //! - a validation or internal error: logged, shown, rendering goes on; after
-//!   [`MAX_IGNORED`] of them rendering stops (an error every frame would
+//!   [`MAX_IGNORED`] of them (device losses are counted apart) rendering stops (an error every frame would
 //!   make the window flash) and stderr says why;
 //! - out of memory: rendering stops, stderr says why.
 //!
@@ -34,6 +34,9 @@ pub struct RenderFaults {
     pub messages: Vec<String>,
     /// Errors seen (all kinds).
     pub count: u32,
+    /// Validation and internal errors seen: only these count towards
+    /// [`MAX_IGNORED`] (a recovered device loss does not).
+    pub ignored: u32,
     /// Devices lost so far; a scene that shares the render device (the
     /// tracker's GPU likelihood) watches this and leaves the device.
     pub device_lost: u32,
@@ -84,11 +87,12 @@ pub fn handle_render_error(
         }
         ErrorType::OutOfMemory => RenderErrorPolicy::StopRendering,
         ErrorType::Validation | ErrorType::Internal => {
-            if faults.count > MAX_IGNORED {
+            faults.ignored += 1;
+            if faults.ignored > MAX_IGNORED {
                 faults.stopped = true;
                 eprintln!(
-                    "posecloud: {} GPU errors: rendering stopped (close the window)",
-                    faults.count
+                    "posecloud: {} GPU validation/internal errors: rendering stopped (close the window)",
+                    faults.ignored
                 );
                 RenderErrorPolicy::StopRendering
             } else {
@@ -149,10 +153,14 @@ mod tests {
         let f = main.resource::<RenderFaults>();
         assert_eq!((f.count, f.device_lost, f.stopped), (1, 1, false));
         assert!(f.messages[0].contains("lost"), "{:?}", f.messages);
-        for k in 0..MAX_IGNORED - 1 {
+        // Issue 32 item 19: the recovered device loss does not count
+        // towards the validation errors that stop rendering.
+        for k in 0..MAX_IGNORED {
             let p = handle_render_error(&error(ErrorType::Validation), &mut main, &mut render);
             assert!(matches!(p, RenderErrorPolicy::Ignore), "error {k}");
         }
+        let p = handle_render_error(&error(ErrorType::DeviceLost), &mut main, &mut render);
+        assert!(matches!(p, RenderErrorPolicy::Recover(_)));
         let p = handle_render_error(&error(ErrorType::Validation), &mut main, &mut render);
         assert!(matches!(p, RenderErrorPolicy::StopRendering));
         assert!(main.resource::<RenderFaults>().stopped);

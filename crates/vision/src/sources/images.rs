@@ -29,14 +29,40 @@ fn is_image(path: &Path) -> bool {
     )
 }
 
-/// `*` matches any run of characters, `?` one character.
+/// Files an image sequence may list: more is refused rather than listed
+/// (a folder of millions of files would be read into memory first).
+pub const MAX_SEQUENCE_FILES: usize = 1_000_000;
+
+/// `*` matches any run of characters, `?` one character. Linear in the
+/// pattern times the name at worst (the classic two-pointer matcher that
+/// backtracks only to the last `*`), never exponential: a pattern such as
+/// `*a*a*a*a*a*a*a*a*a*b` over a long name is as quick as any other.
 fn glob_match(pattern: &[char], name: &[char]) -> bool {
-    match pattern.split_first() {
-        None => name.is_empty(),
-        Some(('*', rest)) => (0..=name.len()).any(|k| glob_match(rest, &name[k..])),
-        Some(('?', rest)) => !name.is_empty() && glob_match(rest, &name[1..]),
-        Some((c, rest)) => name.first() == Some(c) && glob_match(rest, &name[1..]),
+    let (mut p, mut n) = (0, 0);
+    // The last `*` seen and the name position it was tried against.
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some('*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == '?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                // Let the last `*` take one more character.
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
     }
+    pattern[p..].iter().all(|&c| c == '*')
 }
 
 impl ImageSequence {
@@ -49,9 +75,7 @@ impl ImageSequence {
     /// cannot be decoded, [`VisionError::Parameter`] for a bad `fps`.
     pub fn open(path: impl AsRef<Path>, fps: f64) -> Result<Self> {
         let path = path.as_ref();
-        if !(fps.is_finite() && fps > 0.0) {
-            return Err(VisionError::parameter("fps", fps, "must be finite and > 0"));
-        }
+        super::check_fps(fps).map_err(|m| VisionError::parameter("--fps", fps, m))?;
         let text = path.to_string_lossy();
         let (dir, pattern): (PathBuf, Option<Vec<char>>) = if text.contains(['*', '?']) {
             let dir = path
@@ -85,6 +109,13 @@ impl ImageSequence {
                 None => is_image(&p),
             };
             if keep {
+                if files.len() == MAX_SEQUENCE_FILES {
+                    return Err(VisionError::parameter(
+                        "--frames",
+                        path.display(),
+                        format!("more than {MAX_SEQUENCE_FILES} frames: give a narrower glob"),
+                    ));
+                }
                 files.push(p);
             }
         }
@@ -175,5 +206,20 @@ mod tests {
         assert!(!m("f_??.png", "f_1.png"));
         assert!(!m("*.png", "a.jpg"));
         assert!(m("*", ""));
+        assert!(m("a*b*c", "aXbYbc"));
+        assert!(!m("a*b?c", "abc"));
+        assert!(m("**x*", "yyx"));
+    }
+
+    /// Issue 32 item 11: the old recursive matcher took time exponential in
+    /// the stars (this case ran for hours); the two-pointer one is linear.
+    #[test]
+    fn a_pathological_glob_is_quick() {
+        let pat: Vec<char> = "*a*a*a*a*a*a*a*a*a*b".chars().collect();
+        let long: Vec<char> = "a".repeat(250).chars().collect();
+        assert!(!glob_match(&pat, &long));
+        let mut hit = long.clone();
+        hit.push('b');
+        assert!(glob_match(&pat, &hit));
     }
 }

@@ -18,6 +18,29 @@ pub use video::{
 pub use webcam::{Webcam, WebcamFormat, WebcamInfo, WebcamOptions, list_webcams, nearest_size};
 pub use y4m::Y4mFile;
 
+/// Frame rates a source may have (frames per second): a rate outside is
+/// refused where it is read (a Y4M header, `ffprobe`, `--fps`). Beyond
+/// these, time-based stages (the guided start's seconds of stillness, the
+/// frames-per-second of progress) stop meaning anything, and the BVH's
+/// frame time leaves what its format can hold.
+pub const FPS_RANGE: std::ops::RangeInclusive<f64> = 0.1..=1000.0;
+
+/// Checks a frame rate against [`FPS_RANGE`].
+///
+/// # Errors
+/// A message naming the bounds.
+pub fn check_fps(fps: f64) -> std::result::Result<(), String> {
+    if FPS_RANGE.contains(&fps) {
+        Ok(())
+    } else {
+        Err(format!(
+            "a frame rate of {fps} frames/s: must be {} to {}",
+            FPS_RANGE.start(),
+            FPS_RANGE.end()
+        ))
+    }
+}
+
 /// Opens what `spec` names:
 ///
 /// - `webcam`, `webcam:N` or `webcam:N@WxH` → `/dev/videoN` at the

@@ -39,8 +39,13 @@ pub struct VideoInfo {
     pub width: u32,
     pub height: u32,
     pub fps: f64,
-    /// Frames announced by the container, when it says.
+    /// Frames announced by the container, when it says (an estimate: an
+    /// edit list or a variable rate may give fewer).
     pub frames: Option<usize>,
+    /// The display rotation in degrees (counter-clockwise, a multiple of
+    /// 90) that `ffmpeg` applies when decoding; with a quarter turn,
+    /// `width` and `height` are already those of the rotated frames.
+    pub rotation: i32,
 }
 
 /// How long [`probe`] and [`VideoFile`] wait for `ffprobe`'s answer or for
@@ -233,9 +238,75 @@ pub fn probe(path: &Path) -> Result<VideoInfo> {
 pub fn probe_with(path: &Path, options: &VideoOptions) -> Result<VideoInfo> {
     std::fs::metadata(path).map_err(|e| VisionError::io(path, e))?;
     let program = program_name(&options.ffprobe);
+    let text = ask(
+        path,
+        options,
+        "stream=width,height,r_frame_rate,avg_frame_rate,nb_frames",
+    )?;
+    let field = |text: &str, key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+            .map(|v| v.trim().to_string())
+    };
+    let video_err = |message: String| VisionError::Video {
+        path: path.to_path_buf(),
+        message,
+    };
+    let dim = |key: &str| -> Result<u64> {
+        field(&text, key)
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|&v| v > 0)
+            .ok_or_else(|| video_err(format!("no video stream with a valid {key}")))
+    };
+    let (mut width, mut height) = (dim("width")?, dim("height")?);
+    check_frame_size(
+        &format!("{} ({program})", path.display()),
+        ["width", "height"],
+        width,
+        height,
+    )?;
+    let fps = field(&text, "avg_frame_rate")
+        .and_then(|r| parse_rate(&r))
+        .or_else(|| field(&text, "r_frame_rate").and_then(|r| parse_rate(&r)))
+        .ok_or_else(|| video_err("no frame rate".into()))?;
+    super::check_fps(fps).map_err(|m| video_err(format!("{program}: {m}")))?;
+    let frames = field(&text, "nb_frames").and_then(|v| v.parse().ok());
+    // A phone's rotation (side data, or the older `rotate` tag): ffmpeg
+    // turns the frames, so a quarter turn swaps the size. Asked apart, so
+    // that an ffprobe that does not know these entries costs only this.
+    let rotation = ask(
+        path,
+        options,
+        "stream_side_data=rotation:stream_tags=rotate",
+    )
+    .ok()
+    .and_then(|t| {
+        field(&t, "rotation")
+            .or_else(|| field(&t, "TAG:rotate"))
+            .and_then(|v| v.parse::<f64>().ok())
+    })
+    .filter(|r| r.is_finite())
+    .map_or(0, |r| ((r / 90.0).round() as i64).rem_euclid(4) as i32 * 90);
+    if rotation % 180 != 0 {
+        std::mem::swap(&mut width, &mut height);
+    }
+    Ok(VideoInfo {
+        // Both at most MAX_FRAME_SIDE.
+        width: width as u32,
+        height: height as u32,
+        fps,
+        frames,
+        rotation,
+    })
+}
+
+/// Runs `options.ffprobe` on `path`'s first video stream for `entries`
+/// and returns what it printed (`key=value` lines).
+fn ask(path: &Path, options: &VideoOptions, entries: &str) -> Result<String> {
+    let program = program_name(&options.ffprobe);
     let mut child = Command::new(&options.ffprobe)
         .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .arg("stream=width,height,r_frame_rate,avg_frame_rate,nb_frames")
+        .arg(entries)
         .args(["-of", "default=nw=1"])
         .arg(path)
         .stdin(Stdio::null())
@@ -293,37 +364,7 @@ pub fn probe_with(path: &Path, options: &VideoOptions) -> Result<VideoInfo> {
     let out = answer
         .recv_timeout(wait)
         .map_err(|_| timeout(&format!("`{program}` to close its output")))?;
-    let text = String::from_utf8_lossy(&out);
-    let field = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
-            .map(str::trim)
-    };
-    let dim = |key: &str| -> Result<u64> {
-        field(key)
-            .and_then(|v| v.parse::<u64>().ok())
-            .filter(|&v| v > 0)
-            .ok_or_else(|| video_err(format!("no video stream with a valid {key}")))
-    };
-    let (width, height) = (dim("width")?, dim("height")?);
-    check_frame_size(
-        &format!("{} ({program})", path.display()),
-        ["width", "height"],
-        width,
-        height,
-    )?;
-    let fps = field("avg_frame_rate")
-        .and_then(parse_rate)
-        .or_else(|| field("r_frame_rate").and_then(parse_rate))
-        .ok_or_else(|| video_err("no frame rate".into()))?;
-    let frames = field("nb_frames").and_then(|v| v.parse().ok());
-    Ok(VideoInfo {
-        // Both at most MAX_FRAME_SIDE.
-        width: width as u32,
-        height: height as u32,
-        fps,
-        frames,
-    })
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// What the stdout thread hands over.
@@ -436,6 +477,11 @@ impl VideoFile {
         let program = self.program();
         let mut cmd = Command::new(&self.options.ffmpeg);
         cmd.args(["-v", "error", "-nostdin"]);
+        if self.info.rotation == 0 {
+            // Frames in the coded orientation, the size ffprobe reports
+            // (an unreported rotation must not shear the image).
+            cmd.arg("-noautorotate");
+        }
         if frame > 0 {
             // Input seeking is frame-accurate when decoding (ffmpeg ≥ 2.1);
             // aim half a frame early so rounding never skips the frame.
@@ -444,7 +490,10 @@ impl VideoFile {
         }
         cmd.arg("-i")
             .arg(&self.path)
-            .args(["-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+            // Every decoded frame once, none duplicated or dropped to make
+            // a variable rate constant.
+            .args(["-map", "0:v:0", "-vsync", "passthrough"])
+            .args(["-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -533,16 +582,29 @@ impl VideoFile {
                 ),
             });
         }
+        // The container's count is only an estimate where an edit list
+        // trims the stream or the rate varies (phone videos): fewer frames
+        // from an ffmpeg that exited cleanly without a word on stderr are
+        // the stream, not damage. A shortfall with decoder errors is
+        // truncation.
         if let Some(n) = self.info.frames
             && self.next < n
         {
-            return Err(VisionError::Video {
-                path: self.path.clone(),
-                message: format!(
-                    "truncated: ended after {} of the {n} frames the container announces",
-                    self.next
-                ),
-            });
+            let said = d
+                .stderr
+                .as_ref()
+                .map(|s| s.lines(Duration::from_secs(1)))
+                .unwrap_or_default();
+            if !said.is_empty() {
+                return Err(VisionError::Video {
+                    path: self.path.clone(),
+                    message: format!(
+                        "truncated: ended after {} of the {n} frames the container announces: {}",
+                        self.next,
+                        self.said(&d, Duration::ZERO)
+                    ),
+                });
+            }
         }
         if self.next == 0 {
             return Err(VisionError::NoFrames {

@@ -106,6 +106,7 @@ impl Y4mFile {
                         return Err(err(format!("bad frame rate F{value}")));
                     }
                     fps = n / d;
+                    super::check_fps(fps).map_err(|m| err(format!("F{value}: {m}")))?;
                 }
                 "C" => {
                     chroma = match value {

@@ -317,6 +317,9 @@ pub struct TrackSnapshot {
     /// score (the tracked keypoints), and the frame it was made on.
     pub keypoints: Vec<(&'static str, [f32; 2], f32)>,
     pub keypoints_frame: Option<usize>,
+    /// Per arm, the weight share of each depth branch in the cloud and the
+    /// MAP's branch (`track::smooth`): how sure the tracker is of the flip.
+    pub arm_branches: Vec<track::smooth::ArmBranches>,
     pub source_name: String,
     /// Tracker ms of the last frame, segmentation ms.
     pub step_ms: f64,
@@ -351,11 +354,15 @@ pub struct TrackingScene {
     last_stage: Option<Stage>,
     history: VecDeque<TrackSample>,
     recorder: Option<(Recorder, PathBuf)>,
+    /// The recording's smoother (`track::smooth`), when the settings ask
+    /// for one: Record then writes the smoothed estimate, frames late.
+    record_smoother: Option<track::smooth::PathSmoother>,
     ended: bool,
     /// The app's clock at which the next frame is due (real-time play).
     due: f64,
     step_ms: f64,
     segment_ms: f64,
+    arm_branches: Vec<track::smooth::ArmBranches>,
     message: Option<String>,
     frame_serial: u64,
 }
@@ -481,10 +488,12 @@ impl TrackingScene {
             last_stage: None,
             history: VecDeque::new(),
             recorder: None,
+            record_smoother: None,
             ended: false,
             due: 0.0,
             step_ms: 0.0,
             segment_ms: 0.0,
+            arm_branches: Vec::new(),
             message: None,
             frame_serial: 0,
         };
@@ -620,6 +629,11 @@ impl TrackingScene {
         let Some((mut rec, csv)) = self.recorder.take() else {
             return Ok(None);
         };
+        if let Some(mut sm) = self.record_smoother.take() {
+            for o in sm.finish() {
+                rec.record(o.frame, &o.pose)?;
+            }
+        }
         rec.finish()?;
         Ok(Some((rec.rows(), csv)))
     }
@@ -640,18 +654,29 @@ impl TrackingScene {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
-        let stem = recording_stem(now);
-        let (csv, bvh) = (
-            dir.join(format!("{stem}.csv")),
-            dir.join(format!("{stem}.bvh")),
-        );
+        // Two Records in one second get `-2`, … (issue 32 item 6).
+        let stem = crate::gui::export::unique_stem(&dir.join(recording_stem(now)));
+        let (csv, bvh) = (stem.with_extension("csv"), stem.with_extension("bvh"));
         let rec = Recorder::create(
             Some(&csv),
             Some(&bvh),
             self.session.body(),
             self.frame_time(),
         )?;
-        self.message = Some(format!("recording to {}", csv.display()));
+        let t = &self.settings.tracker;
+        self.record_smoother = match t.smoothing {
+            track::smooth::Smoothing::None => None,
+            s => Some(track::smooth::PathSmoother::new(
+                s,
+                t.smoothing_hand_speed,
+                t.smoothing_temperature,
+            )?),
+        };
+        self.message = Some(format!(
+            "recording to {} ({})",
+            csv.display(),
+            t.smoothing.describe(1.0 / self.frame_time())
+        ));
         self.recorder = Some((rec, csv));
         Ok(())
     }
@@ -933,10 +958,19 @@ impl Solver for TrackingScene {
             return Ok(());
         };
         if let Some((rec, _)) = &mut self.recorder {
-            rec.record(step.frame, &tracked.pose)?;
+            match self.record_smoother.as_mut() {
+                None => rec.record(step.frame, &tracked.pose)?,
+                Some(sm) => {
+                    let candidates = tracked.modes.candidates.clone();
+                    if let Some(o) = sm.push(step.frame, step.timestamp, candidates)? {
+                        rec.record(o.frame, &o.pose)?;
+                    }
+                }
+            }
         }
         self.segment_ms = tracked.segment_ms;
         self.step_ms = tracked.step_ms;
+        self.arm_branches.clone_from(&tracked.modes.arms);
         let truth = clip_frame
             .and_then(|c| self.truth_pose(c).map(<[f64]>::to_vec))
             .and_then(|p| self.elbow_deg(&p));
@@ -1052,6 +1086,7 @@ impl Solver for TrackingScene {
         out.source_name = session.source_name().to_string();
         out.step_ms = self.step_ms;
         out.segment_ms = self.segment_ms;
+        out.arm_branches.clone_from(&self.arm_branches);
         out.settings.clone_from(&self.settings);
         out.sleeves = self.spec.sleeves;
         out.tracked_joints.clone_from(&self.spec.track);

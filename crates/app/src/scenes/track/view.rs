@@ -1097,6 +1097,22 @@ fn panels(
                                 .map_or(String::new(), |t| format!(" (truth {t:.0}°)"))
                         ));
                     }
+                    for a in &s.arm_branches {
+                        let c = a.confidence();
+                        ui.label(format!(
+                            "{} arm: {} ({:.0} % of the weight{})",
+                            a.side,
+                            track::smooth::ArmBranches::name(a.map_branch),
+                            100.0 * c,
+                            if c < 0.6 { "; unsure" } else { "" }
+                        ))
+                        .on_hover_text(
+                            "the cloud's weight share of the depth branch the estimate's arm is in \
+                             (elbow nearer or farther than the shoulder, wrist nearer or farther \
+                             than the elbow): near 100 % the particles agree, near 25–50 % the \
+                             tracker is unsure of the flip",
+                        );
+                    }
                     if s.ended {
                         ui.colored_label(egui::Color32::YELLOW, "end of the source");
                     }
@@ -1203,6 +1219,22 @@ fn panels(
                     .on_hover_text(
                         "particles moved each frame onto arms solved for the detected elbows and wrists",
                     );
+                    let mut lagged = settings.tracker.smoothing != track::smooth::Smoothing::None;
+                    if ui
+                        .checkbox(&mut lagged, "record smoothed (0.2 s lag)")
+                        .on_hover_text(
+                            "Record writes the most probable path through the cloud's arm \
+                             configurations, each frame 6 frames late, instead of each frame's MAP \
+                             (takes effect at the next Record)",
+                        )
+                        .changed()
+                    {
+                        settings.tracker.smoothing = if lagged {
+                            "lag".parse().unwrap_or(track::smooth::Smoothing::None)
+                        } else {
+                            track::smooth::Smoothing::None
+                        };
+                    }
                     ui.small(s.observation.as_str());
                 });
                 section(ui, "View", |ui| {
