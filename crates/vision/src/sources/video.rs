@@ -583,10 +583,11 @@ impl VideoFile {
             });
         }
         // The container's count is only an estimate where an edit list
-        // trims the stream or the rate varies (phone videos): fewer frames
-        // from an ffmpeg that exited cleanly without a word on stderr are
-        // the stream, not damage. A shortfall with decoder errors is
-        // truncation.
+        // trims the stream or the rate varies (phone videos): a few frames
+        // fewer (up to a tenth, at least 2) from an ffmpeg that exited
+        // cleanly without a word on stderr are the stream, not damage. A
+        // shortfall with decoder errors, or a larger one (a file cut short,
+        // which ffmpeg may end silently), is truncation.
         if let Some(n) = self.info.frames
             && self.next < n
         {
@@ -595,7 +596,7 @@ impl VideoFile {
                 .as_ref()
                 .map(|s| s.lines(Duration::from_secs(1)))
                 .unwrap_or_default();
-            if !said.is_empty() {
+            if !said.is_empty() || n - self.next > (n / 10).max(2) {
                 return Err(VisionError::Video {
                     path: self.path.clone(),
                     message: format!(
