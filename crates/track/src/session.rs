@@ -211,8 +211,11 @@ pub struct FilterSettings {
     /// σ_z of the keypoint term's depth-order part
     /// ([`TrackerConfig::keypoint_depth_sigma`]); 0 turns it off.
     pub keypoint_depth_sigma: f64,
-    /// Weigh frame k with the detection of frame k − 1, as sessions did
-    /// before the look-ahead ([`KeypointStage`]); kept to measure the lag.
+    /// Weigh frame k with the detection of frame k − 1 (the default) instead
+    /// of reading frame k + 1 ahead and weighing frame k with its own
+    /// ([`KeypointStage`]). The look-ahead measured no better on the
+    /// validation clips (docs/track.md) and follows BlazePose's side swaps
+    /// more tightly on the app's capsule walk, so it is opt-in.
     pub lagged_detections: bool,
     /// How the recorded estimate is smoothed over time ([`crate::smooth`]).
     pub smoothing: crate::smooth::Smoothing,
@@ -239,7 +242,7 @@ impl Default for FilterSettings {
             keypoint_sigma: DEFAULT_KEYPOINT_SIGMA,
             keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
             keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
-            lagged_detections: false,
+            lagged_detections: true,
             smoothing: crate::smooth::Smoothing::None,
             smoothing_hand_speed: crate::smooth::DEFAULT_HAND_SPEED,
             smoothing_temperature: crate::smooth::DEFAULT_TEMPERATURE,

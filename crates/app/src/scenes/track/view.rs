@@ -1099,13 +1099,16 @@ fn panels(
                     }
                     for a in &s.arm_branches {
                         let c = a.confidence();
-                        ui.label(format!(
-                            "{} arm: {} ({:.0} % of the weight{})",
-                            a.side,
-                            track::smooth::ArmBranches::name(a.map_branch),
-                            100.0 * c,
-                            if c < 0.6 { "; unsure" } else { "" }
-                        ))
+                        ui.add(
+                            egui::Label::new(format!(
+                                "{} arm: {} ({:.0} %{})",
+                                a.side,
+                                track::smooth::ArmBranches::name(a.map_branch),
+                                100.0 * c,
+                                if c < 0.6 { ", unsure" } else { "" }
+                            ))
+                            .wrap(),
+                        )
                         .on_hover_text(
                             "the cloud's weight share of the depth branch the estimate's arm is in \
                              (elbow nearer or farther than the shoulder, wrist nearer or farther \
