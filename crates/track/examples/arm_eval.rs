@@ -26,7 +26,10 @@
 //!
 //! Tracker flags: `--particles N` `--observation regions|keypoints|both`
 //! `--depth-sigma S` `--lifts N` `--keypoint-sigma S` `--smooth none|lag|lag:N|full`
-//! `--hand-speed V` `--temperature T` `--lagged-detections`; `--grid` adds a
+//! `--hand-speed V` `--temperature T` `--lagged-detections` `--anatomy W`
+//! (weight of the arms' anatomical prior) `--truth-body` (an oracle: the
+//! clip's true bone lengths); `--dump DIR`
+//! writes each run's MAP joints (`DIR/{tag}_{seed}.csv`); `--grid` adds a
 //! table of smoothing variants (computed from the same runs' candidates);
 //! `--clips TAG,…` picks
 //! clips; `--csv FILE` appends one row per clip and seed.
@@ -137,6 +140,12 @@ struct Settings {
     hand_speed: f64,
     temperature: f64,
     lagged: bool,
+    /// Folder for one CSV per clip and seed of the MAP's joints (`--dump`).
+    dump: Option<PathBuf>,
+    /// Track with the clip's true body (`truth_{tag}.bvh`) instead of the
+    /// default one: an oracle of the bone lengths (`--truth-body`).
+    truth_body: bool,
+    anatomy: f64,
 }
 
 /// A smoothing of the estimate, evaluated offline on the run's candidates.
@@ -167,6 +176,9 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
     std::fs::create_dir_all(&out)?;
     let mut run = TrackRun::new(video.to_str().context("path")?, out.join("est.csv"));
     run.spec.subject.height = Some(clip.height);
+    if o.truth_body {
+        run.spec.subject.body = Some(dir.join(format!("truth_{tag}.bvh")));
+    }
     run.spec.sleeves = clip.sleeves;
     let s = &mut run.settings;
     s.particles = o.particles;
@@ -179,20 +191,29 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
     // candidates below.
     s.smoothing = Smoothing::None;
     s.lagged_detections = o.lagged;
+    s.anatomy_weight = o.anatomy;
     let mut detections: HashMap<usize, keypoints::Keypoints> = HashMap::new();
     let mut skeleton: Option<skeleton::Skeleton> = None;
+    let mut tracking_camera: Option<Camera> = None;
     let mut frames: Vec<(usize, f64, Vec<Candidate>)> = Vec::new();
+    // The weighted mean of the particles, per frame (an estimate beside
+    // the MAP).
+    let mut means: Vec<(usize, Vec<f64>)> = Vec::new();
     let summary = run_until(
         &run,
         &std::sync::atomic::AtomicBool::new(false),
         &mut |p| match p {
             Progress::Opened(session) => skeleton = Some(session.dressed().clone()),
             Progress::Step { session, step, .. } => {
+                if step.tracked.is_some() {
+                    tracking_camera = Some(session.camera().clone());
+                }
                 if let Some((f, kp)) = session.detection() {
                     detections.entry(f).or_insert_with(|| kp.clone());
                 }
                 if let Some(t) = &step.tracked {
                     frames.push((step.frame, step.timestamp, t.modes.candidates.clone()));
+                    means.push((step.frame, t.report.mean_pose.clone()));
                 }
             }
             _ => {}
@@ -225,7 +246,22 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
     for (f, _, c) in &frames {
         map.insert(*f, angle_of(&c[0].pose)?);
     }
+    if let Some(dir) = &o.dump {
+        let cam = tracking_camera.as_ref().context("no tracked frame")?;
+        dump_map(
+            &dir.join(format!("{tag}_{seed}.csv")),
+            &skeleton,
+            cam,
+            &frames,
+            &detections,
+        )?;
+    }
     angles.push(map);
+    let mut mean_angles = HashMap::new();
+    for (f, pose) in &means {
+        mean_angles.insert(*f, angle_of(pose)?);
+    }
+    angles.push(mean_angles);
     for v in variants {
         let mut sm = PathSmoother::new(v.smoothing, v.hand_speed, v.temperature)?;
         let mut est = HashMap::new();
@@ -329,7 +365,9 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
                 f3.push(best_3d.1);
             }
         }
-        let chosen = usize::from(o.smoothing != Smoothing::None);
+        // Estimates: 0 the MAP, 1 the mean, then the smoothing variants
+        // (the first is `--smooth`'s when one is asked for).
+        let chosen = if o.smoothing == Smoothing::None { 0 } else { 2 };
         row.rmse[si] = rms(&err[chosen]);
         for (k, e) in err.iter().enumerate() {
             if row.variants.len() <= k {
@@ -343,6 +381,65 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
     }
     row.tracked = tracked as f64 / moves.max(1) as f64;
     Ok(row)
+}
+
+/// The joints of each frame's MAP (world coordinates of the run) that
+/// `--dump` writes: the body's trunk and both arms.
+const DUMPED: [&str; 8] = [
+    "Hips",
+    "Neck",
+    "RightShoulder",
+    "RightElbow",
+    "RightWrist",
+    "LeftShoulder",
+    "LeftElbow",
+    "LeftWrist",
+];
+
+fn dump_map(
+    path: &Path,
+    skeleton: &skeleton::Skeleton,
+    camera: &Camera,
+    frames: &[(usize, f64, Vec<Candidate>)],
+    detections: &HashMap<usize, keypoints::Keypoints>,
+) -> Result<()> {
+    let ids = DUMPED
+        .iter()
+        .map(|n| skeleton.find(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = String::from("frame");
+    for n in DUMPED {
+        out += &format!(",{n}_x,{n}_y,{n}_z,{n}_u,{n}_v,{n}_det_u,{n}_det_v");
+    }
+    out.push('\n');
+    let landmark = |n: &str| {
+        let side = if n.starts_with("Right") {
+            "right"
+        } else {
+            "left"
+        };
+        ["Shoulder", "Elbow", "Wrist"]
+            .iter()
+            .find(|j| n.ends_with(*j))
+            .map(|j| format!("{side}_{}", j.to_lowercase()))
+    };
+    for (f, _, c) in frames {
+        let w = skeleton.forward_kinematics(&c[0].pose)?;
+        out += &f.to_string();
+        for (&j, n) in ids.iter().zip(DUMPED) {
+            let p = Point3::from(w[j].translation.vector);
+            let (u, v, _) = camera.project(&p).unwrap_or((f64::NAN, f64::NAN, 0.0));
+            let det = landmark(n)
+                .and_then(|l| detections.get(f)?.get(&l))
+                .map_or((f64::NAN, f64::NAN), |k| (f64::from(k.u), f64::from(k.v)));
+            out += &format!(
+                ",{:.5},{:.5},{:.5},{u:.2},{v:.2},{:.2},{:.2}",
+                p.x, p.y, p.z, det.0, det.1
+            );
+        }
+        out.push('\n');
+    }
+    std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
@@ -362,6 +459,9 @@ fn main() -> Result<()> {
         hand_speed: track::smooth::DEFAULT_HAND_SPEED,
         temperature: track::smooth::DEFAULT_TEMPERATURE,
         lagged: false,
+        dump: None,
+        truth_body: false,
+        anatomy: track::anatomy::DEFAULT_ANATOMY_WEIGHT,
     };
     let mut split = "validation".to_string();
     let mut seeds = vec![1u64, 2, 3];
@@ -382,6 +482,9 @@ fn main() -> Result<()> {
             "--temperature" => o.temperature = val()?.parse()?,
             "--lagged-detections" => o.lagged = true,
             "--grid" => o.grid = true,
+            "--truth-body" => o.truth_body = true,
+            "--anatomy" => o.anatomy = val()?.parse()?,
+            "--dump" => o.dump = Some(val()?.into()),
             "--seeds" => {
                 seeds = val()?
                     .split(',')
@@ -529,11 +632,13 @@ fn main() -> Result<()> {
         all(&|r| r.floor_3d[1]),
         all(&|r| r.fps),
     );
-    if !variants.is_empty() {
+    {
         println!();
         println!("| estimate | right elbow RMSE | left elbow RMSE |");
         println!("|---|---|---|");
-        let names = std::iter::once("MAP of each frame (none)".to_string())
+        let names = ["MAP of each frame (none)", "weighted mean of the particles"]
+            .map(String::from)
+            .into_iter()
             .chain(variants.iter().map(Variant::name));
         for (k, name) in names.enumerate() {
             println!(

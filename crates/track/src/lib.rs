@@ -24,6 +24,7 @@
 //! - [`smooth`]: the arms' depth branches in the cloud and the smoothed
 //!   estimate (fixed-lag or over the whole run).
 
+pub mod anatomy;
 pub mod backend;
 pub mod body;
 pub mod defaults;

@@ -211,6 +211,9 @@ pub struct FilterSettings {
     /// σ_z of the keypoint term's depth-order part
     /// ([`TrackerConfig::keypoint_depth_sigma`]); 0 turns it off.
     pub keypoint_depth_sigma: f64,
+    /// Weight of the arms' anatomical prior
+    /// ([`TrackerConfig::anatomy_weight`]); 0 turns it off.
+    pub anatomy_weight: f64,
     /// Weigh frame k with the detection of frame k − 1 (the default) instead
     /// of reading frame k + 1 ahead and weighing frame k with its own
     /// ([`KeypointStage`]). The look-ahead measured no better on the
@@ -242,6 +245,7 @@ impl Default for FilterSettings {
             keypoint_sigma: DEFAULT_KEYPOINT_SIGMA,
             keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
             keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
+            anatomy_weight: crate::anatomy::DEFAULT_ANATOMY_WEIGHT,
             lagged_detections: true,
             smoothing: crate::smooth::Smoothing::None,
             smoothing_hand_speed: crate::smooth::DEFAULT_HAND_SPEED,
@@ -268,6 +272,7 @@ impl FilterSettings {
             keypoint_sigma: self.keypoint_sigma,
             keypoint_lifts: self.keypoint_lifts,
             keypoint_depth_sigma: self.keypoint_depth_sigma,
+            anatomy_weight: self.anatomy_weight,
             ..TrackerConfig::default()
         }
     }
@@ -304,6 +309,7 @@ impl FilterSettings {
             ("--sigma-translation", self.sigma_translation),
             ("--sigma-limb", self.sigma_limb),
             ("--sigma-trunk", self.sigma_trunk),
+            ("--anatomy-weight", self.anatomy_weight),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(input(format!("{flag} {v}"), "must be finite and ≥ 0"));

@@ -46,6 +46,7 @@ use rayon::prelude::*;
 use skeleton::BatchForwardKinematics;
 use smc::{StreamDomain, Weights, stream_rng};
 
+use crate::anatomy::{ArmAnatomy, DEFAULT_ANATOMY_WEIGHT};
 use crate::backend::{Backend, BackendChoice, SharedDevice};
 use crate::body::{Arm, Side, TrackedBody};
 use crate::error::{Result, TrackError};
@@ -200,6 +201,9 @@ pub struct TrackerConfig {
     /// σ_z of the keypoint term's depth-order part, a fraction of the
     /// person's size ([`crate::keypoint_term`]); 0 turns it off.
     pub keypoint_depth_sigma: f64,
+    /// Weight of the arms' anatomical prior ([`crate::anatomy`]: no
+    /// forearm bent backwards); 0 turns it off.
+    pub anatomy_weight: f64,
 }
 
 impl Default for TrackerConfig {
@@ -220,6 +224,7 @@ impl Default for TrackerConfig {
             keypoint_sigma: DEFAULT_KEYPOINT_SIGMA,
             keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
             keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
+            anatomy_weight: DEFAULT_ANATOMY_WEIGHT,
         }
     }
 }
@@ -242,6 +247,7 @@ impl TrackerConfig {
             ("sigma_trunk", self.sigma_trunk),
             ("sigma_translation", self.sigma_translation),
             ("prior_weight", self.prior_weight),
+            ("anatomy_weight", self.anatomy_weight),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(field, v.to_string(), "must be finite and >= 0");
@@ -337,6 +343,8 @@ struct Scorer<'a> {
     backend: &'a mut Backend,
     body: &'a TrackedBody,
     prior: Option<&'a PosePrior>,
+    /// The arms' anatomical prior, weighted ([`crate::anatomy`]).
+    anatomy: Option<&'a ArmAnatomy>,
     sigma_f: f64,
     beta: f64,
     /// `−F²/(2σ_F²)` enters `log w`.
@@ -361,6 +369,7 @@ impl<'a> Scorer<'a> {
         backend: &'a mut Backend,
         body: &'a TrackedBody,
         prior: Option<&'a PosePrior>,
+        anatomy: Option<&'a ArmAnatomy>,
         config: &TrackerConfig,
         keypoints: Option<(&'a KeypointObservation, &'a Camera)>,
         buffers: &'a mut ScoreBuffers,
@@ -370,6 +379,7 @@ impl<'a> Scorer<'a> {
             backend,
             body,
             prior,
+            anatomy: anatomy.filter(|a| a.weight > 0.0),
             sigma_f: config.sigma_f,
             beta: config.prior_weight,
             regions,
@@ -397,9 +407,13 @@ impl<'a> Scorer<'a> {
         }
         // One forward kinematics of the batch, read by both terms.
         fk.compute_states(self.body.skeleton(), full)?;
+        // The keypoint term and the anatomical prior, per pose.
         let mut log_kp = vec![0.0; n];
         if let Some(k) = &self.keypoints {
             k.term.add_log_likelihood(k.obs, k.camera, fk, &mut log_kp);
+        }
+        if let Some(a) = self.anatomy {
+            a.add_log_prior(fk, &mut log_kp);
         }
         // F is computed in every mode: it is the residual the session
         // watches, whether or not it weighs the particles.
@@ -433,6 +447,8 @@ pub struct Tracker {
     config: TrackerConfig,
     backend: Backend,
     prior: Option<PosePrior>,
+    /// `None` for a body without two arms.
+    anatomy: Option<ArmAnatomy>,
     flip_arms: Vec<FlipArm>,
     init: Vec<f64>,
     /// `N × D` tracked states.
@@ -503,12 +519,17 @@ impl Tracker {
             .filter_map(|a| FlipArm::new(&body, a, init))
             .collect();
         let keypoint_map = KeypointMap::for_body(&body);
+        let anatomy = ArmAnatomy::new(body.skeleton())
+            .ok()
+            .map(|a| a.with_weight(config.anatomy_weight))
+            .transpose()?;
         let mut t = Self {
             body,
             camera,
             config,
             backend,
             prior,
+            anatomy,
             flip_arms,
             init: Vec::new(),
             states: Vec::new(),
@@ -574,6 +595,9 @@ impl Tracker {
         self.backend
             .set_model(NonOverlap::new(config.sigma_f).expect("validated"));
         self.backend.set_label_map(config.label_map)?;
+        if let Some(a) = &mut self.anatomy {
+            a.weight = config.anatomy_weight;
+        }
         let restart = config.particles != self.config.particles;
         self.config = config;
         if restart {
@@ -692,6 +716,7 @@ impl Tracker {
             &mut self.backend,
             &self.body,
             self.prior.as_ref(),
+            self.anatomy.as_ref(),
             &self.config,
             self.keypoints.as_ref().map(|k| (k, &self.camera)),
             &mut self.scratch,

@@ -466,3 +466,57 @@ fn with_partitions_the_simplex_runs_in_each_partition() {
         "{groups} simplex groups, {extra} extra evaluations"
     );
 }
+
+#[test]
+fn the_anatomy_weight_adds_the_arms_prior_to_each_score() {
+    // −log w with the prior at weight 2 minus −log w without it is 2 × the
+    // prior's cost of each pose, computed on its own from the pose's FK.
+    let (body, cam, map) = small_scene();
+    let truth = arm_pose(&body, -0.6, 0.9);
+    let obs = render_observation(&body, &cam, &truth, &map, 0.01, 0).unwrap();
+    let config = |anatomy_weight| TrackerConfig {
+        particles: 1,
+        backend: BackendChoice::Cpu,
+        label_map: map,
+        anatomy_weight,
+        ..TrackerConfig::default()
+    };
+    let prior = track::anatomy::ArmAnatomy::new(body.skeleton()).unwrap();
+    let mut states = Vec::new();
+    let mut costs = Vec::new();
+    // The right elbow bent both ways about its hinge: one of the two is
+    // a forearm bent backwards.
+    for elbow in [-1.6, -0.8, 0.0, 0.8, 1.6] {
+        let pose = arm_pose_unchecked(&body, -0.6, elbow);
+        let world = body.skeleton().forward_kinematics(&pose).unwrap();
+        costs.push(prior.cost(|j| Point3::from(world[j].translation.vector)));
+        states.extend(body.state_of(&pose));
+    }
+    assert!(costs.iter().any(|&c| c > 1.0), "costs {costs:?}");
+    assert!(costs.contains(&0.0), "costs {costs:?}");
+    let mut without = Tracker::new(body.clone(), cam.clone(), &truth, None, config(0.0)).unwrap();
+    let mut with = Tracker::new(body.clone(), cam, &truth, None, config(2.0)).unwrap();
+    let a = without.score_states(&obs, &states).unwrap();
+    let b = with.score_states(&obs, &states).unwrap();
+    for ((a, b), c) in a.iter().zip(&b).zip(&costs) {
+        assert!(
+            (b.0 - a.0 - 2.0 * c).abs() < 1e-9,
+            "{} vs {} + 2 × {c}",
+            b.0,
+            a.0
+        );
+        assert_eq!(a.1, b.1, "F is the same");
+    }
+}
+
+/// [`arm_pose`] without the limits check (a hinge bent either way).
+fn arm_pose_unchecked(body: &TrackedBody, raise: f64, elbow: f64) -> Vec<f64> {
+    let skel = body.skeleton();
+    let mut pose = body.base().to_vec();
+    let sh = skel.param_range(skel.find("r_shoulder").unwrap()).start;
+    let el = skel.param_range(skel.find("r_elbow").unwrap()).start;
+    pose[sh + 1] = raise;
+    pose[sh] = 0.3;
+    pose[el] = elbow;
+    pose
+}

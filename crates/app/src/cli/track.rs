@@ -204,6 +204,12 @@ pub struct TrackArgs {
     /// 0 leaves the detector's depth out.
     #[arg(long, default_value_t = track::keypoint_term::DEFAULT_DEPTH_SIGMA)]
     pub keypoint_depth_sigma: f64,
+    /// Weight of the arms' anatomical prior: a forearm bent backwards
+    /// through the elbow costs up to ≈ 11 nats × the weight (0: off, the
+    /// default: it keeps implausible arms out without lowering the elbow
+    /// error on the evaluation clips, docs/track.md).
+    #[arg(long, default_value_t = track::anatomy::DEFAULT_ANATOMY_WEIGHT)]
+    pub anatomy_weight: f64,
     /// How the written estimate is smoothed over time: `none` (each
     /// frame's MAP), `lag` (fixed lag of 0.2 s: frame t is written when
     /// frame t + 6 is tracked), `lag:N` (N frames), or `full` (over the
@@ -276,6 +282,7 @@ impl TrackArgs {
                 keypoint_sigma: self.keypoint_sigma,
                 keypoint_lifts: self.keypoint_lifts,
                 keypoint_depth_sigma: self.keypoint_depth_sigma,
+                anatomy_weight: self.anatomy_weight,
                 smoothing: self.smooth,
                 ..FilterSettings::default()
             },

@@ -1214,6 +1214,14 @@ fn panels(
                         "how strongly the detector's relative depth of each limb segment's ends \
                          picks between a segment and its flip towards or away from the camera",
                     );
+                    ui.add(
+                        egui::Slider::new(&mut settings.tracker.anatomy_weight, 0.0..=4.0)
+                            .text("arm anatomy prior (0 = off)"),
+                    )
+                    .on_hover_text(
+                        "penalises forearms bent backwards through the elbow, which 2D keypoints \
+                         cannot tell from the real arm's bend",
+                    );
                     ui.add_enabled(
                         keypoints,
                         egui::Slider::new(&mut settings.tracker.keypoint_lifts, 0..=24)
