@@ -36,6 +36,8 @@
 //!   simulation) and its exact Kalman filter, the reference for the tests.
 //! - [`stream_rng`]: per-particle random streams, so a seed fixes a run on
 //!   any number of threads.
+//! - [`truncated_normal`]: a Gaussian truncated to an interval, by inverse
+//!   CDF (one uniform a draw, no rejection).
 //!
 //! The crate is validated against exact answers: the bootstrap filter on
 //! linear-Gaussian models agrees with the Kalman filter within Monte-Carlo
@@ -52,6 +54,7 @@ pub mod particles;
 pub mod resampling;
 pub mod rng;
 pub mod smoothing;
+mod truncated;
 pub mod viterbi;
 pub mod weights;
 
@@ -66,6 +69,7 @@ pub use particles::{ParticleSet, PointEstimate};
 pub use resampling::{Resampling, multinomial, parent_children, residual, stratified, systematic};
 pub use rng::{ParticleRng, StreamDomain, StreamKey, stream_rng};
 pub use smoothing::{Block, Smoother, lerp_into, slerp};
+pub use truncated::truncated_normal;
 pub use viterbi::CandidatePath;
 pub use weights::{Weights, log_sum_exp};
 

@@ -1,5 +1,5 @@
 //! `arm_eval`: the arm-evaluation protocol of issue 34 on the clip set
-//! `assets/evalset` (rendered by `vision::footage` with motion capture on
+//! `assets/evalset` (rendered by the `footage` crate with motion capture on
 //! another rig; split into `tuning` and `validation` clips by motion before
 //! any tuning, see `assets/evalset/clips.toml`).
 //!

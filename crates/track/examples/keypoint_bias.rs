@@ -27,7 +27,7 @@
 //! were measured on this one:
 //!
 //! ```sh
-//! cargo run --release -p vision --example footage -- --preset b --seed 7 \
+//! cargo run --release -p footage --example footage -- --preset b --seed 7 \
 //!     --subject-height 1.70 --sleeves short --hfov 58 --out /tmp/holdout --tag h
 //! posecloud keypoints --frames /tmp/holdout/session_h.mp4 --background-frames 30 \
 //!     --with-depth --out-csv /tmp/holdout/kp_h.csv

@@ -1,7 +1,7 @@
 //! `session_eval`: `posecloud track` with no set-up file (default camera
 //! and body, the guided start) on webcam-style session videos that the
 //! tracker's capsule model did not draw (`assets/footage`, rendered by
-//! `vision::footage`: other body shapes and proportions, clothing, a
+//! the `footage` crate: other body shapes and proportions, clothing, a
 //! textured room, lighting, H.264), against their ground truth.
 //!
 //! Per clip: when tracking started after the person began to hold still

@@ -16,7 +16,7 @@
 //!    are diffused around the best vertex (keeping "the random variability
 //!    in the prediction"). Every other child is diffused around its
 //!    parent: `x ← x + η`, `η ~ N(0, diag σ²)` truncated to the joint-limit
-//!    box (the IK prior's truncated sampler, [`ik::prior::truncated_normal`]).
+//!    box (the IK prior's truncated sampler, [`smc::truncated_normal`]).
 //!    With kinematic flipping (HKFS, PFRTH), up to 15 flipped poses
 //!    ([`crate::flip`]) of the best simplex vertex (PFRTH, §V step 2a) or,
 //!    without a simplex, of the previous MAP particle replace diffused
@@ -909,9 +909,7 @@ impl Tracker {
                     let mut rng = stream_rng(seed, frame, StreamDomain::Propagate, stream);
                     for &k in part {
                         let p = &body.params()[k];
-                        x[k] = ik::prior::truncated_normal(
-                            x[k], sigmas[k], p.lower, p.upper, &mut rng,
-                        );
+                        x[k] = smc::truncated_normal(x[k], sigmas[k], p.lower, p.upper, &mut rng);
                     }
                 });
             if last {

@@ -105,14 +105,17 @@ pub enum VisionError {
 pub type Result<T> = std::result::Result<T, VisionError>;
 
 impl VisionError {
-    pub(crate) fn io(path: impl Into<PathBuf>, cause: std::io::Error) -> Self {
+    /// [`Self::Io`] for `path` (also the `footage` crate's files).
+    pub fn io(path: impl Into<PathBuf>, cause: std::io::Error) -> Self {
         Self::Io {
             path: path.into(),
             cause,
         }
     }
 
-    pub(crate) fn parameter(
+    /// [`Self::Parameter`]: `parameter = value` is out of its domain, as
+    /// `message` says.
+    pub fn parameter(
         parameter: &'static str,
         value: impl std::fmt::Display,
         message: impl Into<String>,

@@ -14,7 +14,6 @@ pub mod camera_file;
 pub mod classes;
 pub mod error;
 pub mod eval;
-pub mod footage;
 pub mod frame;
 pub mod output;
 pub mod segment;
@@ -24,7 +23,6 @@ pub mod synth;
 pub use camera_file::{CameraFile, load_camera, resize_camera};
 pub use classes::{ClassMap, SEG_CLASSES, SegClass, Sleeves};
 pub use error::{Result, VisionError};
-pub use footage::{FootageOptions, render_session, write_session};
 pub use frame::{Frame, FrameSource, load_rgb};
 pub use frame::{MAX_FRAME_BYTES, MAX_FRAME_SIDE, check_frame_size};
 pub use segment::{

@@ -28,8 +28,9 @@ use std::path::Path;
 
 use nalgebra::{Matrix3, Rotation3, UnitQuaternion, Vector3};
 use skeleton::Bvh;
+use vision::{Result, VisionError};
 
-use super::{PoseSpec, Result, Subject, VisionError, outward};
+use crate::subject::{PoseSpec, Subject, outward};
 
 /// Bound of the retargeted root's travel from the spot, metres (x, z).
 const TRAVEL: [f64; 2] = [1.0, 0.7];
@@ -52,7 +53,7 @@ struct CcIds {
 
 /// A motion-capture clip ready to drive the `move` phase.
 #[derive(Clone, Debug)]
-pub(super) struct MocapMoves {
+pub(crate) struct MocapMoves {
     /// World joint positions per clip frame, metres, from `start` on.
     frames: Vec<Vec<Vector3<f64>>>,
     frame_time: f64,
@@ -87,7 +88,7 @@ fn yaw_of(left: &Vector3<f64>) -> f64 {
 }
 
 /// `(a, b, c)` with `r = R_y(a) · R_x(b) · R_z(c)`.
-pub(super) fn yxz(r: &Matrix3<f64>) -> (f64, f64, f64) {
+fn yxz(r: &Matrix3<f64>) -> (f64, f64, f64) {
     let b = (-r[(1, 2)]).clamp(-1.0, 1.0).asin();
     let a = r[(0, 2)].atan2(r[(2, 2)]);
     let c = r[(1, 0)].atan2(r[(1, 1)]);
@@ -101,7 +102,7 @@ impl MocapMoves {
     ///
     /// # Errors
     /// An unreadable clip, one without the CC joints, a `start` past its end.
-    pub(super) fn load(path: &Path, start: f64, yaw: f64) -> Result<Self> {
+    pub(crate) fn load(path: &Path, start: f64, yaw: f64) -> Result<Self> {
         let bvh = Bvh::load(path)?;
         let side = |s: usize, part: &str| find(&bvh, &format!("CC_Base_{}_{part}", ["R", "L"][s]));
         let both = |part: &str| -> Result<[usize; 2]> { Ok([side(0, part)?, side(1, part)?]) };
@@ -173,13 +174,13 @@ impl MocapMoves {
     }
 
     /// Seconds of motion after `start`.
-    pub(super) fn duration(&self) -> f64 {
+    pub(crate) fn duration(&self) -> f64 {
         (self.frames.len() - 1) as f64 * self.frame_time
     }
 
     /// The subject's pose spec at `t` seconds into the motion; `stand` is
     /// its standing spec at the spot, facing the camera.
-    pub(super) fn spec(&self, subject: &Subject, stand: &PoseSpec, t: f64) -> PoseSpec {
+    pub(crate) fn spec(&self, subject: &Subject, stand: &PoseSpec, t: f64) -> PoseSpec {
         let f = ((t / self.frame_time).round().max(0.0) as usize).min(self.frames.len() - 1);
         let turn = Rotation3::from_axis_angle(&Vector3::y_axis(), stand.yaw - self.yaw0);
         let p: Vec<Vector3<f64>> = self.frames[f].iter().map(|v| turn * v).collect();
@@ -255,7 +256,7 @@ impl MocapMoves {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::footage::{FootageOptions, Phase, Preset, Session};
+    use crate::{FootageOptions, Phase, Preset, Session};
 
     fn clip() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/motions/cmu_cc_006_15.bvh")
@@ -277,7 +278,7 @@ mod tests {
             .iter()
             .find(|p| p.phase == Phase::Move)
             .unwrap();
-        let blend = ((crate::footage::MOCAP_BLEND * 30.0).round() as usize).max(1);
+        let blend = ((crate::plan::MOCAP_BLEND * 30.0).round() as usize).max(1);
         assert_eq!(moves.end - moves.start, blend + 60);
 
         let m = MocapMoves::load(&clip(), 0.5, 0.0).unwrap();

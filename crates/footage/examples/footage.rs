@@ -1,17 +1,17 @@
 //! Writes a test session: `session.mp4` (H.264), `truth.csv`, `truth.bvh`,
-//! `camera.toml` and `meta.json` (see `vision::footage`).
+//! `camera.toml` and `meta.json` (see the `footage` crate).
 //!
 //! ```text
-//! cargo run --release -p vision --example footage -- --preset a --out assets/footage --tag a
-//! cargo run --release -p vision --example footage -- --seconds 3 --png 10,60 --no-video --out /tmp/f
+//! cargo run --release -p footage --example footage -- --preset a --out assets/footage --tag a
+//! cargo run --release -p footage --example footage -- --seconds 3 --png 10,60 --no-video --out /tmp/f
 //! ```
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Parser;
+use footage::{FootageOptions, Preset, Session, write_session};
 use vision::Sleeves;
-use vision::footage::{FootageOptions, Preset, Session, write_session};
 
 #[derive(Parser, Debug)]
 #[command(about = "Render a webcam-style test session with ground truth")]
@@ -92,7 +92,7 @@ fn main() -> anyhow::Result<()> {
         o.noise = n;
     }
     o.command = Some(format!(
-        "cargo run --release -p vision --example footage -- {}",
+        "cargo run --release -p footage --example footage -- {}",
         std::env::args().skip(1).collect::<Vec<_>>().join(" ")
     ));
     std::fs::create_dir_all(&args.out)?;

@@ -1,17 +1,17 @@
 //! Renders the arm-evaluation clip set (`assets/evalset/clips.toml`): one
 //! webcam-style session per `[[clip]]` (`session_<tag>.mp4`, `truth_<tag>.csv`,
 //! `truth_<tag>.bvh`, `camera_<tag>.toml`, `meta_<tag>.json`) whose `move`
-//! phase is motion capture on another rig, retargeted (`vision::footage`).
+//! phase is motion capture on another rig, retargeted (the `footage` crate).
 //!
 //! ```text
-//! cargo run --release -p vision --example evalset -- assets/evalset [TAG …]
+//! cargo run --release -p footage --example evalset -- assets/evalset [TAG …]
 //! ```
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use footage::{FootageOptions, Preset, write_session};
 use vision::Sleeves;
-use vision::footage::{FootageOptions, Preset, write_session};
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -92,7 +92,7 @@ fn main() -> Result<()> {
         o.setup.camera.tilt_deg = num("tilt")?;
         o.setup.staging.distance = num("distance")?;
         o.command = Some(format!(
-            "cargo run --release -p vision --example evalset -- {} {tag}",
+            "cargo run --release -p footage --example evalset -- {} {tag}",
             dir.display()
         ));
         let t0 = std::time::Instant::now();

@@ -1,12 +1,12 @@
 //! The footage generator: phases, truth against the rendered pixels, the
 //! BVH round trip and the angle columns (small frames, few of them).
 
-use nalgebra::Point3;
-use skeleton::Bvh;
-use vision::footage::{
+use footage::{
     FootageOptions, Phase, Preset, Session, TRUTH_JOINTS, interior_angle_deg, render_session,
     truth_csv_header,
 };
+use nalgebra::Point3;
+use skeleton::Bvh;
 
 fn small(preset: Preset) -> FootageOptions {
     let mut o = FootageOptions::new(preset);
@@ -285,7 +285,7 @@ fn files_are_written_when_ffmpeg_is_there() {
     o.frames = Some(12);
     o.tag = "t".into();
     let dir = std::env::temp_dir().join(format!("footage-test-{}", std::process::id()));
-    let report = vision::write_session(&o, &dir).unwrap();
+    let report = footage::write_session(&o, &dir).unwrap();
     assert_eq!(report.frames, 12);
     assert!(dir.join("session_t.mp4").metadata().unwrap().len() > 1000);
     let csv = std::fs::read_to_string(dir.join("truth_t.csv")).unwrap();
