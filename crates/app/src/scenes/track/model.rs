@@ -311,6 +311,9 @@ pub struct TrackSnapshot {
     pub history: VecDeque<TrackSample>,
     /// Which likelihood back end runs, in words.
     pub backend: String,
+    /// Where the keypoint network runs, in words
+    /// ([`Session::describe_keypoints`]).
+    pub keypoint_backend: String,
     /// Which likelihood terms weigh, in words.
     pub observation: String,
     /// The last keypoint detection over the frame: name, frame pixel,
@@ -804,15 +807,21 @@ impl<T: Send + 'static> Opening<T> {
 }
 
 impl TrackingScene {
-    /// [`TrackEdit::LeaveGpu`]: the CPU likelihood weighs the same cloud.
+    /// [`TrackEdit::LeaveGpu`]: the CPU likelihood weighs the same cloud,
+    /// and the keypoint network, on the same device, moves to tract.
     fn leave_gpu(&mut self, reason: &str) -> Result<()> {
         let mut s = self.settings.clone();
         s.tracker.backend = BackendChoice::Cpu;
+        s.tracker.keypoint_backend = keypoints::Backend::Cpu;
         self.session
             .set_settings(s.tracker.clone())
             .context("switching to the CPU likelihood")?;
         self.settings = s;
-        let line = format!("{reason}: likelihood now {}", self.describe_backend());
+        let line = format!(
+            "{reason}: likelihood now {}; keypoints: {}",
+            self.describe_backend(),
+            self.session.describe_keypoints()
+        );
         eprintln!("posecloud: {line}");
         self.message = Some(line);
         Ok(())
@@ -1073,6 +1082,7 @@ impl Solver for TrackingScene {
         out.camera_note = session.camera_note().to_string();
         out.history.clone_from(&self.history);
         out.backend = self.describe_backend();
+        out.keypoint_backend = session.describe_keypoints();
         out.observation = session.describe_observation();
         out.keypoints.clear();
         out.keypoints_frame = None;
@@ -1611,6 +1621,13 @@ mod tests {
         assert_eq!(scene.history.len(), 3);
         assert_eq!(snap.backend, d);
         assert_eq!(snap.settings.tracker.backend, BackendChoice::Cpu);
+        // The status line says where the keypoint network runs.
+        assert_eq!(snap.keypoint_backend, scene.session.describe_keypoints());
+        assert!(
+            snap.keypoint_backend.starts_with("BlazePose full on "),
+            "{}",
+            snap.keypoint_backend
+        );
         // The name the panel and `--backend` use parses back.
         for b in BACKENDS {
             assert_eq!(backend_name(b).parse::<BackendChoice>(), Ok(b));
@@ -1726,6 +1743,41 @@ mod tests {
                 .as_deref()
                 .unwrap_or_default()
                 .starts_with("the window's GPU device was lost")
+        );
+    }
+
+    /// Issue 35: `keypoint_backend = Gpu` runs the network on the window's
+    /// own device (no second device), the status line says so, and a lost
+    /// device hands it to tract with the likelihood.
+    #[test]
+    #[ignore = "needs a GPU adapter (lavapipe in CI)"]
+    fn the_keypoint_network_runs_on_the_apps_device_until_it_is_lost() {
+        let (g, shared, mut settings) = gpu_settings();
+        settings.tracker.keypoint_backend = keypoints::Backend::Gpu;
+        let mut scene = TrackingScene::with_device(short_walk(), settings, Some(shared)).unwrap();
+        let snap = stepped(&mut scene, 2);
+        let on_device = format!("BlazePose full on {} (GPU, ", g.info.name);
+        assert!(
+            snap.keypoint_backend.starts_with(&on_device)
+                && snap.keypoint_backend.contains("the app's device"),
+            "{}",
+            snap.keypoint_backend
+        );
+        assert!(snap.keypoints_frame.is_some(), "no detection yet");
+        g.device.destroy();
+        for _ in 0..3 {
+            scene.step(0.0).unwrap();
+        }
+        let snap = stepped(&mut scene, 1);
+        assert_eq!(snap.keypoint_backend, "BlazePose full on the CPU (tract)");
+        assert_eq!(
+            snap.settings.tracker.keypoint_backend,
+            keypoints::Backend::Cpu
+        );
+        assert!(
+            snap.backend.starts_with("CPU likelihood"),
+            "{}",
+            snap.backend
         );
     }
 
