@@ -82,6 +82,7 @@ impl SceneArg {
                 "observation",
                 "keypoint_depth_sigma",
                 "keypoint_lifts",
+                "keypoint_backend",
                 "sleeves",
                 "backend",
                 "sampling",
@@ -144,6 +145,11 @@ struct GuiArgs {
     /// frame (default 12; 0 none).
     #[arg(long)]
     keypoint_lifts: Option<usize>,
+    /// Tracking scene: where the keypoint network runs, auto (the GPU on a
+    /// hardware adapter, else tract on the CPU; default), cpu (tract) or
+    /// gpu (on the window's own device).
+    #[arg(long, value_enum)]
+    keypoint_backend: Option<posecloud::cli::keypoints::KeypointBackendArg>,
     /// Tracking scene: the person's sleeves, short (arms are skin) or long.
     #[arg(long, value_enum)]
     sleeves: Option<posecloud::cli::vision_cmds::SleevesArg>,
@@ -426,6 +432,9 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     if let Some(n) = a.keypoint_lifts {
         settings.tracker.keypoint_lifts = n;
     }
+    if let Some(b) = a.keypoint_backend {
+        settings.tracker.keypoint_backend = b.into();
+    }
     run(
         TrackGuiOptions {
             spec,
@@ -435,6 +444,7 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         },
         launched,
     )
+    .map_err(posecloud::cli::keypoints::in_flag_words)
 }
 
 /// `posecloud --scene walker`: the PHYSPRIOR window.

@@ -429,6 +429,57 @@ fn track_refuses_bad_outputs_before_tracking() {
     assert_eq!(left, ["DIR"], "{left:?}");
 }
 
+/// Issue 35: `--keypoint-backend gpu` where wgpu finds no adapter (here
+/// `WGPU_BACKEND` names a back end this system lacks) is an error naming
+/// the flag and what is missing, before anything is written; `auto` falls
+/// back to tract and says why.
+#[test]
+fn keypoint_backend_gpu_without_an_adapter_is_an_error_naming_the_flag() {
+    let frames = grey_frames("cli-keypoint-backend", 1, (160, 120));
+    let missing = if cfg!(target_os = "macos") {
+        "dx12"
+    } else {
+        "metal"
+    };
+    let out = frames.join("o.csv");
+    let without_gpu = |args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .env("WGPU_BACKEND", missing)
+            .current_dir(root())
+            .output()
+            .expect("the posecloud binary runs")
+    };
+    let (dir, csv) = (frames.to_str().unwrap(), out.to_str().unwrap());
+    for command in ["track", "keypoints"] {
+        let o = without_gpu(&[
+            command,
+            "--frames",
+            dir,
+            "--out-csv",
+            csv,
+            "--keypoint-backend",
+            "gpu",
+            "--quiet",
+        ]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{command}: {e}");
+        assert!(
+            e.contains("--keypoint-backend gpu") && e.contains("no adapter"),
+            "{command}: {e}"
+        );
+        assert!(!e.contains("panicked"), "{command}: {e}");
+        assert!(!out.exists(), "{command}");
+    }
+    let o = without_gpu(&["keypoints", "--frames", dir, "--out-csv", csv, "--quiet"]);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains("tract") && e.contains("not the GPU: ") && e.contains("no adapter"),
+        "{e}"
+    );
+}
+
 /// Item 13: `--fps` is bounded like a file's frame rate.
 #[test]
 fn frame_rates_out_of_range_are_refused() {

@@ -533,6 +533,21 @@ fn tracking_scene_runs_the_gpu_likelihood_on_the_renderers_device() {
         gpu.starts_with("GPU likelihood on ") && gpu.contains("the app's device"),
         "{gpu}"
     );
+    // The keypoint network (`--keypoint-backend auto`) on the same device:
+    // the GPU on a hardware adapter, tract on lavapipe, saying why.
+    let keypoints = gpu.split_once("; keypoints: ").map_or("", |(_, k)| k);
+    if gpu.contains("llvmpipe") {
+        assert!(
+            keypoints.starts_with("BlazePose full on the CPU (tract); not the GPU: ")
+                && keypoints.contains("software adapter"),
+            "{gpu}"
+        );
+    } else {
+        assert!(
+            keypoints.starts_with("BlazePose full on ") && keypoints.contains("the app's device"),
+            "{gpu}"
+        );
+    }
     let (cpu, on_cpu) = track_with_backend("cpu");
     eprintln!("cpu: {cpu}");
     assert!(cpu.starts_with("CPU likelihood"), "{cpu}");

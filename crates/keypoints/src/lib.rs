@@ -174,6 +174,17 @@ pub enum Backend {
     Auto,
 }
 
+impl Backend {
+    /// The word a setting or a flag uses: `cpu`, `gpu` or `auto`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cpu => "cpu",
+            Self::Gpu => "gpu",
+            Self::Auto => "auto",
+        }
+    }
+}
+
 type Plan = TypedSimplePlan<TypedModel>;
 
 /// What runs the network.
@@ -197,6 +208,8 @@ pub struct Detector {
     options: DetectorOptions,
     /// [`Detector::backend_description`].
     backend: String,
+    /// [`Detector::why_not_gpu`].
+    not_gpu: Option<String>,
 }
 
 impl std::fmt::Debug for Detector {
@@ -205,6 +218,7 @@ impl std::fmt::Debug for Detector {
             .field("model", &self.name)
             .field("options", &self.options)
             .field("backend", &self.backend)
+            .field("not_gpu", &self.not_gpu)
             .finish()
     }
 }
@@ -306,6 +320,7 @@ impl Detector {
                 "tract (CPU, {threads} thread{})",
                 if threads == 1 { "" } else { "s" }
             ),
+            not_gpu: None,
         })
     }
 
@@ -351,6 +366,7 @@ impl Detector {
         let mut detector = Self::from_onnx_bytes(bytes, name, cpu)?;
         detector.options.backend = options.backend;
         detector.backend += &format!("; not the GPU: {why}");
+        detector.not_gpu = Some(why);
         Ok(detector)
     }
 
@@ -381,6 +397,7 @@ impl Detector {
             name: name.to_string(),
             options,
             backend,
+            not_gpu: None,
         })
     }
 
@@ -393,6 +410,13 @@ impl Detector {
     /// launches)"`; under [`Backend::Auto`] a CPU choice says why.
     pub fn backend_description(&self) -> &str {
         &self.backend
+    }
+
+    /// Why [`Backend::Auto`] chose tract (a software adapter, no adapter,
+    /// a model the kernels do not cover); `None` when it did not (or was
+    /// not asked to choose).
+    pub fn why_not_gpu(&self) -> Option<&str> {
+        self.not_gpu.as_deref()
     }
 
     /// Whether the network runs on a GPU device.

@@ -183,6 +183,14 @@ fn auto_passes_over_a_software_adapter() {
             "{}",
             d.backend_description()
         );
+        assert!(
+            d.why_not_gpu()
+                .is_some_and(|w| w.contains("software adapter")),
+            "{:?}",
+            d.why_not_gpu()
+        );
+    } else {
+        assert_eq!(d.why_not_gpu(), None);
     }
 }
 

@@ -77,6 +77,9 @@ use crate::tracker::{FilterKind, ObservationMode, StepReport, Tracker, TrackerCo
 /// Keypoints below this score (BlazePose visibility and presence) are left
 /// out of the keypoint term.
 pub const KEYPOINT_MIN_SCORE: f32 = 0.5;
+/// The keypoint network a session runs (the embedded model,
+/// [`keypoints::DEFAULT_MODEL_NAME`]).
+const KEYPOINT_MODEL: &str = "BlazePose full";
 /// Longest the tracker waits for the detector's result on a frame.
 const DETECTION_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -91,6 +94,15 @@ pub enum SessionError {
     /// The tracker failed.
     #[error("tracking: {0}")]
     Track(#[from] TrackError),
+    /// The keypoint network cannot run where
+    /// [`FilterSettings::keypoint_backend`] asks (`Gpu` without an
+    /// adapter, or on a device that cannot run it).
+    #[error("setting `keypoint_backend` = {}: {source}", .backend.name())]
+    KeypointBackend {
+        backend: keypoints::Backend,
+        #[source]
+        source: keypoints::Error,
+    },
 }
 
 pub type Result<T, E = SessionError> = std::result::Result<T, E>;
@@ -220,6 +232,13 @@ pub struct FilterSettings {
     /// validation clips (docs/track.md) and follows BlazePose's side swaps
     /// more tightly on the app's capsule walk, so it is opt-in.
     pub lagged_detections: bool,
+    /// Where the keypoint network (BlazePose full) runs: tract on the CPU,
+    /// our WGSL kernels on the GPU (the app's device when the session has
+    /// one, else a headless one), or `Auto`: the GPU on a hardware
+    /// adapter, else tract (a software adapter such as lavapipe runs the
+    /// kernels slower than tract). Both give the same landmarks (within
+    /// 0.05 px), so the choice changes speed, not results.
+    pub keypoint_backend: keypoints::Backend,
     /// How the recorded estimate is smoothed over time ([`crate::smooth`]).
     pub smoothing: crate::smooth::Smoothing,
     /// σ_v of the path smoother: hand speed, metres a second.
@@ -247,6 +266,7 @@ impl Default for FilterSettings {
             keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
             anatomy_weight: crate::anatomy::DEFAULT_ANATOMY_WEIGHT,
             lagged_detections: true,
+            keypoint_backend: keypoints::Backend::Auto,
             smoothing: crate::smooth::Smoothing::None,
             smoothing_hand_speed: crate::smooth::DEFAULT_HAND_SPEED,
             smoothing_temperature: crate::smooth::DEFAULT_TEMPERATURE,
@@ -821,6 +841,10 @@ enum Guide {
 /// of lag that fast arms pay for, [`FilterSettings::lagged_detections`].)
 struct KeypointStage {
     detector: keypoints::AsyncDetector,
+    /// The setting it was built for ([`FilterSettings::keypoint_backend`]).
+    backend: keypoints::Backend,
+    /// Where the network runs, in words ([`Session::describe_keypoints`]).
+    description: String,
     map: KeypointMap,
     /// The frame submitted last, whose result the next step waits for.
     pending: Option<usize>,
@@ -1296,7 +1320,11 @@ impl Session {
             self.keypoints = None;
             return Ok(());
         }
-        if self.keypoints.is_some() {
+        if self
+            .keypoints
+            .as_ref()
+            .is_some_and(|k| k.backend == self.settings.keypoint_backend)
+        {
             return Ok(());
         }
         let what = format!("--observation {}", self.settings.observation.name());
@@ -1307,15 +1335,91 @@ impl Session {
                 "the body has none of the joints the keypoints bind to (CMU, Mixamo or preset names)",
             ));
         }
-        let detector = keypoints::Detector::new().map_err(|e| input(&what, e))?;
+        let (detector, description) = self.keypoint_detector()?;
         let detector = keypoints::AsyncDetector::spawn(detector).map_err(|e| input(&what, e))?;
+        // Another back end: the last detection stays (a frame submitted to
+        // the old one is submitted again by the next step).
+        let latest = self.keypoints.take().and_then(|k| k.latest);
         self.keypoints = Some(KeypointStage {
             detector,
+            backend: self.settings.keypoint_backend,
+            description,
             map,
             pending: None,
-            latest: None,
+            latest,
         });
         Ok(())
+    }
+
+    /// BlazePose full (the embedded model) where
+    /// [`FilterSettings::keypoint_backend`] asks, and that in words: on the
+    /// session's device (the app's) when it has one, else on a headless
+    /// one, which `Auto` passes over for tract when it is a software
+    /// adapter or there is none.
+    ///
+    /// # Errors
+    /// [`SessionError::KeypointBackend`]: `Gpu` and no adapter, or a device
+    /// that cannot run the network.
+    fn keypoint_detector(&self) -> Result<(keypoints::Detector, String)> {
+        use keypoints::{Backend, Detector, DetectorOptions, GpuDevice};
+        let backend = self.settings.keypoint_backend;
+        let fail = |source| SessionError::KeypointBackend { backend, source };
+        let options = DetectorOptions {
+            backend,
+            ..DetectorOptions::default()
+        };
+        let device = match (backend, &self.device) {
+            (Backend::Cpu, _) => None,
+            (_, Some(s)) => Some(Ok(GpuDevice::from_parts(
+                s.device.clone(),
+                s.queue.clone(),
+                s.device.adapter_info(),
+            ))),
+            (_, None) => Some(GpuDevice::headless()),
+        };
+        let (detector, not_gpu) = match device {
+            None => (Detector::new_with(options).map_err(fail)?, None),
+            Some(Ok(device)) => {
+                let d = Detector::new_on(&device, options).map_err(fail)?;
+                if d.uses_gpu() {
+                    let whose = if self.device.is_some() {
+                        ", the app's device"
+                    } else {
+                        ""
+                    };
+                    let line = format!(
+                        "{KEYPOINT_MODEL} on {} (GPU, {}{whose})",
+                        device.info.name, device.info.backend
+                    );
+                    return Ok((d, line));
+                }
+                let why = d.why_not_gpu().map(str::to_string);
+                (d, why)
+            }
+            Some(Err(e)) if backend == Backend::Auto => {
+                let cpu = DetectorOptions {
+                    backend: Backend::Cpu,
+                    ..options
+                };
+                (Detector::new_with(cpu).map_err(fail)?, Some(e.to_string()))
+            }
+            Some(Err(e)) => return Err(fail(e)),
+        };
+        let mut line = format!("{KEYPOINT_MODEL} on the CPU (tract)");
+        if let Some(why) = not_gpu {
+            line += &format!("; not the GPU: {why}");
+        }
+        Ok((detector, line))
+    }
+
+    /// Where the keypoint network runs, in words, for a status line:
+    /// `BlazePose full on NAME (GPU, BACKEND)` or `BlazePose full on the
+    /// CPU (tract)`, with why `Auto` passed the GPU over.
+    pub fn describe_keypoints(&self) -> String {
+        self.keypoints.as_ref().map_or_else(
+            || "off (the regions alone weigh)".into(),
+            |k| k.description.clone(),
+        )
     }
 
     /// The last keypoint detection and the frame it was made on.

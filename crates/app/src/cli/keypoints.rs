@@ -15,16 +15,67 @@
 //! error after the first row; a second Ctrl-C writes the rows so far
 //! ([`super::ctrl_c_stop`]). The output path is checked before the model
 //! is loaded or a frame read.
+//!
+//! `--keypoint-backend` (here and on `posecloud track`) says where the
+//! network runs ([`KeypointBackendArg`]); the summary says which ran.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
-use keypoints::{Detector, Keypoints, PersonBox, TRACKED_KEYPOINTS};
+use anyhow::{Context, Result, anyhow, bail};
+use keypoints::{Detector, DetectorOptions, Keypoints, PersonBox, TRACKED_KEYPOINTS};
 use vision::batch::EmptyScene;
 use vision::output::RowFile;
 use vision::{BackgroundAccumulator, Frame, SegmentParams, Segmenter, load_rgb, open_source};
+
+/// Where the keypoint network runs (`--keypoint-backend`,
+/// [`keypoints::Backend`]); the landmarks agree within 0.05 px, so the
+/// choice changes speed, not results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KeypointBackendArg {
+    /// The GPU on a hardware adapter, else tract on the CPU (a software
+    /// adapter such as lavapipe runs the network slower than tract).
+    Auto,
+    /// tract on the CPU.
+    Cpu,
+    /// WGSL kernels on the GPU (wgpu), or an error when there is none.
+    Gpu,
+}
+
+impl From<KeypointBackendArg> for keypoints::Backend {
+    fn from(b: KeypointBackendArg) -> Self {
+        match b {
+            KeypointBackendArg::Auto => Self::Auto,
+            KeypointBackendArg::Cpu => Self::Cpu,
+            KeypointBackendArg::Gpu => Self::Gpu,
+        }
+    }
+}
+
+/// The keypoint network's failure to start on `backend`, in the command
+/// line's words (`--keypoint-backend`, where the library says the
+/// setting).
+pub fn backend_error(backend: keypoints::Backend, source: &keypoints::Error) -> anyhow::Error {
+    let hint = if backend == keypoints::Backend::Gpu {
+        " (--keypoint-backend auto runs the network with tract on the CPU when there is no GPU)"
+    } else {
+        ""
+    };
+    anyhow!("--keypoint-backend {}: {source}{hint}", backend.name())
+}
+
+/// A tracking session's error in the command line's words: the keypoint
+/// back end's setting becomes `--keypoint-backend` ([`backend_error`]);
+/// any other error is returned as it is.
+pub fn in_flag_words(e: anyhow::Error) -> anyhow::Error {
+    match e.downcast_ref::<track::SessionError>() {
+        Some(track::SessionError::KeypointBackend { backend, source }) => {
+            backend_error(*backend, source)
+        }
+        _ => e,
+    }
+}
 
 /// `posecloud keypoints --frames SRC --out-csv KP.csv …`
 #[derive(clap::Args, Clone, Debug)]
@@ -52,6 +103,11 @@ pub struct KeypointsArgs {
     /// the embedded full model.
     #[arg(long)]
     pub model: Option<PathBuf>,
+    /// Where the network runs: auto (the GPU on a hardware adapter, else
+    /// tract on the CPU), cpu (tract) or gpu (WGSL kernels on wgpu; an
+    /// error without a GPU).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub keypoint_backend: KeypointBackendArg,
 }
 
 /// The person's box in `frame`: the foreground blob (label pixels scaled
@@ -110,12 +166,22 @@ pub fn keypoints_until(args: &KeypointsArgs, stop: &AtomicBool) -> Result<usize>
     let mut source =
         open_source(&args.source.frames, args.source.fps).with_context(|| what.clone())?;
     let (w, h) = source.size();
-    let detector = match &args.model {
-        Some(path) => {
-            Detector::load(path).with_context(|| format!("--model {}", path.display()))?
-        }
-        None => Detector::new().context("the keypoint model")?,
+    let options = DetectorOptions {
+        backend: args.keypoint_backend.into(),
+        ..DetectorOptions::default()
     };
+    let model_what = || match &args.model {
+        Some(path) => format!("--model {}", path.display()),
+        None => "the keypoint model".into(),
+    };
+    let detector = match &args.model {
+        Some(path) => Detector::load_with(path, options),
+        None => Detector::new_with(options),
+    }
+    .map_err(|e| match e {
+        keypoints::Error::NoGpu(_) | keypoints::Error::Gpu(_) => backend_error(options.backend, &e),
+        e => anyhow::Error::new(e).context(model_what()),
+    })?;
     let mut seg = Segmenter::new(SegmentParams::default(), w, h).with_context(|| what.clone())?;
     let empty_scene = args.source.empty_scene();
     let background = empty_scene.is_some();
@@ -159,6 +225,11 @@ pub fn keypoints_until(args: &KeypointsArgs, stop: &AtomicBool) -> Result<usize>
     let (mut rows, mut found, mut failed) = (0usize, 0usize, 0usize);
     let total = super::progress::Progress::frames(source.frame_count(), args.max_frames);
     let mut progress = super::progress::Progress::new(total, args.quiet);
+    progress.say(&format!(
+        "keypoints: {} on {}",
+        detector.model_name(),
+        detector.backend_description()
+    ));
     let mut previous: Option<Keypoints> = None;
     let result = (|| -> Result<()> {
         loop {
@@ -250,9 +321,10 @@ pub fn keypoints_until(args: &KeypointsArgs, stop: &AtomicBool) -> Result<usize>
         eprintln!("{failed} frame(s) without keypoints: their detection failed (see above)");
     }
     eprintln!(
-        "{rows} frames ({found} with a person) in {:.1} s with {}; wrote {}",
+        "{rows} frames ({found} with a person) in {:.1} s with {} on {}; wrote {}",
         started.elapsed().as_secs_f64(),
         detector.model_name(),
+        detector.backend_description(),
         args.out_csv.display()
     );
     Ok(rows)
@@ -274,5 +346,65 @@ mod tests {
             "{said}"
         );
         assert!(matches!(frame_keypoints(None, 8), (None, None)));
+    }
+
+    #[derive(clap::Parser, Debug)]
+    struct Cli {
+        #[command(flatten)]
+        args: KeypointsArgs,
+    }
+
+    /// `--keypoint-backend` parses to the library's choice (default
+    /// `auto`); a bad value is refused naming the flag and the choices.
+    #[test]
+    fn the_keypoint_backend_flag_parses_and_refuses_bad_values() {
+        use clap::Parser as _;
+        let base = ["keypoints", "--frames", "x", "--out-csv", "y.csv"];
+        let parse = |extra: &[&str]| Cli::try_parse_from(base.iter().chain(extra));
+        let backend =
+            |extra: &[&str]| keypoints::Backend::from(parse(extra).unwrap().args.keypoint_backend);
+        assert_eq!(backend(&[]), keypoints::Backend::Auto);
+        assert_eq!(
+            backend(&["--keypoint-backend", "cpu"]),
+            keypoints::Backend::Cpu
+        );
+        assert_eq!(
+            backend(&["--keypoint-backend", "gpu"]),
+            keypoints::Backend::Gpu
+        );
+        assert_eq!(
+            backend(&["--keypoint-backend", "auto"]),
+            keypoints::Backend::Auto
+        );
+        let e = parse(&["--keypoint-backend", "tpu"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--keypoint-backend") && e.contains("tpu") && e.contains("gpu"),
+            "{e}"
+        );
+    }
+
+    /// The library names the setting; the command line names the flag.
+    #[test]
+    fn a_keypoint_backend_error_names_the_flag() {
+        let source = keypoints::Error::NoGpu("no adapter: none found".into());
+        let e = backend_error(keypoints::Backend::Gpu, &source).to_string();
+        assert!(
+            e.starts_with("--keypoint-backend gpu: ") && e.contains("no adapter"),
+            "{e}"
+        );
+        let session = anyhow::Error::from(track::SessionError::KeypointBackend {
+            backend: keypoints::Backend::Gpu,
+            source,
+        });
+        assert!(
+            session.to_string().contains("keypoint_backend"),
+            "{session}"
+        );
+        let e = in_flag_words(session).to_string();
+        assert!(e.starts_with("--keypoint-backend gpu: "), "{e}");
+        let other = in_flag_words(anyhow!("something else")).to_string();
+        assert_eq!(other, "something else");
     }
 }

@@ -14,6 +14,7 @@ use track::run::{Progress as RunProgress, TrackRun, run_until};
 use track::session::{CameraSpec, FilterSettings, KnownPose, SessionSpec, Stage, Subject};
 use track::{BackendChoice, FilterKind, ObservationMode, StartPose};
 
+use super::keypoints::{KeypointBackendArg, in_flag_words};
 use super::progress::Progress;
 use super::vision_cmds::SleevesArg;
 use super::{LabelSizeArgs, SourceArgs};
@@ -210,6 +211,12 @@ pub struct TrackArgs {
     /// error on the evaluation clips, docs/track.md).
     #[arg(long, default_value_t = track::anatomy::DEFAULT_ANATOMY_WEIGHT)]
     pub anatomy_weight: f64,
+    /// Where the keypoint network runs: auto (the GPU on a hardware
+    /// adapter, else tract on the CPU; a software adapter such as lavapipe
+    /// is slower than tract), cpu (tract) or gpu (WGSL kernels on wgpu; an
+    /// error without a GPU).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub keypoint_backend: KeypointBackendArg,
     /// How the written estimate is smoothed over time: `none` (each
     /// frame's MAP), `lag` (fixed lag of 0.2 s: frame t is written when
     /// frame t + 6 is tracked), `lag:N` (N frames), or `full` (over the
@@ -283,6 +290,7 @@ impl TrackArgs {
                 keypoint_lifts: self.keypoint_lifts,
                 keypoint_depth_sigma: self.keypoint_depth_sigma,
                 anatomy_weight: self.anatomy_weight,
+                keypoint_backend: self.keypoint_backend.into(),
                 smoothing: self.smooth,
                 ..FilterSettings::default()
             },
@@ -316,7 +324,7 @@ pub fn track_until(a: &TrackArgs, stop: &AtomicBool) -> Result<track::run::Track
             let b = Progress::new(total, a.quiet);
             let (w, h) = session.source().size();
             b.say(&format!(
-                "{} ({w} × {h} → {} labels); {}; body {:.2} m tall; {} N = {}; observation: {}; estimate: {}",
+                "{} ({w} × {h} → {} labels); {}; body {:.2} m tall; {} N = {}; observation: {}; keypoints: {}; estimate: {}",
                 session.source_name(),
                 a.labels,
                 session.camera_note(),
@@ -324,6 +332,7 @@ pub fn track_until(a: &TrackArgs, stop: &AtomicBool) -> Result<track::run::Track
                 run.settings.filter.name(),
                 a.particles,
                 session.describe_observation(),
+                session.describe_keypoints(),
                 run.settings
                     .smoothing
                     .describe(session.source().fps().unwrap_or(run.fps))
@@ -391,7 +400,51 @@ pub fn track_until(a: &TrackArgs, stop: &AtomicBool) -> Result<track::run::Track
     if let Some(b) = &bar {
         b.finish();
     }
-    let summary = summary?;
+    let summary = summary.map_err(|e| in_flag_words(e.into()))?;
     super::print_out(&format!("{summary}\n"))?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(clap::Parser, Debug)]
+    struct Cli {
+        #[command(flatten)]
+        args: TrackArgs,
+    }
+
+    /// `--keypoint-backend` reaches the session's settings (default
+    /// `auto`); a bad value is refused naming the flag.
+    #[test]
+    fn the_keypoint_backend_flag_reaches_the_settings() {
+        use clap::Parser as _;
+        let base = ["track", "--frames", "x", "--out-csv", "y.csv"];
+        let parse = |extra: &[&str]| Cli::try_parse_from(base.iter().chain(extra));
+        let backend = |extra: &[&str]| {
+            parse(extra)
+                .unwrap()
+                .args
+                .to_run()
+                .settings
+                .keypoint_backend
+        };
+        assert_eq!(backend(&[]), keypoints::Backend::Auto);
+        assert_eq!(
+            backend(&["--keypoint-backend", "cpu"]),
+            keypoints::Backend::Cpu
+        );
+        assert_eq!(
+            backend(&["--keypoint-backend", "gpu"]),
+            keypoints::Backend::Gpu
+        );
+        let e = parse(&["--keypoint-backend", "cuda"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--keypoint-backend") && e.contains("cuda"),
+            "{e}"
+        );
+    }
 }

@@ -317,6 +317,9 @@ pub struct TrackSnapshot {
     pub history: VecDeque<TrackSample>,
     /// Which likelihood back end runs, in words.
     pub backend: String,
+    /// Where the keypoint network runs, in words
+    /// ([`Session::describe_keypoints`]).
+    pub keypoint_backend: String,
     /// Which likelihood terms weigh, in words.
     pub observation: String,
     /// The last keypoint detection over the frame: name, frame pixel,
@@ -696,15 +699,21 @@ fn bones_of(skeleton: &Skeleton) -> Vec<(usize, usize)> {
 }
 
 impl TrackingScene {
-    /// [`TrackEdit::LeaveGpu`]: the CPU likelihood weighs the same cloud.
+    /// [`TrackEdit::LeaveGpu`]: the CPU likelihood weighs the same cloud,
+    /// and the keypoint network, on the same device, moves to tract.
     fn leave_gpu(&mut self, reason: &str) -> Result<()> {
         let mut s = self.settings.clone();
         s.tracker.backend = BackendChoice::Cpu;
+        s.tracker.keypoint_backend = keypoints::Backend::Cpu;
         self.session
             .set_settings(s.tracker.clone())
             .context("switching to the CPU likelihood")?;
         self.settings = s;
-        let line = format!("{reason}: likelihood now {}", self.describe_backend());
+        let line = format!(
+            "{reason}: likelihood now {}; keypoints: {}",
+            self.describe_backend(),
+            self.session.describe_keypoints()
+        );
         eprintln!("posecloud: {line}");
         self.message = Some(line);
         Ok(())
@@ -965,6 +974,7 @@ impl Solver for TrackingScene {
         out.camera_note = session.camera_note().to_string();
         out.history.clone_from(&self.history);
         out.backend = self.describe_backend();
+        out.keypoint_backend = session.describe_keypoints();
         out.observation = session.describe_observation();
         out.keypoints.clear();
         out.keypoints_frame = None;

@@ -11,7 +11,8 @@
 //!   video path), play/pause/step/reset, a frame slider for file sources,
 //!   "capture background" and "learn colours", filter (PFS, HSPC, HPOR,
 //!   HKFS, PFRTH), N, σ_F, diffusion σ per joint group, the likelihood
-//!   back end (auto, cpu, gpu), status (back end, frame, F, ESS, ms).
+//!   back end (auto, cpu, gpu), status (back end, where the keypoint
+//!   network runs, frame, F, ESS, ms).
 //! - Right panel: the camera frame with the label image over it (toggle),
 //!   and colour sampling: with "sample colours" on (it pauses), a click on
 //!   the frame adds a small patch of the chosen class (skin, hair, shirt,
@@ -24,7 +25,8 @@
 //! finishes Bevy's plugins before the first frame, takes the main world's
 //! [`RenderDevice`] and [`RenderQueue`] and hands them to the scene (and to
 //! every scene the panel opens), so the tracker never requests a second
-//! device.
+//! device; the keypoint network (`--keypoint-backend gpu`, or `auto` on a
+//! hardware adapter) runs on the same device.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -407,6 +409,7 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         let cpu = TrackSettings {
             tracker: FilterSettings {
                 backend: track::BackendChoice::Cpu,
+                keypoint_backend: keypoints::Backend::Cpu,
                 ..options.settings.tracker.clone()
             },
             ..options.settings.clone()
@@ -423,8 +426,8 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
     let device = renderer_device(&mut app);
     let res = start_scene(&options.spec, &options.settings, pacing, device.clone())?;
     eprintln!(
-        "posecloud: likelihood: {}; {}",
-        res.latest.data.backend, res.latest.data.camera_note
+        "posecloud: likelihood: {}; keypoints: {}; {}",
+        res.latest.data.backend, res.latest.data.keypoint_backend, res.latest.data.camera_note
     );
     let ui = TrackUi {
         spec: options.spec.clone(),
@@ -506,6 +509,7 @@ fn leave_a_lost_device(
     *seen = faults.device_lost;
     ui.device = None;
     ui.settings.tracker.backend = track::BackendChoice::Cpu;
+    ui.settings.tracker.keypoint_backend = keypoints::Backend::Cpu;
     track.edit(TrackEdit::LeaveGpu(
         "the window's GPU device was lost".into(),
     ));
@@ -1078,6 +1082,7 @@ fn panels(
                 });
                 section(ui, "Status", |ui| {
                     ui.label(format!("likelihood: {}", s.backend));
+                    ui.add(egui::Label::new(format!("keypoints: {}", s.keypoint_backend)).wrap());
                     ui.label(format!(
                         "frame {} of {} · {:.0} fps · tracker {:.1} ms, segmentation {:.1} ms",
                         s.frame_index.map_or("—".into(), |k| k.to_string()),

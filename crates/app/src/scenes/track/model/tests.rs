@@ -492,6 +492,13 @@ fn a_new_back_end_weighs_the_same_cloud_and_says_which_runs() {
     assert_eq!(scene.history.len(), 3);
     assert_eq!(snap.backend, d);
     assert_eq!(snap.settings.tracker.backend, BackendChoice::Cpu);
+    // The status line says where the keypoint network runs.
+    assert_eq!(snap.keypoint_backend, scene.session.describe_keypoints());
+    assert!(
+        snap.keypoint_backend.starts_with("BlazePose full on "),
+        "{}",
+        snap.keypoint_backend
+    );
     // The name the panel and `--backend` use parses back.
     for b in BACKENDS {
         assert_eq!(backend_name(b).parse::<BackendChoice>(), Ok(b));
@@ -606,6 +613,41 @@ fn a_lost_device_hands_the_tracking_to_the_cpu_likelihood() {
             .as_deref()
             .unwrap_or_default()
             .starts_with("the window's GPU device was lost")
+    );
+}
+
+/// Issue 35: `keypoint_backend = Gpu` runs the network on the window's
+/// own device (no second device), the status line says so, and a lost
+/// device hands it to tract with the likelihood.
+#[test]
+#[ignore = "needs a GPU adapter (lavapipe in CI)"]
+fn the_keypoint_network_runs_on_the_apps_device_until_it_is_lost() {
+    let (g, shared, mut settings) = gpu_settings();
+    settings.tracker.keypoint_backend = keypoints::Backend::Gpu;
+    let mut scene = TrackingScene::with_device(short_walk(), settings, Some(shared)).unwrap();
+    let snap = stepped(&mut scene, 2);
+    let on_device = format!("BlazePose full on {} (GPU, ", g.info.name);
+    assert!(
+        snap.keypoint_backend.starts_with(&on_device)
+            && snap.keypoint_backend.contains("the app's device"),
+        "{}",
+        snap.keypoint_backend
+    );
+    assert!(snap.keypoints_frame.is_some(), "no detection yet");
+    g.device.destroy();
+    for _ in 0..3 {
+        scene.step(0.0).unwrap();
+    }
+    let snap = stepped(&mut scene, 1);
+    assert_eq!(snap.keypoint_backend, "BlazePose full on the CPU (tract)");
+    assert_eq!(
+        snap.settings.tracker.keypoint_backend,
+        keypoints::Backend::Cpu
+    );
+    assert!(
+        snap.backend.starts_with("CPU likelihood"),
+        "{}",
+        snap.backend
     );
 }
 
