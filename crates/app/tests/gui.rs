@@ -200,10 +200,13 @@ fn every_scene_renders_floor_body_cloud_and_panel() {
         // A fixed clock steps the solver a fixed number of iterations per
         // frame (inline): the cloud in the picture is then the same on any
         // machine, not a function of how fast lavapipe draws the panels.
+        // 3 s of that clock are 60 frames, enough for the cloud and the
+        // plots; lavapipe draws each frame in ≈ 0.5–1.5 s on CI's two
+        // cores, so this test is the longest of CI's window tests.
         let (img, stderr) = run_screenshot(
             &format!("{scene}.png"),
             &["--scene", scene, "--fixed-dt", "0.05"],
-            "6",
+            "3",
         );
         let c = census(&img);
         eprintln!("{scene}: {c:?}\n{stderr}");
