@@ -21,6 +21,8 @@
 //! - [`session`]: the tracking session (source → guided start →
 //!   segmentation → tracker → outputs) that `posecloud track` and the app
 //!   drive; [`record`]: its outputs, written as they are tracked;
+//! - [`profile`]: per-stage wall times of tracked frames (`posecloud
+//!   track --profile`);
 //! - [`smooth`]: the arms' depth branches in the cloud and the smoothed
 //!   estimate (fixed-lag or over the whole run).
 
@@ -33,6 +35,7 @@ pub mod flip;
 pub mod keypoint_term;
 pub mod lift;
 pub mod prior;
+pub mod profile;
 pub mod record;
 pub mod run;
 pub mod session;

@@ -71,6 +71,7 @@ use crate::keypoint_term::{
     DEFAULT_DEPTH_SIGMA, DEFAULT_KEYPOINT_LIFTS, DEFAULT_KEYPOINT_SIGMA, KeypointMap,
     KeypointObservation,
 };
+use crate::profile::FrameTimes;
 use crate::start::{self, StartPose};
 use crate::tracker::{FilterKind, ObservationMode, StepReport, Tracker, TrackerConfig};
 
@@ -793,6 +794,9 @@ pub struct Tracked {
     pub modes: crate::smooth::Modes,
     pub segment_ms: f64,
     pub step_ms: f64,
+    /// The frame's stages' wall times (`output` and `total` are the
+    /// driver's to fill, [`crate::profile`]).
+    pub times: FrameTimes,
 }
 
 /// What one [`Session::step`] did.
@@ -888,6 +892,8 @@ pub struct Session {
     last: Option<Frame>,
     /// Frames the background model was learned from.
     background_frames: usize,
+    /// The current step's stage times so far ([`Tracked::times`]).
+    times: FrameTimes,
 }
 
 impl std::fmt::Debug for Session {
@@ -1025,6 +1031,7 @@ impl Session {
             ahead: None,
             last: None,
             background_frames,
+            times: FrameTimes::default(),
         };
         session.start_detector()?;
         session.status = session.initial_status();
@@ -1461,6 +1468,8 @@ impl Session {
     /// [`FilterSettings::lagged_detections`], submits `frame` and hands the
     /// previous frame's detection over instead.
     fn detect_keypoints(&mut self, frame: &Frame) -> Result<()> {
+        let t0 = Instant::now();
+        let mut read_ahead = std::time::Duration::ZERO;
         let person = self.person_box(frame);
         let what = format!("keypoints on frame {}", frame.index);
         let lagged = self.settings.lagged_detections;
@@ -1504,11 +1513,13 @@ impl Session {
         if !lagged && self.ahead.is_none() {
             // The next frame, read now so that the detector works on it
             // while the tracker steps this one.
-            if let Some(next) = self
+            let t_read = Instant::now();
+            let next = self
                 .source
                 .next_frame()
-                .map_err(|e| input(format!("--frames {}", self.spec.frames), e))?
-            {
+                .map_err(|e| input(format!("--frames {}", self.spec.frames), e))?;
+            read_ahead = t_read.elapsed();
+            if let Some(next) = next {
                 let b = self.person_box(&next);
                 let k = self.keypoints.as_mut().expect("checked above");
                 if let Some(b) = b {
@@ -1540,6 +1551,8 @@ impl Session {
         if let Some(t) = self.tracker.as_mut() {
             t.set_keypoints(observation)?;
         }
+        self.times.decode += read_ahead;
+        self.times.keypoints += t0.elapsed().saturating_sub(read_ahead);
         Ok(())
     }
 
@@ -1567,6 +1580,8 @@ impl Session {
     /// A frame that cannot be read or segmented, a tracker failure.
     pub fn step(&mut self) -> Result<Option<SessionStep>> {
         let frames_what = || format!("--frames {}", self.spec.frames);
+        self.times = FrameTimes::default();
+        let t_read = Instant::now();
         let frame = match self.ahead.take() {
             Some(f) => f,
             None => match self
@@ -1578,6 +1593,7 @@ impl Session {
                 None => return Ok(None),
             },
         };
+        self.times.decode = t_read.elapsed();
         let (index, t) = (frame.index, frame.timestamp);
         let result = match self.guide.clone() {
             Guide::Background {
@@ -2005,12 +2021,16 @@ impl Session {
         };
         self.estimate = Some(pose.clone());
         let modes = crate::smooth::Modes::of(self.tracker.as_ref().expect("checked above"))?;
+        self.times.foreground = t1 - t0;
+        self.times.step = report.timings;
+        self.times.modes = t2.elapsed();
         Ok(Tracked {
             pose,
             report,
             modes,
             segment_ms: (t1 - t0).as_secs_f64() * 1e3,
             step_ms: (t2 - t1).as_secs_f64() * 1e3,
+            times: self.times,
         })
     }
 
