@@ -17,11 +17,12 @@ use vision::open_source;
 
 use crate::profile::Profile;
 use crate::record::Recorder;
-use crate::session::{FilterSettings, Session, SessionError, SessionSpec, SessionStep};
+use crate::session::{Session, SessionError, SessionStep};
 use crate::smooth::{PathSmoother, Smoothing};
+use crate::spec::{FilterSettings, SessionSpec};
 use crate::tracker::FilterKind;
 
-pub use crate::session::check_init_pose;
+pub use crate::spec::check_init_pose;
 
 /// A run: the session's specification and settings, and where it writes.
 #[derive(Clone, Debug, PartialEq)]

@@ -11,8 +11,8 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use track::run::{Progress as RunProgress, TrackRun, run_until};
-use track::session::{CameraSpec, FilterSettings, KnownPose, SessionSpec, Stage, Subject};
 use track::{BackendChoice, FilterKind, ObservationMode, StartPose};
+use track::{CameraSpec, FilterSettings, KnownPose, SessionSpec, Stage, Subject};
 
 use super::keypoints::{KeypointBackendArg, in_flag_words};
 use super::progress::Progress;
