@@ -35,6 +35,7 @@ pub mod defaults;
 pub mod error;
 pub mod flip;
 mod foreground;
+mod keypoint_stage;
 pub mod keypoint_term;
 pub mod lift;
 pub mod prior;

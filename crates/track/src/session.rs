@@ -67,7 +67,8 @@ use crate::body::{Arm, Selection, Side, TrackedBody};
 use crate::defaults::stature;
 use crate::error::TrackError;
 use crate::foreground::{Blob, dilate};
-use crate::keypoint_term::{KeypointMap, KeypointObservation};
+use crate::keypoint_stage::{KeypointStage, keypoint_network};
+use crate::keypoint_term::KeypointMap;
 use crate::profile::FrameTimes;
 use crate::spec::{FilterSettings, SessionSpec, frame_camera, load_body, selection};
 use crate::start::{self, StartPose};
@@ -76,11 +77,6 @@ use crate::tracker::{ObservationMode, StepReport, Tracker};
 /// Keypoints below this score (BlazePose visibility and presence) are left
 /// out of the keypoint term.
 pub const KEYPOINT_MIN_SCORE: f32 = 0.5;
-/// The keypoint network a session runs (the embedded model,
-/// [`keypoints::DEFAULT_MODEL_NAME`]).
-const KEYPOINT_MODEL: &str = "BlazePose full";
-/// Longest the tracker waits for the detector's result on a frame.
-const DETECTION_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Errors of a session; each names the flag (or field) and file or frame
 /// at fault.
@@ -222,27 +218,6 @@ enum Guide {
         /// Foreground pixels when the person was placed.
         placed_area: usize,
     },
-}
-
-/// The keypoint detector of a session: BlazePose on its own thread, one
-/// frame *ahead* of the tracker. While the tracker steps frame k with frame
-/// k's own detection, the detector works on frame k + 1, read ahead of its
-/// turn (its person box from the last estimate); the tracker waits for
-/// each detection, so a run is the same whatever the machine's speed, and
-/// frame k's estimate is out before frame k + 2 is read. (Until the
-/// look-ahead, frame k was weighed with frame k − 1's detection: a frame
-/// of lag that fast arms pay for, [`FilterSettings::lagged_detections`].)
-struct KeypointStage {
-    detector: keypoints::AsyncDetector,
-    /// The setting it was built for ([`FilterSettings::keypoint_backend`]).
-    backend: keypoints::Backend,
-    /// Where the network runs, in words ([`Session::describe_keypoints`]).
-    description: String,
-    map: KeypointMap,
-    /// The frame submitted last, whose result the next step waits for.
-    pending: Option<usize>,
-    /// The last detection and its frame.
-    latest: Option<(usize, keypoints::Keypoints)>,
 }
 
 /// One tracking session (module docs).
@@ -731,7 +706,8 @@ impl Session {
                 "the body has none of the joints the keypoints bind to (CMU, Mixamo or preset names)",
             ));
         }
-        let (detector, description) = self.keypoint_detector()?;
+        let (detector, description) =
+            keypoint_network(self.settings.keypoint_backend, self.device.as_ref())?;
         let detector = keypoints::AsyncDetector::spawn(detector).map_err(|e| input(&what, e))?;
         // Another back end: the last detection stays (a frame submitted to
         // the old one is submitted again by the next step).
@@ -745,67 +721,6 @@ impl Session {
             latest,
         });
         Ok(())
-    }
-
-    /// BlazePose full (the embedded model) where
-    /// [`FilterSettings::keypoint_backend`] asks, and that in words: on the
-    /// session's device (the app's) when it has one, else on a headless
-    /// one, which `Auto` passes over for tract when it is a software
-    /// adapter or there is none.
-    ///
-    /// # Errors
-    /// [`SessionError::KeypointBackend`]: `Gpu` and no adapter, or a device
-    /// that cannot run the network.
-    fn keypoint_detector(&self) -> Result<(keypoints::Detector, String)> {
-        use keypoints::{Backend, Detector, DetectorOptions, GpuDevice};
-        let backend = self.settings.keypoint_backend;
-        let fail = |source| SessionError::KeypointBackend { backend, source };
-        let options = DetectorOptions {
-            backend,
-            ..DetectorOptions::default()
-        };
-        let device = match (backend, &self.device) {
-            (Backend::Cpu, _) => None,
-            (_, Some(s)) => Some(Ok(GpuDevice::from_parts(
-                s.device.clone(),
-                s.queue.clone(),
-                s.device.adapter_info(),
-            ))),
-            (_, None) => Some(GpuDevice::headless()),
-        };
-        let (detector, not_gpu) = match device {
-            None => (Detector::new_with(options).map_err(fail)?, None),
-            Some(Ok(device)) => {
-                let d = Detector::new_on(&device, options).map_err(fail)?;
-                if d.uses_gpu() {
-                    let whose = if self.device.is_some() {
-                        ", the app's device"
-                    } else {
-                        ""
-                    };
-                    let line = format!(
-                        "{KEYPOINT_MODEL} on {} (GPU, {}{whose})",
-                        device.info.name, device.info.backend
-                    );
-                    return Ok((d, line));
-                }
-                let why = d.why_not_gpu().map(str::to_string);
-                (d, why)
-            }
-            Some(Err(e)) if backend == Backend::Auto => {
-                let cpu = DetectorOptions {
-                    backend: Backend::Cpu,
-                    ..options
-                };
-                (Detector::new_with(cpu).map_err(fail)?, Some(e.to_string()))
-            }
-            Some(Err(e)) => return Err(fail(e)),
-        };
-        let mut line = format!("{KEYPOINT_MODEL} on the CPU (tract)");
-        if let Some(why) = not_gpu {
-            line += &format!("; not the GPU: {why}");
-        }
-        Ok((detector, line))
     }
 
     /// Where the keypoint network runs, in words, for a status line:
@@ -860,7 +775,6 @@ impl Session {
         let t0 = Instant::now();
         let mut read_ahead = std::time::Duration::ZERO;
         let person = self.person_box(frame);
-        let what = format!("keypoints on frame {}", frame.index);
         let lagged = self.settings.lagged_detections;
         let Some(k) = self.keypoints.as_mut() else {
             return Ok(());
@@ -868,36 +782,19 @@ impl Session {
         let wait_for = if lagged {
             let previous = k.pending.take();
             if let Some(b) = person {
-                k.detector
-                    .submit(frame.index as u64, &frame.rgb, frame.width, frame.height, b)
-                    .map_err(|e| input(&what, e))?;
-                k.pending = Some(frame.index);
+                k.submit(frame, b)?;
             }
             previous
         } else {
             if k.pending != Some(frame.index)
                 && let Some(b) = person
             {
-                k.detector
-                    .submit(frame.index as u64, &frame.rgb, frame.width, frame.height, b)
-                    .map_err(|e| input(&what, e))?;
-                k.pending = Some(frame.index);
+                k.submit(frame, b)?;
             }
             k.pending.take().filter(|&f| f == frame.index)
         };
         if let Some(f) = wait_for {
-            // Its result, or at once `None` when a newer frame replaced it
-            // before the worker took it (the newest detection then stays);
-            // a hung or panicked detector is an error naming the stage.
-            let done = k
-                .detector
-                .wait_for(f as u64, DETECTION_WAIT)
-                .map_err(|e| input(format!("keypoints on frame {f}"), e))?;
-            if let Some(d) = done
-                && let Ok(kp) = d.result
-            {
-                k.latest = Some((d.frame as usize, kp));
-            }
+            k.wait(f)?;
         }
         if !lagged && self.ahead.is_none() {
             // The next frame, read now so that the detector works on it
@@ -912,31 +809,14 @@ impl Session {
                 let b = self.person_box(&next);
                 let k = self.keypoints.as_mut().expect("checked above");
                 if let Some(b) = b {
-                    let what = format!("keypoints on frame {}", next.index);
-                    k.detector
-                        .submit(next.index as u64, &next.rgb, next.width, next.height, b)
-                        .map_err(|e| input(&what, e))?;
-                    k.pending = Some(next.index);
+                    k.submit(&next, b)?;
                 }
                 self.ahead = Some(next);
             }
         }
         let k = self.keypoints.as_ref().expect("checked above");
         let max_age = if lagged { 2 } else { 1 };
-        let observation = k
-            .latest
-            .as_ref()
-            .filter(|(f, _)| *f <= frame.index && frame.index - *f <= max_age)
-            .map(|(_, kp)| {
-                KeypointObservation::from_keypoints(
-                    kp,
-                    &k.map,
-                    frame.width,
-                    frame.height,
-                    &self.label_camera,
-                    KEYPOINT_MIN_SCORE,
-                )
-            });
+        let observation = k.observation(frame, max_age, &self.label_camera);
         if let Some(t) = self.tracker.as_mut() {
             t.set_keypoints(observation)?;
         }
