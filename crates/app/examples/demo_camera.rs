@@ -13,7 +13,7 @@ use posecloud::runtime::Solver;
 use posecloud::scenes::track::model::{
     TrackSettings, TrackSnapshot, TrackSpec, TrackingScene, repo_path,
 };
-use track::session::CameraSpec;
+use track::CameraSpec;
 
 fn main() -> Result<()> {
     println!("| camera | seed | frames | mean right-elbow error (°) |");

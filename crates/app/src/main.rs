@@ -379,7 +379,7 @@ fn check_window_flags(a: &GuiArgs) -> Result<()> {
 fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
     use posecloud::scenes::track::model::{MAX_TRACK_PARTICLES, TrackSettings, TrackSpec};
     use posecloud::scenes::track::view::{TrackGuiOptions, run};
-    use track::session::CameraSpec;
+    use track::CameraSpec;
     check_window_flags(&a)?;
     // With --frames: no set-up file needed (default camera and body, the
     // guided start); without: the synthetic walk and its camera file.

@@ -578,3 +578,66 @@ fn render_force_removes_only_render_files() {
     assert!(dir.join("notes.txt").exists() && dir.join("sub/keep.txt").exists());
     assert!(dir.join("frame_0000.png").exists());
 }
+
+/// Issue 33: `track --profile` prints, after the summary, a table of the
+/// stages' wall times per tracked frame: a header, one row per stage of
+/// `track::profile::STAGES` and the whole frame, each with finite mean,
+/// 95th percentile and share.
+#[test]
+fn track_profile_prints_every_stage() {
+    let dir = fresh_dir("cli-track-profile");
+    let frames = dir.join("frames");
+    let o = render(&frames, "600..612", &["--step", "4"]);
+    assert!(o.status.success(), "render failed: {}", stderr(&o));
+    let csv = dir.join("est.csv");
+    let o = run(&[
+        "track",
+        "--frames",
+        frames.to_str().unwrap(),
+        "--camera",
+        frames.join("camera.toml").to_str().unwrap(),
+        "--bvh",
+        WALK,
+        "--frame",
+        "600",
+        "--background-frames",
+        "1",
+        "--observation",
+        "regions",
+        "--particles",
+        "30",
+        "--backend",
+        "cpu",
+        "--out-csv",
+        csv.to_str().unwrap(),
+        "--quiet",
+        "--profile",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let table = &out[out.find("profile over ").expect(&out)..];
+    let mut lines = table.lines().skip(1);
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["stage", "mean", "ms", "p95", "ms", "share"],
+        "{out}"
+    );
+    let rows: Vec<&str> = lines.collect();
+    let names = track::profile::STAGES.iter().chain(&["frame"]);
+    assert_eq!(rows.len(), track::profile::STAGES.len() + 1, "{out}");
+    for (row, name) in rows.iter().zip(names) {
+        let figures = row
+            .strip_prefix(name)
+            .unwrap_or_else(|| panic!("{name}: {out}"));
+        let values: Vec<f64> = figures
+            .trim()
+            .trim_end_matches('%')
+            .split_whitespace()
+            .map(|v| v.trim_end_matches('%').parse().unwrap())
+            .collect();
+        assert_eq!(values.len(), 3, "{row}");
+        assert!(values.iter().all(|v| v.is_finite() && *v >= 0.0), "{row}");
+    }
+    assert!(rows.last().unwrap().trim_end().ends_with("100.0%"), "{out}");
+}

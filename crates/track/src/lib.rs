@@ -20,7 +20,11 @@
 //! - [`defaults`]: the camera and body used when no file is given;
 //! - [`session`]: the tracking session (source → guided start →
 //!   segmentation → tracker → outputs) that `posecloud track` and the app
-//!   drive; [`record`]: its outputs, written as they are tracked;
+//!   drive; [`SessionSpec`] and [`FilterSettings`]: what it tracks and
+//!   how; [`Blob`]: the person in the foreground mask; [`record`]: its
+//!   outputs, written as they are tracked;
+//! - [`profile`]: per-stage wall times of tracked frames (`posecloud
+//!   track --profile`);
 //! - [`smooth`]: the arms' depth branches in the cloud and the smoothed
 //!   estimate (fixed-lag or over the whole run).
 
@@ -30,14 +34,18 @@ pub mod body;
 pub mod defaults;
 pub mod error;
 pub mod flip;
+mod foreground;
+mod keypoint_stage;
 pub mod keypoint_term;
 pub mod lift;
 pub mod prior;
+pub mod profile;
 pub mod record;
 pub mod run;
 pub mod session;
 pub mod simplex;
 pub mod smooth;
+mod spec;
 pub mod start;
 pub mod synthetic;
 pub mod tracker;
@@ -46,13 +54,12 @@ pub use backend::{Backend, BackendChoice, SharedDevice};
 pub use body::{Arm, Param, Selection, Side, TrackedBody, default_radii};
 pub use defaults::{DEFAULT_FOV_DEG, DEFAULT_SUBJECT_HEIGHT, default_body, default_camera};
 pub use error::{Result, TrackError};
+pub use foreground::Blob;
 pub use keypoint_term::{KeypointMap, KeypointObservation, KeypointTerm};
 pub use prior::PosePrior;
 pub use record::Recorder;
-pub use session::{
-    CameraSpec, FilterSettings, GuideParams, KnownPose, Session, SessionError, SessionSpec,
-    SessionStep, Stage, Status, Subject,
-};
+pub use session::{Session, SessionError, SessionStep, Stage, Status};
+pub use spec::{CameraSpec, FilterSettings, GuideParams, KnownPose, SessionSpec, Subject};
 pub use start::StartPose;
 pub use tracker::{
     FilterKind, ObservationMode, StepReport, StepTimings, Tracker, TrackerConfig,

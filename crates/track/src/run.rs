@@ -15,12 +15,14 @@ use std::time::Instant;
 
 use vision::open_source;
 
+use crate::profile::Profile;
 use crate::record::Recorder;
-use crate::session::{FilterSettings, Session, SessionError, SessionSpec, SessionStep};
+use crate::session::{Session, SessionError, SessionStep};
 use crate::smooth::{PathSmoother, Smoothing};
+use crate::spec::{FilterSettings, SessionSpec};
 use crate::tracker::FilterKind;
 
-pub use crate::session::check_init_pose;
+pub use crate::spec::check_init_pose;
 
 /// A run: the session's specification and settings, and where it writes.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +39,8 @@ pub struct TrackRun {
     pub out_bvh: Option<PathBuf>,
     /// Stop after this many source frames.
     pub max_frames: Option<usize>,
+    /// Keep every tracked frame's stage times ([`TrackSummary::profile`]).
+    pub profile: bool,
 }
 
 impl TrackRun {
@@ -53,6 +57,7 @@ impl TrackRun {
             out_csv: out_csv.into(),
             out_bvh: None,
             max_frames: None,
+            profile: false,
         }
     }
 }
@@ -111,6 +116,9 @@ pub struct TrackSummary {
     pub mean_ess: f64,
     pub csv: PathBuf,
     pub bvh: Option<PathBuf>,
+    /// Per-stage wall times of the tracked frames, with
+    /// [`TrackRun::profile`] (printed on its own: [`Profile`]'s table).
+    pub profile: Option<Profile>,
 }
 
 impl std::fmt::Display for TrackSummary {
@@ -249,6 +257,7 @@ fn track_loop(
         (0usize, 0usize, 0.0, 0.0, 0.0, 0.0);
     let (mut first_tracked, mut lost, mut interrupted) = (None, 0usize, false);
     let mut dim = 0;
+    let mut profile = run.profile.then(Profile::default);
     let mut smoother = match run.settings.smoothing {
         Smoothing::None => None,
         s => Some(PathSmoother::new(
@@ -277,6 +286,7 @@ fn track_loop(
         if run.max_frames.is_some_and(|m| read >= m) {
             break;
         }
+        let t_frame = Instant::now();
         let step = match session.step() {
             Ok(Some(step)) => step,
             Ok(None) => break,
@@ -287,6 +297,7 @@ fn track_loop(
         };
         read += 1;
         if let Some(t) = &step.tracked {
+            let t_output = Instant::now();
             match smoother.as_mut() {
                 None => recorder.record_at(step.frame, step.timestamp, &t.pose)?,
                 Some(sm) => {
@@ -296,6 +307,12 @@ fn track_loop(
                         recorder.record_at(o.frame, o.timestamp, &o.pose)?;
                     }
                 }
+            }
+            if let Some(p) = profile.as_mut() {
+                let mut times = t.times;
+                times.output = t_output.elapsed();
+                times.total = t_frame.elapsed();
+                p.record(&times);
             }
             first_tracked.get_or_insert(step.frame);
             n += 1;
@@ -339,5 +356,6 @@ fn track_loop(
         mean_ess: sum_ess / n.max(1) as f64,
         csv: run.out_csv.clone(),
         bvh: run.out_bvh.clone(),
+        profile,
     })
 }

@@ -18,8 +18,8 @@
 //!
 //! 1. **Learning the background.** The frame-to-frame change (fraction of
 //!    label pixels whose luminance moved, [`vision::Segmenter::accumulate_background`])
-//!    must stay below [`GuideParams::still_fraction`] for
-//!    [`GuideParams::background_seconds`]; the still frames are summed
+//!    must stay below [`crate::GuideParams::still_fraction`] for
+//!    [`crate::GuideParams::background_seconds`]; the still frames are summed
 //!    (running sums) into the background model. Motion restarts the count;
 //!    when an earlier still stretch gave a provisional model, a
 //!    person-sized foreground blob against it is reported ("someone is in
@@ -27,8 +27,8 @@
 //! 2. **Waiting for a person.** The largest foreground blob must be
 //!    person-sized (a fraction of the image's height and area, not cut by
 //!    the left or right edge) and nearly still (mask IoU with the previous
-//!    frame ≥ [`GuideParams::person_still_iou`]) for
-//!    [`GuideParams::person_seconds`]. A blob whose outline is an edge of
+//!    frame ≥ [`crate::GuideParams::person_still_iou`]) for
+//!    [`crate::GuideParams::person_seconds`]. A blob whose outline is an edge of
 //!    the background model and not of the frame is a *ghost* (someone was
 //!    in view while the background was learned and has left; Cucchiara et
 //!    al. 2003): that region of the model is relearned from the frame.
@@ -41,47 +41,42 @@
 //!    colour models are learned from that frame in that pose, the tracker
 //!    starts there and the frame is tracked.
 //! 4. **Tracking.** One [`Tracker::step`] per frame. A fit that stays poor
-//!    (residual F above [`GuideParams::lost_residual`] for
-//!    [`GuideParams::lost_seconds`]) or a person who leaves (foreground
-//!    below [`GuideParams::left_area_fraction`] of the placed person's for
-//!    [`GuideParams::left_seconds`]) goes back to step 2, re-acquiring.
+//!    (residual F above [`crate::GuideParams::lost_residual`] for
+//!    [`crate::GuideParams::lost_seconds`]) or a person who leaves (foreground
+//!    below [`crate::GuideParams::left_area_fraction`] of the placed person's for
+//!    [`crate::GuideParams::left_seconds`]) goes back to step 2, re-acquiring.
 //!
 //! A background image (`--background`), K background frames taken as they
 //! come (`--background-frames`), or a known initial pose (`--init`,
 //! `--frame`) skip the matching steps, as RTPF's evaluations need.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use labels::{Camera, Observation};
 use nalgebra::Vector3;
 use skeleton::{Bvh, Skeleton};
 use vision::batch::EmptyScene;
-use vision::segment::neighbours4;
 use vision::{
     BackgroundAccumulator, BodyShape, ClassMap, Frame, FrameSource, SegmentParams, Segmentation,
-    Segmenter, Sleeves, dress_skeleton, load_camera, load_rgb, resize_camera,
+    Segmenter, Sleeves, dress_skeleton, load_rgb, resize_camera,
 };
 
 use crate::backend::{BackendChoice, SharedDevice};
 use crate::body::{Arm, Selection, Side, TrackedBody};
-use crate::defaults::{DEFAULT_FOV_DEG, body_at_height, default_body, default_camera, stature};
+use crate::defaults::stature;
 use crate::error::TrackError;
-use crate::keypoint_term::{
-    DEFAULT_DEPTH_SIGMA, DEFAULT_KEYPOINT_LIFTS, DEFAULT_KEYPOINT_SIGMA, KeypointMap,
-    KeypointObservation,
-};
+use crate::foreground::{Blob, dilate};
+use crate::keypoint_stage::{KeypointStage, keypoint_network};
+use crate::keypoint_term::KeypointMap;
+use crate::profile::FrameTimes;
+use crate::spec::{FilterSettings, SessionSpec, frame_camera, load_body, selection};
 use crate::start::{self, StartPose};
-use crate::tracker::{FilterKind, ObservationMode, StepReport, Tracker, TrackerConfig};
+use crate::tracker::{ObservationMode, StepReport, Tracker};
 
 /// Keypoints below this score (BlazePose visibility and presence) are left
 /// out of the keypoint term.
 pub const KEYPOINT_MIN_SCORE: f32 = 0.5;
-/// The keypoint network a session runs (the embedded model,
-/// [`keypoints::DEFAULT_MODEL_NAME`]).
-const KEYPOINT_MODEL: &str = "BlazePose full";
-/// Longest the tracker waits for the detector's result on a frame.
-const DETECTION_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Errors of a session; each names the flag (or field) and file or frame
 /// at fault.
@@ -118,52 +113,6 @@ pub(crate) fn flag_path(flag: &str, path: &Path) -> String {
     format!("{flag} {}", path.display())
 }
 
-/// Thresholds and durations of the guided start (module docs).
-#[derive(Clone, Debug, PartialEq)]
-pub struct GuideParams {
-    /// Seconds of still scene the background is learned over.
-    pub background_seconds: f64,
-    /// A frame is still when at most this fraction of label pixels changed.
-    pub still_fraction: f32,
-    /// Seconds a person-sized blob must stay nearly still.
-    pub person_seconds: f64,
-    /// Nearly still: IoU of consecutive blob masks at least this.
-    pub person_still_iou: f64,
-    /// Person-sized: blob at least this fraction of the image's height …
-    pub min_person_height: f64,
-    /// … and of its area.
-    pub min_person_area: f64,
-    /// The start pose did not fit when the silhouette F after the search
-    /// exceeds this.
-    pub place_residual: f64,
-    /// Lost: residual F above this …
-    pub lost_residual: f64,
-    /// … for this many seconds.
-    pub lost_seconds: f64,
-    /// Left: foreground below this fraction of the placed person's area …
-    pub left_area_fraction: f64,
-    /// … for this many seconds.
-    pub left_seconds: f64,
-}
-
-impl Default for GuideParams {
-    fn default() -> Self {
-        Self {
-            background_seconds: 1.0,
-            still_fraction: 0.01,
-            person_seconds: 0.5,
-            person_still_iou: 0.8,
-            min_person_height: 0.25,
-            min_person_area: 0.01,
-            place_residual: 0.6,
-            lost_residual: 0.75,
-            lost_seconds: 1.0,
-            left_area_fraction: 0.25,
-            left_seconds: 0.5,
-        }
-    }
-}
-
 /// The stages of a session (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stage {
@@ -195,248 +144,7 @@ pub struct Status {
     pub reacquiring: bool,
 }
 
-/// The tracker's settings a user may change while tracking.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FilterSettings {
-    pub particles: usize,
-    pub filter: FilterKind,
-    /// σ_F of RTPF Eq. 2.
-    pub sigma_f: f64,
-    /// Diffusion σ of the root position (m), limb angles and trunk angles
-    /// (rad) per frame.
-    pub sigma_translation: f64,
-    pub sigma_limb: f64,
-    pub sigma_trunk: f64,
-    pub seed: u64,
-    pub backend: BackendChoice,
-    /// Partitioned sampling ([`TrackerConfig::partitioned`]).
-    pub partitioned: bool,
-    /// The weighted mean as the estimate (else the MAP particle).
-    pub mean_estimate: bool,
-    /// The likelihood terms: RTPF's regions, learned 2D keypoints, or both
-    /// ([`crate::keypoint_term`]).
-    pub observation: ObservationMode,
-    /// σ of the keypoint term, a fraction of the person's size in the image.
-    pub keypoint_sigma: f64,
-    /// Keypoint-lifted arm hypotheses a step ([`TrackerConfig::keypoint_lifts`]).
-    pub keypoint_lifts: usize,
-    /// σ_z of the keypoint term's depth-order part
-    /// ([`TrackerConfig::keypoint_depth_sigma`]); 0 turns it off.
-    pub keypoint_depth_sigma: f64,
-    /// Weight of the arms' anatomical prior
-    /// ([`TrackerConfig::anatomy_weight`]); 0 turns it off.
-    pub anatomy_weight: f64,
-    /// Weigh frame k with the detection of frame k − 1 (the default) instead
-    /// of reading frame k + 1 ahead and weighing frame k with its own
-    /// ([`KeypointStage`]). The look-ahead measured no better on the
-    /// validation clips (docs/track.md) and follows BlazePose's side swaps
-    /// more tightly on the app's capsule walk, so it is opt-in.
-    pub lagged_detections: bool,
-    /// Where the keypoint network (BlazePose full) runs: tract on the CPU,
-    /// our WGSL kernels on the GPU (the app's device when the session has
-    /// one, else a headless one), or `Auto`: the GPU on a hardware
-    /// adapter, else tract (a software adapter such as lavapipe runs the
-    /// kernels slower than tract). Both give the same landmarks (within
-    /// 0.05 px), so the choice changes speed, not results.
-    pub keypoint_backend: keypoints::Backend,
-    /// How the recorded estimate is smoothed over time ([`crate::smooth`]).
-    pub smoothing: crate::smooth::Smoothing,
-    /// σ_v of the path smoother: hand speed, metres a second.
-    pub smoothing_hand_speed: f64,
-    /// τ of the path smoother: the weight of the filter's log weights.
-    pub smoothing_temperature: f64,
-}
-
-impl Default for FilterSettings {
-    fn default() -> Self {
-        Self {
-            particles: 300,
-            filter: FilterKind::Pfrth,
-            sigma_f: 0.1,
-            sigma_translation: 0.02,
-            sigma_limb: 0.08,
-            sigma_trunk: 0.02,
-            seed: 1,
-            backend: BackendChoice::Auto,
-            partitioned: true,
-            mean_estimate: false,
-            observation: ObservationMode::Both,
-            keypoint_sigma: DEFAULT_KEYPOINT_SIGMA,
-            keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
-            keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
-            anatomy_weight: crate::anatomy::DEFAULT_ANATOMY_WEIGHT,
-            lagged_detections: true,
-            keypoint_backend: keypoints::Backend::Auto,
-            smoothing: crate::smooth::Smoothing::None,
-            smoothing_hand_speed: crate::smooth::DEFAULT_HAND_SPEED,
-            smoothing_temperature: crate::smooth::DEFAULT_TEMPERATURE,
-        }
-    }
-}
-
-impl FilterSettings {
-    /// The tracker's configuration with `class_map`'s label table.
-    pub fn tracker_config(&self, class_map: &ClassMap) -> TrackerConfig {
-        TrackerConfig {
-            particles: self.particles,
-            filter: self.filter,
-            sigma_f: self.sigma_f,
-            sigma_translation: self.sigma_translation,
-            sigma_rotation: self.sigma_limb,
-            sigma_trunk: self.sigma_trunk,
-            seed: self.seed,
-            backend: self.backend,
-            label_map: class_map.label_table(),
-            partitioned: self.partitioned,
-            observation: self.observation,
-            keypoint_sigma: self.keypoint_sigma,
-            keypoint_lifts: self.keypoint_lifts,
-            keypoint_depth_sigma: self.keypoint_depth_sigma,
-            anatomy_weight: self.anatomy_weight,
-            ..TrackerConfig::default()
-        }
-    }
-
-    /// Checks the values a tracker would refuse, naming the flag.
-    ///
-    /// # Errors
-    /// [`SessionError::Input`] naming the flag.
-    pub fn validate(&self) -> Result<()> {
-        if self.particles == 0 {
-            return Err(input("--particles 0", "need at least one particle"));
-        }
-        smc::ParticleSet::check_memory(self.particles, 128)
-            .map_err(|e| input(format!("--particles {}", self.particles), e))?;
-        if !(self.sigma_f.is_finite() && self.sigma_f > 0.0) {
-            return Err(input(
-                format!("--sigma-f {}", self.sigma_f),
-                "must be finite and > 0",
-            ));
-        }
-        if !(self.keypoint_depth_sigma.is_finite() && self.keypoint_depth_sigma >= 0.0) {
-            return Err(input(
-                format!("--keypoint-depth-sigma {}", self.keypoint_depth_sigma),
-                "must be finite and ≥ 0",
-            ));
-        }
-        if !(self.keypoint_sigma.is_finite() && self.keypoint_sigma > 0.0) {
-            return Err(input(
-                format!("--keypoint-sigma {}", self.keypoint_sigma),
-                "must be finite and > 0",
-            ));
-        }
-        for (flag, v) in [
-            ("--sigma-translation", self.sigma_translation),
-            ("--sigma-limb", self.sigma_limb),
-            ("--sigma-trunk", self.sigma_trunk),
-            ("--anatomy-weight", self.anatomy_weight),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(input(format!("{flag} {v}"), "must be finite and ≥ 0"));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The camera: a camera file, or [`default_camera`] (level, at the origin)
-/// of a horizontal field of view.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CameraSpec {
-    /// A camera file (`--camera`).
-    File(PathBuf),
-    /// The default camera, this many degrees wide (`--fov`).
-    FieldOfView(f64),
-}
-
-impl CameraSpec {
-    /// `file` if given, else the default camera `fov_deg` wide: what
-    /// `--camera` and `--fov` ask for.
-    pub fn new(file: Option<PathBuf>, fov_deg: f64) -> Self {
-        file.map_or(Self::FieldOfView(fov_deg), Self::File)
-    }
-
-    /// The camera file, if there is one.
-    pub fn file(&self) -> Option<&Path> {
-        match self {
-            Self::File(path) => Some(path),
-            Self::FieldOfView(_) => None,
-        }
-    }
-}
-
-impl Default for CameraSpec {
-    /// The default camera, [`DEFAULT_FOV_DEG`] wide.
-    fn default() -> Self {
-        Self::FieldOfView(DEFAULT_FOV_DEG)
-    }
-}
-
-/// The subject: whose body is tracked, at what height.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Subject {
-    /// Body file (BVH, `--bvh`); `None`: [`default_body`].
-    pub body: Option<PathBuf>,
-    /// The subject's height (m, `--subject-height`): the default body's;
-    /// a body file is scaled to it when given (else used as it is).
-    pub height: Option<f64>,
-}
-
-/// A known initial pose instead of the guided start: frame `frame` of
-/// `file` (or of the body file). Needs a camera file (the pose is in its
-/// world frame).
-#[derive(Clone, Debug, PartialEq)]
-pub struct KnownPose {
-    /// The pose's file (`--init`); `None`: the body file.
-    pub file: Option<PathBuf>,
-    /// Its frame, 0-based (`--frame`).
-    pub frame: usize,
-}
-
-impl KnownPose {
-    /// What `--init` and `--frame` ask for: `None` (the guided start) when
-    /// neither is given, else frame `frame` (default 0) of `file`.
-    pub fn from_flags(file: Option<PathBuf>, frame: Option<usize>) -> Option<Self> {
-        (file.is_some() || frame.is_some()).then(|| Self {
-            file,
-            frame: frame.unwrap_or(0),
-        })
-    }
-}
-
-/// What to track and how to start (module docs). Paths are optional: the
-/// defaults need none.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SessionSpec {
-    /// What the source is, for messages (`--frames` value).
-    pub frames: String,
-    pub camera: CameraSpec,
-    pub subject: Subject,
-    /// `None`: the guided start.
-    pub init: Option<KnownPose>,
-    /// The pose the person stands in for the guided start.
-    pub start_pose: StartPose,
-    /// The empty scene, given (`--background`) or the first K frames taken
-    /// as they come (`--background-frames`); `None`: learned once the
-    /// scene is still (the guided start).
-    pub background: Option<EmptyScene>,
-    pub sleeves: Sleeves,
-    /// Tracked joints: `auto`, `upper`, `all` or a comma-separated list.
-    pub track: String,
-    /// Label image size (width, height).
-    pub label_size: (u32, u32),
-    pub guide: GuideParams,
-}
-
 impl SessionSpec {
-    /// The background image, if one is given.
-    fn background_image(&self) -> Option<&Path> {
-        match &self.background {
-            Some(EmptyScene::Image(path)) => Some(path),
-            _ => None,
-        }
-    }
-
     /// The guided start's first stage: waiting for a person when a
     /// background image is given, else learning the background (once the
     /// scene is still, or from the first K frames).
@@ -459,328 +167,6 @@ impl SessionSpec {
     }
 }
 
-impl Default for SessionSpec {
-    fn default() -> Self {
-        Self {
-            frames: String::new(),
-            camera: CameraSpec::default(),
-            subject: Subject::default(),
-            init: None,
-            start_pose: StartPose::ArmsDown,
-            background: None,
-            sleeves: Sleeves::Short,
-            track: "auto".into(),
-            label_size: (labels::DEFAULT_WIDTH, labels::DEFAULT_HEIGHT),
-            guide: GuideParams::default(),
-        }
-    }
-}
-
-/// The tracked selection of `spec` (`--track`) on `skeleton`.
-///
-/// # Errors
-/// An empty list or a joint the body lacks, naming `--track`.
-pub fn selection(spec: &str, skeleton: &Skeleton) -> Result<Selection> {
-    let upper = Selection::cmu_upper_body();
-    let has_all = |sel: &Selection| match sel {
-        Selection::All => true,
-        Selection::Joints(names) => names.iter().all(|n| skeleton.find(n).is_ok()),
-    };
-    let sel = match spec.trim() {
-        "auto" => {
-            if has_all(&upper) {
-                upper
-            } else {
-                Selection::All
-            }
-        }
-        "all" => Selection::All,
-        "upper" => upper,
-        list => {
-            let names: Vec<String> = list
-                .split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect();
-            if names.is_empty() {
-                return Err(input(
-                    format!("--track {spec}"),
-                    "expected auto, upper, all or joint names",
-                ));
-            }
-            Selection::Joints(names)
-        }
-    };
-    if let Selection::Joints(names) = &sel
-        && let Some(missing) = names.iter().find(|n| skeleton.find(n).is_err())
-    {
-        return Err(input(
-            format!("--track {spec}"),
-            format!("the body has no joint named `{missing}`"),
-        ));
-    }
-    Ok(sel)
-}
-
-/// A usable initial pose: the skeleton's length, finite values and finite
-/// forward kinematics. The message says which parameter or joint fails.
-///
-/// # Errors
-/// The message.
-pub fn check_init_pose(skeleton: &Skeleton, pose: &[f64]) -> Result<(), String> {
-    if pose.len() != skeleton.dof() {
-        return Err(format!(
-            "{} pose parameters for a skeleton of {}",
-            pose.len(),
-            skeleton.dof()
-        ));
-    }
-    if let Some(i) = pose.iter().position(|v| !v.is_finite()) {
-        return Err(format!(
-            "pose parameter {i} is {} (the initial pose must be finite)",
-            pose[i]
-        ));
-    }
-    let world = skeleton
-        .forward_kinematics(pose)
-        .map_err(|e| e.to_string())?;
-    if let Some(j) = world
-        .iter()
-        .position(|w| !w.translation.vector.iter().all(|v| v.is_finite()))
-    {
-        return Err(format!(
-            "joint `{}` has a non-finite position",
-            skeleton.joint(j).name
-        ));
-    }
-    Ok(())
-}
-
-/// The body (default or file, at the subject's height) and the known
-/// initial pose if one was asked for.
-fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
-    let subject = &spec.subject;
-    let body = match &subject.body {
-        None => {
-            default_body(subject.height.unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT)).map_err(|e| {
-                input(
-                    format!(
-                        "--subject-height {}",
-                        subject.height.unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT)
-                    ),
-                    e,
-                )
-            })?
-        }
-        Some(path) => {
-            let b = Bvh::load(path).map_err(|e| input(flag_path("--bvh", path), e))?;
-            if b.frames.is_empty() {
-                // The body's standing pose is its frame 0.
-                return Err(input(
-                    flag_path("--bvh", path),
-                    "the file has `Frames: 0`: the body needs at least one frame (its standing pose)",
-                ));
-            }
-            match subject.height {
-                Some(h) => body_at_height(&b, 0, h).map_err(|e| {
-                    input(format!("--subject-height {h} for {}", path.display()), e)
-                })?,
-                None => b,
-            }
-        }
-    };
-    let Some(init) = &spec.init else {
-        return Ok((body, None));
-    };
-    let init_frame = init.frame;
-    let (init_path, init_bvh, init_flag) = match &init.file {
-        Some(p) => (
-            p.display().to_string(),
-            Bvh::load(p).map_err(|e| input(flag_path("--init", p), e))?,
-            "--init",
-        ),
-        None => (
-            subject
-                .body
-                .as_ref()
-                .map_or("the default body".into(), |p| p.display().to_string()),
-            body.clone(),
-            "--bvh (the initial pose's file)",
-        ),
-    };
-    let names =
-        |s: &Skeleton| -> Vec<String> { s.joints().iter().map(|j| j.name.clone()).collect() };
-    let (bn, in_) = (names(&body.skeleton), names(&init_bvh.skeleton));
-    if bn.len() != in_.len() || body.skeleton.dof() != init_bvh.skeleton.dof() {
-        return Err(input(
-            format!("--init {init_path}"),
-            format!(
-                "{} joints / {} pose parameters, but the body has {} joints / {}",
-                in_.len(),
-                init_bvh.skeleton.dof(),
-                bn.len(),
-                body.skeleton.dof()
-            ),
-        ));
-    }
-    if let Some((a, b)) = bn.iter().zip(&in_).find(|(a, b)| a != b) {
-        return Err(input(
-            format!("--init {init_path}"),
-            format!("joint `{b}` where the body has `{a}` (the same skeleton is needed)"),
-        ));
-    }
-    if init_frame >= init_bvh.frames.len() {
-        return Err(input(
-            format!("--frame {init_frame}"),
-            format!(
-                "out of range: {init_path} has {} frames",
-                init_bvh.frames.len()
-            ),
-        ));
-    }
-    let pose = init_bvh.frames.pose(init_frame).to_vec();
-    check_init_pose(&body.skeleton, &pose)
-        .map_err(|m| input(format!("{init_flag} {init_path} frame {init_frame}"), m))?;
-    Ok((body, Some(pose)))
-}
-
-/// The frame-size camera: the file's (rescaled when only its resolution
-/// differs) or the default; says which in `note`.
-fn frame_camera(spec: &SessionSpec, size: (u32, u32)) -> Result<(Camera, String)> {
-    let path = match &spec.camera {
-        CameraSpec::File(path) => path,
-        &CameraSpec::FieldOfView(fov_deg) => {
-            let cam = default_camera(size.0, size.1, fov_deg)
-                .map_err(|e| input(format!("--fov {fov_deg}"), e))?;
-            return Ok((
-                cam,
-                format!("default camera: {fov_deg:.0}° wide, level, at the origin"),
-            ));
-        }
-    };
-    let what = flag_path("--camera", path);
-    let cam = load_camera(path).map_err(|e| input(&what, e))?;
-    let (cw, ch) = (cam.width(), cam.height());
-    let (fw, fh) = size;
-    if (cw, ch) == (fw, fh) {
-        return Ok((cam, format!("camera {}", path.display())));
-    }
-    // Same aspect ratio (within 0.5 %): a calibration at another resolution.
-    let a = u64::from(cw) * u64::from(fh);
-    let b = u64::from(ch) * u64::from(fw);
-    if a.abs_diff(b) as f64 > 0.005 * a.max(b) as f64 {
-        return Err(input(
-            what,
-            format!(
-                "the camera is {cw} × {ch} but the frames of --frames {} are {fw} × {fh}: \
-                 another aspect ratio cannot be rescaled (calibrate the camera at the frames' size)",
-                spec.frames
-            ),
-        ));
-    }
-    let cam = resize_camera(&cam, fw, fh).map_err(|e| input(&what, e))?;
-    Ok((
-        cam,
-        format!(
-            "camera {} ({cw} × {ch} rescaled to {fw} × {fh})",
-            path.display()
-        ),
-    ))
-}
-
-/// The largest 4-connected foreground component of a mask.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Blob {
-    /// 1 inside the blob (the mask's size).
-    pub mask: Vec<u8>,
-    pub area: usize,
-    /// Bounding box, inclusive, in mask pixels.
-    pub x0: usize,
-    pub y0: usize,
-    pub x1: usize,
-    pub y1: usize,
-}
-
-impl Blob {
-    /// The largest component of `mask` (`width × height`, 1 = foreground).
-    pub fn largest(mask: &[u8], width: usize, height: usize) -> Option<Blob> {
-        if mask.len() != width * height {
-            return None;
-        }
-        let mut comp = vec![u32::MAX; mask.len()];
-        let mut best: Option<(usize, u32)> = None;
-        let mut stack = Vec::new();
-        for start in 0..mask.len() {
-            if mask[start] == 0 || comp[start] != u32::MAX {
-                continue;
-            }
-            let id = start as u32;
-            comp[start] = id;
-            stack.push(start);
-            let mut size = 0;
-            while let Some(i) = stack.pop() {
-                size += 1;
-                for j in neighbours4(i, width, height) {
-                    if mask[j] != 0 && comp[j] == u32::MAX {
-                        comp[j] = id;
-                        stack.push(j);
-                    }
-                }
-            }
-            if best.is_none_or(|(s, _)| size > s) {
-                best = Some((size, id));
-            }
-        }
-        let (area, id) = best?;
-        let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
-        let blob: Vec<u8> = comp
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| {
-                if c == id {
-                    let (x, y) = (i % width, i / width);
-                    x0 = x0.min(x);
-                    y0 = y0.min(y);
-                    x1 = x1.max(x);
-                    y1 = y1.max(y);
-                    1
-                } else {
-                    0
-                }
-            })
-            .collect();
-        Some(Blob {
-            mask: blob,
-            area,
-            x0,
-            y0,
-            x1,
-            y1,
-        })
-    }
-
-    pub fn height(&self) -> usize {
-        self.y1 - self.y0 + 1
-    }
-    pub fn width(&self) -> usize {
-        self.x1 - self.x0 + 1
-    }
-
-    /// Intersection over union of two blobs' masks.
-    pub fn iou(&self, other: &Blob) -> f64 {
-        let (mut inter, mut union) = (0usize, 0usize);
-        for (a, b) in self.mask.iter().zip(&other.mask) {
-            inter += usize::from(*a != 0 && *b != 0);
-            union += usize::from(*a != 0 || *b != 0);
-        }
-        if union == 0 {
-            0.0
-        } else {
-            inter as f64 / union as f64
-        }
-    }
-}
-
 /// What one tracked frame produced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tracked {
@@ -793,6 +179,9 @@ pub struct Tracked {
     pub modes: crate::smooth::Modes,
     pub segment_ms: f64,
     pub step_ms: f64,
+    /// The frame's stages' wall times (`output` and `total` are the
+    /// driver's to fill, [`crate::profile`]).
+    pub times: FrameTimes,
 }
 
 /// What one [`Session::step`] did.
@@ -831,27 +220,6 @@ enum Guide {
     },
 }
 
-/// The keypoint detector of a session: BlazePose on its own thread, one
-/// frame *ahead* of the tracker. While the tracker steps frame k with frame
-/// k's own detection, the detector works on frame k + 1, read ahead of its
-/// turn (its person box from the last estimate); the tracker waits for
-/// each detection, so a run is the same whatever the machine's speed, and
-/// frame k's estimate is out before frame k + 2 is read. (Until the
-/// look-ahead, frame k was weighed with frame k − 1's detection: a frame
-/// of lag that fast arms pay for, [`FilterSettings::lagged_detections`].)
-struct KeypointStage {
-    detector: keypoints::AsyncDetector,
-    /// The setting it was built for ([`FilterSettings::keypoint_backend`]).
-    backend: keypoints::Backend,
-    /// Where the network runs, in words ([`Session::describe_keypoints`]).
-    description: String,
-    map: KeypointMap,
-    /// The frame submitted last, whose result the next step waits for.
-    pending: Option<usize>,
-    /// The last detection and its frame.
-    latest: Option<(usize, keypoints::Keypoints)>,
-}
-
 /// One tracking session (module docs).
 pub struct Session {
     spec: SessionSpec,
@@ -888,6 +256,8 @@ pub struct Session {
     last: Option<Frame>,
     /// Frames the background model was learned from.
     background_frames: usize,
+    /// The current step's stage times so far ([`Tracked::times`]).
+    times: FrameTimes,
 }
 
 impl std::fmt::Debug for Session {
@@ -1025,6 +395,7 @@ impl Session {
             ahead: None,
             last: None,
             background_frames,
+            times: FrameTimes::default(),
         };
         session.start_detector()?;
         session.status = session.initial_status();
@@ -1335,7 +706,8 @@ impl Session {
                 "the body has none of the joints the keypoints bind to (CMU, Mixamo or preset names)",
             ));
         }
-        let (detector, description) = self.keypoint_detector()?;
+        let (detector, description) =
+            keypoint_network(self.settings.keypoint_backend, self.device.as_ref())?;
         let detector = keypoints::AsyncDetector::spawn(detector).map_err(|e| input(&what, e))?;
         // Another back end: the last detection stays (a frame submitted to
         // the old one is submitted again by the next step).
@@ -1349,67 +721,6 @@ impl Session {
             latest,
         });
         Ok(())
-    }
-
-    /// BlazePose full (the embedded model) where
-    /// [`FilterSettings::keypoint_backend`] asks, and that in words: on the
-    /// session's device (the app's) when it has one, else on a headless
-    /// one, which `Auto` passes over for tract when it is a software
-    /// adapter or there is none.
-    ///
-    /// # Errors
-    /// [`SessionError::KeypointBackend`]: `Gpu` and no adapter, or a device
-    /// that cannot run the network.
-    fn keypoint_detector(&self) -> Result<(keypoints::Detector, String)> {
-        use keypoints::{Backend, Detector, DetectorOptions, GpuDevice};
-        let backend = self.settings.keypoint_backend;
-        let fail = |source| SessionError::KeypointBackend { backend, source };
-        let options = DetectorOptions {
-            backend,
-            ..DetectorOptions::default()
-        };
-        let device = match (backend, &self.device) {
-            (Backend::Cpu, _) => None,
-            (_, Some(s)) => Some(Ok(GpuDevice::from_parts(
-                s.device.clone(),
-                s.queue.clone(),
-                s.device.adapter_info(),
-            ))),
-            (_, None) => Some(GpuDevice::headless()),
-        };
-        let (detector, not_gpu) = match device {
-            None => (Detector::new_with(options).map_err(fail)?, None),
-            Some(Ok(device)) => {
-                let d = Detector::new_on(&device, options).map_err(fail)?;
-                if d.uses_gpu() {
-                    let whose = if self.device.is_some() {
-                        ", the app's device"
-                    } else {
-                        ""
-                    };
-                    let line = format!(
-                        "{KEYPOINT_MODEL} on {} (GPU, {}{whose})",
-                        device.info.name, device.info.backend
-                    );
-                    return Ok((d, line));
-                }
-                let why = d.why_not_gpu().map(str::to_string);
-                (d, why)
-            }
-            Some(Err(e)) if backend == Backend::Auto => {
-                let cpu = DetectorOptions {
-                    backend: Backend::Cpu,
-                    ..options
-                };
-                (Detector::new_with(cpu).map_err(fail)?, Some(e.to_string()))
-            }
-            Some(Err(e)) => return Err(fail(e)),
-        };
-        let mut line = format!("{KEYPOINT_MODEL} on the CPU (tract)");
-        if let Some(why) = not_gpu {
-            line += &format!("; not the GPU: {why}");
-        }
-        Ok((detector, line))
     }
 
     /// Where the keypoint network runs, in words, for a status line:
@@ -1461,8 +772,9 @@ impl Session {
     /// [`FilterSettings::lagged_detections`], submits `frame` and hands the
     /// previous frame's detection over instead.
     fn detect_keypoints(&mut self, frame: &Frame) -> Result<()> {
+        let t0 = Instant::now();
+        let mut read_ahead = std::time::Duration::ZERO;
         let person = self.person_box(frame);
-        let what = format!("keypoints on frame {}", frame.index);
         let lagged = self.settings.lagged_detections;
         let Some(k) = self.keypoints.as_mut() else {
             return Ok(());
@@ -1470,76 +782,46 @@ impl Session {
         let wait_for = if lagged {
             let previous = k.pending.take();
             if let Some(b) = person {
-                k.detector
-                    .submit(frame.index as u64, &frame.rgb, frame.width, frame.height, b)
-                    .map_err(|e| input(&what, e))?;
-                k.pending = Some(frame.index);
+                k.submit(frame, b)?;
             }
             previous
         } else {
             if k.pending != Some(frame.index)
                 && let Some(b) = person
             {
-                k.detector
-                    .submit(frame.index as u64, &frame.rgb, frame.width, frame.height, b)
-                    .map_err(|e| input(&what, e))?;
-                k.pending = Some(frame.index);
+                k.submit(frame, b)?;
             }
             k.pending.take().filter(|&f| f == frame.index)
         };
         if let Some(f) = wait_for {
-            // Its result, or at once `None` when a newer frame replaced it
-            // before the worker took it (the newest detection then stays);
-            // a hung or panicked detector is an error naming the stage.
-            let done = k
-                .detector
-                .wait_for(f as u64, DETECTION_WAIT)
-                .map_err(|e| input(format!("keypoints on frame {f}"), e))?;
-            if let Some(d) = done
-                && let Ok(kp) = d.result
-            {
-                k.latest = Some((d.frame as usize, kp));
-            }
+            k.wait(f)?;
         }
         if !lagged && self.ahead.is_none() {
             // The next frame, read now so that the detector works on it
             // while the tracker steps this one.
-            if let Some(next) = self
+            let t_read = Instant::now();
+            let next = self
                 .source
                 .next_frame()
-                .map_err(|e| input(format!("--frames {}", self.spec.frames), e))?
-            {
+                .map_err(|e| input(format!("--frames {}", self.spec.frames), e))?;
+            read_ahead = t_read.elapsed();
+            if let Some(next) = next {
                 let b = self.person_box(&next);
                 let k = self.keypoints.as_mut().expect("checked above");
                 if let Some(b) = b {
-                    let what = format!("keypoints on frame {}", next.index);
-                    k.detector
-                        .submit(next.index as u64, &next.rgb, next.width, next.height, b)
-                        .map_err(|e| input(&what, e))?;
-                    k.pending = Some(next.index);
+                    k.submit(&next, b)?;
                 }
                 self.ahead = Some(next);
             }
         }
         let k = self.keypoints.as_ref().expect("checked above");
         let max_age = if lagged { 2 } else { 1 };
-        let observation = k
-            .latest
-            .as_ref()
-            .filter(|(f, _)| *f <= frame.index && frame.index - *f <= max_age)
-            .map(|(_, kp)| {
-                KeypointObservation::from_keypoints(
-                    kp,
-                    &k.map,
-                    frame.width,
-                    frame.height,
-                    &self.label_camera,
-                    KEYPOINT_MIN_SCORE,
-                )
-            });
+        let observation = k.observation(frame, max_age, &self.label_camera);
         if let Some(t) = self.tracker.as_mut() {
             t.set_keypoints(observation)?;
         }
+        self.times.decode += read_ahead;
+        self.times.keypoints += t0.elapsed().saturating_sub(read_ahead);
         Ok(())
     }
 
@@ -1567,6 +849,8 @@ impl Session {
     /// A frame that cannot be read or segmented, a tracker failure.
     pub fn step(&mut self) -> Result<Option<SessionStep>> {
         let frames_what = || format!("--frames {}", self.spec.frames);
+        self.times = FrameTimes::default();
+        let t_read = Instant::now();
         let frame = match self.ahead.take() {
             Some(f) => f,
             None => match self
@@ -1578,6 +862,7 @@ impl Session {
                 None => return Ok(None),
             },
         };
+        self.times.decode = t_read.elapsed();
         let (index, t) = (frame.index, frame.timestamp);
         let result = match self.guide.clone() {
             Guide::Background {
@@ -2005,12 +1290,16 @@ impl Session {
         };
         self.estimate = Some(pose.clone());
         let modes = crate::smooth::Modes::of(self.tracker.as_ref().expect("checked above"))?;
+        self.times.foreground = t1 - t0;
+        self.times.step = report.timings;
+        self.times.modes = t2.elapsed();
         Ok(Tracked {
             pose,
             report,
             modes,
             segment_ms: (t1 - t0).as_secs_f64() * 1e3,
             step_ms: (t2 - t1).as_secs_f64() * 1e3,
+            times: self.times,
         })
     }
 
@@ -2088,22 +1377,3 @@ impl Session {
 /// Why placing failed (said to the person).
 #[derive(Debug)]
 struct PlaceFailure(String);
-
-/// `mask` grown by `r` pixels (square structuring element).
-fn dilate(mask: &[u8], width: usize, r: usize) -> Vec<u8> {
-    let height = mask.len() / width.max(1);
-    let mut out = vec![0u8; mask.len()];
-    for y in 0..height {
-        for x in 0..width {
-            if mask[y * width + x] == 0 {
-                continue;
-            }
-            for yy in y.saturating_sub(r)..(y + r + 1).min(height) {
-                for xx in x.saturating_sub(r)..(x + r + 1).min(width) {
-                    out[yy * width + xx] = 1;
-                }
-            }
-        }
-    }
-    out
-}

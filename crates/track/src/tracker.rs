@@ -277,7 +277,10 @@ impl TrackerConfig {
     }
 }
 
-/// Wall-clock time of each stage of a step.
+/// Wall-clock time of each stage of a step. `select`, `predict` and
+/// `measure` follow one another within `total`; the last four are finer
+/// parts that cut across them (the profile of `posecloud track --profile`,
+/// [`crate::profile`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepTimings {
     pub select: Duration,
@@ -285,6 +288,18 @@ pub struct StepTimings {
     pub predict: Duration,
     pub measure: Duration,
     pub total: Duration,
+    /// Forward kinematics of every batch weighed in the step (the
+    /// simplex's and the partitions' included), with the states expanded
+    /// to full poses.
+    pub forward_kinematics: Duration,
+    /// The likelihood terms of every batch weighed in the step: regions on
+    /// the back end, keypoints, the anatomical and pose priors.
+    pub likelihood: Duration,
+    /// The simplex runs (HPOR) less the forward kinematics and likelihood
+    /// of their batches.
+    pub simplex: Duration,
+    /// Kinematic flips and keypoint lifts (HKFS, [`crate::lift`]).
+    pub flips: Duration,
 }
 
 /// What one frame produced.
@@ -326,6 +341,23 @@ struct ScoreBuffers {
     full: Vec<f64>,
     /// Joint transforms of `full`, computed once per batch.
     fk: BatchForwardKinematics,
+    /// Time spent in forward kinematics, likelihood and the simplex's own
+    /// work since the last [`Self::take_times`] ([`StepTimings`]).
+    forward_kinematics: Duration,
+    likelihood: Duration,
+    simplex: Duration,
+}
+
+impl ScoreBuffers {
+    /// The times gathered since the last call: `(forward kinematics,
+    /// likelihood, simplex)`; they restart from zero.
+    fn take_times(&mut self) -> (Duration, Duration, Duration) {
+        (
+            std::mem::take(&mut self.forward_kinematics),
+            std::mem::take(&mut self.likelihood),
+            std::mem::take(&mut self.simplex),
+        )
+    }
 }
 
 /// The keypoint side of a [`Scorer`]: the detection, the camera it is
@@ -400,13 +432,15 @@ impl<'a> Scorer<'a> {
         let d = self.body.dim();
         let dof = self.body.skeleton().dof();
         let n = states.len() / d;
-        let ScoreBuffers { full, fk } = &mut *self.buffers;
+        let t0 = Instant::now();
+        let ScoreBuffers { full, fk, .. } = &mut *self.buffers;
         full.resize(n * dof, 0.0);
         for (s, f) in states.chunks(d).zip(full.chunks_mut(dof)) {
             self.body.to_full(s, f);
         }
         // One forward kinematics of the batch, read by both terms.
         fk.compute_states(self.body.skeleton(), full)?;
+        let t_fk = t0.elapsed();
         // The keypoint term and the anatomical prior, per pose.
         let mut log_kp = vec![0.0; n];
         if let Some(k) = &self.keypoints {
@@ -421,7 +455,7 @@ impl<'a> Scorer<'a> {
         self.evaluations += n;
         let model = NonOverlap::new(self.sigma_f).expect("validated");
         let regions = self.regions;
-        Ok(states
+        let scores = states
             .chunks(d)
             .zip(&ev.non_overlap)
             .zip(&log_kp)
@@ -434,7 +468,10 @@ impl<'a> Scorer<'a> {
                 };
                 (-(region + kp + prior), f)
             })
-            .collect())
+            .collect();
+        self.buffers.forward_kinematics += t_fk;
+        self.buffers.likelihood += t0.elapsed() - t_fk;
+        Ok(scores)
     }
 }
 
@@ -736,12 +773,18 @@ impl Tracker {
         steps: &[f64],
         coords: &[usize],
     ) -> Result<(Vec<Simplex>, usize)> {
+        let t0 = Instant::now();
+        let scoring = |b: &ScoreBuffers| b.forward_kinematics + b.likelihood;
+        let scored_before = scoring(&self.scratch);
         let starts: Vec<(&[f64], usize)> = starts.iter().map(|(s, k)| (s.as_ref(), *k)).collect();
         let mut scorer = self.scorer();
         let body = scorer.body;
         let (simplices, _) =
             lockstep_simplex_in(body, &starts, steps, coords, &mut |b| scorer.score(obs, b))?;
-        Ok((simplices, scorer.evaluations))
+        let evaluations = scorer.evaluations;
+        let scored = scoring(&self.scratch) - scored_before;
+        self.scratch.simplex += t0.elapsed().saturating_sub(scored);
+        Ok((simplices, evaluations))
     }
 
     /// Scores states with the current back end, prior, σ_F and keypoints
@@ -765,6 +808,7 @@ impl Tracker {
     /// `−∞`), naming the frame.
     pub fn step(&mut self, obs: &Observation) -> Result<StepReport> {
         let t0 = Instant::now();
+        self.scratch.take_times();
         let n = self.config.particles;
         let d = self.body.dim();
         let kind = self.config.filter;
@@ -960,6 +1004,7 @@ impl Tracker {
         }
         // Kinematic flipping, then keypoint lifting (crate::lift), into
         // free children not placed by a simplex.
+        let t_flips = Instant::now();
         let mut flips = 0;
         let mut lifts = 0;
         let lifting = self.config.keypoint_lifts > 0
@@ -1002,6 +1047,7 @@ impl Tracker {
             lifts = placed.saturating_sub(flips);
             flips = flips.min(placed);
         }
+        let t_flips = t_flips.elapsed();
         let t_predict = t1.elapsed();
 
         // 3. Measurement of every particle the simplex did not score.
@@ -1043,6 +1089,7 @@ impl Tracker {
                 *m += w * v;
             }
         }
+        let (forward_kinematics, likelihood, simplex) = self.scratch.take_times();
         Ok(StepReport {
             frame,
             map_pose: self.body.full_pose(&self.states[map * d..(map + 1) * d]),
@@ -1060,6 +1107,10 @@ impl Tracker {
                 predict: t_predict,
                 measure: t_measure,
                 total: t0.elapsed(),
+                forward_kinematics,
+                likelihood,
+                simplex,
+                flips: t_flips,
             },
         })
     }

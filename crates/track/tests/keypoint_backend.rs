@@ -12,8 +12,8 @@
 
 use keypoints::{Backend, GpuDevice};
 use skeleton::Bvh;
-use track::session::{CameraSpec, FilterSettings, KnownPose, Session, SessionSpec, Subject};
 use track::{BackendChoice, ObservationMode, SharedDevice};
+use track::{CameraSpec, FilterSettings, KnownPose, Session, SessionSpec, Subject};
 use vision::batch::EmptyScene;
 use vision::{RenderOptions, SyntheticRenderer, SyntheticSource, load_camera, resize_camera};
 

@@ -9,7 +9,7 @@ use skeleton::Bvh;
 use track::BackendChoice;
 use track::SessionError;
 use track::run::{TrackRun, TrackSummary, check_init_pose, run_until};
-use track::session::{CameraSpec, KnownPose};
+use track::{CameraSpec, KnownPose};
 
 /// A run with no stop flag and no progress reports.
 fn run_track(a: &TrackRun) -> Result<TrackSummary, SessionError> {

@@ -5,10 +5,8 @@
 
 use nalgebra::Point3;
 use skeleton::Bvh;
-use track::session::{
-    FilterSettings, KnownPose, Session, SessionSpec, SessionStep, Stage, Subject,
-};
 use track::{BackendChoice, StartPose, default_body, default_camera};
+use track::{FilterSettings, KnownPose, Session, SessionSpec, SessionStep, Stage, Subject};
 use vision::{Frame, FrameSource, RenderOptions, SyntheticRenderer};
 
 const FPS: f64 = 30.0;

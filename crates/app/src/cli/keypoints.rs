@@ -115,7 +115,7 @@ pub struct KeypointsArgs {
 fn blob_box(seg: &mut Segmenter, frame: &Frame) -> Result<Option<PersonBox>> {
     let mask = seg.foreground_mask(frame)?;
     let (lw, lh) = (seg.params().width as usize, seg.params().height as usize);
-    let Some(blob) = track::session::Blob::largest(&mask, lw, lh) else {
+    let Some(blob) = track::Blob::largest(&mask, lw, lh) else {
         return Ok(None);
     };
     if blob.area < lw * lh / 200 {

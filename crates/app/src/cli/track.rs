@@ -11,8 +11,8 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use track::run::{Progress as RunProgress, TrackRun, run_until};
-use track::session::{CameraSpec, FilterSettings, KnownPose, SessionSpec, Stage, Subject};
 use track::{BackendChoice, FilterKind, ObservationMode, StartPose};
+use track::{CameraSpec, FilterSettings, KnownPose, SessionSpec, Stage, Subject};
 
 use super::keypoints::{KeypointBackendArg, in_flag_words};
 use super::progress::Progress;
@@ -249,6 +249,11 @@ pub struct TrackArgs {
     /// No progress on stderr (the summary is still printed).
     #[arg(long)]
     pub quiet: bool,
+    /// After the summary, a table of each stage's wall time per tracked
+    /// frame (decode, foreground, keypoints, the tracker's parts, output):
+    /// mean, 95th percentile and share of the frame (docs/track.md).
+    #[arg(long)]
+    pub profile: bool,
 }
 
 fn parse_smoothing(s: &str) -> std::result::Result<track::smooth::Smoothing, String> {
@@ -298,6 +303,7 @@ impl TrackArgs {
             out_csv: self.out_csv.clone(),
             out_bvh: self.out_bvh.clone(),
             max_frames: self.max_frames,
+            profile: self.profile,
         }
     }
 }
@@ -402,6 +408,9 @@ pub fn track_until(a: &TrackArgs, stop: &AtomicBool) -> Result<track::run::Track
     }
     let summary = summary.map_err(|e| in_flag_words(e.into()))?;
     super::print_out(&format!("{summary}\n"))?;
+    if let Some(p) = &summary.profile {
+        super::print_out(&format!("{p}\n"))?;
+    }
     Ok(summary)
 }
 

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use skeleton::{Bvh, Skeleton};
-use track::session::{CameraSpec, FilterSettings, KnownPose, Session, SessionSpec, Stage, Subject};
 use track::{Arm, BackendChoice, Recorder, SharedDevice, Side, StartPose};
+use track::{CameraSpec, FilterSettings, KnownPose, Session, SessionSpec, Stage, Subject};
 use vision::batch::EmptyScene;
 use vision::{
     ColourClass, FrameSource, RenderOptions, SegClass, Segmentation, Sleeves, Stroke,

@@ -36,7 +36,7 @@ use bevy::app::PluginsState;
 use bevy::prelude::*;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy_egui::{EguiContexts, egui};
-use track::session::{CameraSpec, FilterSettings, Subject};
+use track::{CameraSpec, FilterSettings, Subject};
 use track::{FilterKind, ObservationMode, SharedDevice, StartPose};
 use vision::{ColourClass, SegClass, Sleeves, Stroke};
 
