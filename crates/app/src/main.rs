@@ -444,7 +444,7 @@ fn track_gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
         },
         launched,
     )
-    .map_err(posecloud::cli::keypoints::in_flag_words)
+    .map_err(posecloud::cli::flags::in_flag_words)
 }
 
 /// `posecloud --scene walker`: the PHYSPRIOR window.

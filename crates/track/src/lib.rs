@@ -21,8 +21,8 @@
 //! - [`session`]: the tracking session (source → guided start →
 //!   segmentation → tracker → outputs) that `posecloud track` and the app
 //!   drive; [`SessionSpec`] and [`FilterSettings`]: what it tracks and
-//!   how; [`Blob`]: the person in the foreground mask; [`record`]: its
-//!   outputs, written as they are tracked;
+//!   how; [`where_to_look`]: the one person-box rule of every keypoint
+//!   pipeline; [`record`]: its outputs, written as they are tracked;
 //! - [`profile`]: per-stage wall times of tracked frames (`posecloud
 //!   track --profile`);
 //! - [`smooth`]: the arms' depth branches in the cloud and the smoothed
@@ -54,7 +54,7 @@ pub use backend::{Backend, BackendChoice, SharedDevice};
 pub use body::{Arm, Param, Selection, Side, TrackedBody, default_radii};
 pub use defaults::{DEFAULT_FOV_DEG, DEFAULT_SUBJECT_HEIGHT, default_body, default_camera};
 pub use error::{Result, TrackError};
-pub use foreground::Blob;
+pub use foreground::{ForegroundEvidence, Look, where_to_look};
 pub use keypoint_term::{KeypointMap, KeypointObservation, KeypointTerm};
 pub use prior::PosePrior;
 pub use record::Recorder;

@@ -27,7 +27,7 @@ use skeleton::bvh::BvhWriter;
 use skeleton::{Bvh, PoseBatch};
 use vision::output::{RowFile, check_distinct, check_output_file};
 
-use crate::session::{Result, flag_path, input};
+use crate::session::{Result, flag_path, input, vision_message};
 
 pub use vision::output::temporary_name;
 
@@ -135,18 +135,9 @@ pub fn check_paths(csv: Option<&Path>, bvh: Option<&Path>) -> Result<()> {
         named.push(("--out-bvh", p));
     }
     for &(flag, p) in &named {
-        check_output_file(flag, p).map_err(|e| input(flag_path(flag, p), without_flag(&e)))?;
+        check_output_file(flag, p).map_err(|e| input(flag_path(flag, p), vision_message(&e)))?;
     }
-    check_distinct(&named).map_err(|e| input(flag_path(named[0].0, named[0].1), without_flag(&e)))
-}
-
-/// A [`vision::VisionError::Parameter`]'s message without its leading
-/// `flag value: `.
-fn without_flag(e: &vision::VisionError) -> String {
-    match e {
-        vision::VisionError::Parameter { message, .. } => message.clone(),
-        other => other.to_string(),
-    }
+    check_distinct(&named).map_err(|e| input(flag_path(named[0].0, named[0].1), vision_message(&e)))
 }
 
 impl Recorder {

@@ -56,17 +56,17 @@ use std::time::Instant;
 use labels::{Camera, Observation};
 use nalgebra::Vector3;
 use skeleton::{Bvh, Skeleton};
-use vision::batch::EmptyScene;
+use vision::EmptyScene;
 use vision::{
-    BackgroundAccumulator, BodyShape, ClassMap, Frame, FrameSource, SegmentParams, Segmentation,
-    Segmenter, Sleeves, dress_skeleton, load_rgb, resize_camera,
+    BackgroundAccumulator, Blob, BodyShape, ClassMap, Frame, FrameSource, SegmentParams,
+    Segmentation, Segmenter, Sleeves, dress_skeleton, learn_empty_scene, resize_camera,
 };
 
 use crate::backend::{BackendChoice, SharedDevice};
 use crate::body::{Arm, Selection, Side, TrackedBody};
 use crate::defaults::stature;
 use crate::error::TrackError;
-use crate::foreground::{Blob, dilate};
+use crate::foreground::{ForegroundEvidence, Look, dilate, where_to_look};
 use crate::keypoint_stage::{KeypointStage, keypoint_network};
 use crate::keypoint_term::KeypointMap;
 use crate::profile::FrameTimes;
@@ -111,6 +111,15 @@ pub(crate) fn input(what: impl Into<String>, message: impl ToString) -> SessionE
 
 pub(crate) fn flag_path(flag: &str, path: &Path) -> String {
     format!("{flag} {}", path.display())
+}
+
+/// A vision error's message without the leading `parameter value: ` of a
+/// [`vision::VisionError::Parameter`]: the caller names the input itself.
+pub(crate) fn vision_message(e: &vision::VisionError) -> String {
+    match e {
+        vision::VisionError::Parameter { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// The stages of a session (module docs).
@@ -282,7 +291,7 @@ impl Session {
     pub fn open(
         spec: SessionSpec,
         settings: FilterSettings,
-        source: Box<dyn FrameSource>,
+        mut source: Box<dyn FrameSource>,
         device: Option<SharedDevice>,
     ) -> Result<Self> {
         settings.validate()?;
@@ -344,19 +353,11 @@ impl Session {
         let mut segmenter =
             Segmenter::new(params, size.0, size.1).map_err(|e| input(&frames_what, e))?;
         let mut background_frames = 0;
-        if let Some(path) = spec.background_image() {
-            let what = flag_path("--background", path);
-            let (w, h, rgb) = load_rgb(path).map_err(|e| input(&what, e))?;
-            if (w, h) != size {
-                return Err(input(
-                    what,
-                    format!("the image is {w} × {h}, the frames {} × {}", size.0, size.1),
-                ));
-            }
-            let f = Frame::new(w, h, rgb, 0.0, 0).map_err(|e| input(&what, e))?;
-            segmenter
-                .learn_background(&[&f])
-                .map_err(|e| input(what, e))?;
+        if let Some(empty @ EmptyScene::Image(path)) = &spec.background {
+            // The guided start learns from the first frames itself
+            // (`background_step`); an image is learned now.
+            learn_empty_scene(&mut segmenter, empty, source.as_mut())
+                .map_err(|e| input(flag_path("--background", path), vision_message(&e)))?;
             background_frames = 1;
         }
         let guide = spec.first_guide();
@@ -619,7 +620,7 @@ impl Session {
         self.accumulator = BackgroundAccumulator::default();
         self.status.reacquiring = false;
         self.guide = self.spec.first_guide();
-        if self.spec.background_image().is_none() {
+        if !matches!(self.spec.background, Some(EmptyScene::Image(_))) {
             self.background_frames = 0;
         }
         self.status = self.initial_status();
@@ -741,7 +742,9 @@ impl Session {
     }
 
     /// Where the person is in `frame` (frame pixels): the last estimate's
-    /// joints projected, with a margin.
+    /// joints projected, by the one person-box rule
+    /// ([`crate::foreground::where_to_look`]); `None` before the first
+    /// estimate or when it is out of view.
     fn person_box(&self, frame: &Frame) -> Option<keypoints::PersonBox> {
         let pose = self.estimate.as_ref()?;
         let world = self.dressed.forward_kinematics(pose).ok()?;
@@ -753,16 +756,19 @@ impl Session {
                     .map(|(u, v, _)| [u as f32, v as f32])
             })
             .collect();
-        let b = keypoints::PersonBox::from_points(points).ok()?;
-        let margin = 0.12 * b.height().max(b.width());
-        let (w, h) = (frame.width as f32, frame.height as f32);
-        let b = keypoints::PersonBox::new(
-            (b.x_min - margin).max(0.0),
-            (b.y_min - margin).max(0.0),
-            (b.x_max + margin).min(w - 1.0),
-            (b.y_max + margin).min(h - 1.0),
-        );
-        b.validate(frame.width, frame.height).ok().map(|()| b)
+        // The session always has a background model while it tracks; the
+        // estimate decides alone, so the blob is not computed here.
+        let foreground = ForegroundEvidence::Known {
+            blob: None,
+            label_size: (
+                self.spec.label_size.0 as usize,
+                self.spec.label_size.1 as usize,
+            ),
+        };
+        match where_to_look((frame.width, frame.height), Some(&points), foreground, None) {
+            Look::Box(b) => Some(b),
+            Look::Follow(_) | Look::Nowhere => None,
+        }
     }
 
     /// The detector's part of a tracked frame ([`KeypointStage`]): makes

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use labels::Camera;
 use skeleton::{Bvh, Skeleton};
-use vision::batch::EmptyScene;
+use vision::EmptyScene;
 use vision::{ClassMap, Sleeves, load_camera, resize_camera};
 
 use crate::backend::BackendChoice;
@@ -299,16 +299,6 @@ pub struct SessionSpec {
     /// Label image size (width, height).
     pub label_size: (u32, u32),
     pub guide: GuideParams,
-}
-
-impl SessionSpec {
-    /// The background image, if one is given.
-    pub(crate) fn background_image(&self) -> Option<&Path> {
-        match &self.background {
-            Some(EmptyScene::Image(path)) => Some(path),
-            _ => None,
-        }
-    }
 }
 
 impl Default for SessionSpec {

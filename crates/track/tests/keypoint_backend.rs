@@ -14,7 +14,7 @@ use keypoints::{Backend, GpuDevice};
 use skeleton::Bvh;
 use track::{BackendChoice, ObservationMode, SharedDevice};
 use track::{CameraSpec, FilterSettings, KnownPose, Session, SessionSpec, Subject};
-use vision::batch::EmptyScene;
+use vision::EmptyScene;
 use vision::{RenderOptions, SyntheticRenderer, SyntheticSource, load_camera, resize_camera};
 
 const WALK: &str = concat!(

@@ -15,7 +15,7 @@ use track::{CameraSpec, KnownPose};
 fn run_track(a: &TrackRun) -> Result<TrackSummary, SessionError> {
     run_until(a, &std::sync::atomic::AtomicBool::new(false), &mut |_| {})
 }
-use vision::batch::EmptyScene;
+use vision::EmptyScene;
 use vision::{
     CameraFile, RenderOptions, SyntheticRenderer, SyntheticSource, load_camera, resize_camera,
     write_render,

@@ -12,7 +12,8 @@ use std::time::Instant;
 use crate::camera_file::load_camera;
 use crate::classes::{ClassMap, SEG_CLASSES, SegClass, Sleeves};
 use crate::error::{Result, VisionError};
-use crate::frame::{Frame, load_rgb};
+use crate::foreground::{EmptyScene, learn_empty_scene};
+use crate::frame::Frame;
 use crate::output::RowFile;
 use crate::segment::{ColourClass, SegmentParams, Segmenter, Stroke};
 use crate::sources::open_source;
@@ -197,22 +198,6 @@ pub struct PoseColours {
     pub learn_frame: usize,
 }
 
-/// What [`segment`] learns the background (the empty scene) from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum EmptyScene {
-    /// An image of the empty scene.
-    Image(PathBuf),
-    /// The first K frames of the source, which are not segmented.
-    FirstFrames(usize),
-}
-
-impl Default for EmptyScene {
-    /// The first frame.
-    fn default() -> Self {
-        Self::FirstFrames(1)
-    }
-}
-
 /// A segmentation of the source `frames` into `out`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SegmentJob {
@@ -370,33 +355,8 @@ pub fn segment_until(
         ..SegmentParams::default()
     };
     let mut seg = Segmenter::new(params, w, h)?;
-    // Background.
+    let resume = learn_empty_scene(&mut seg, &job.background, source.as_mut())?;
     let mut frames_read: Vec<Frame> = Vec::new();
-    let mut resume = 0;
-    match job.background {
-        EmptyScene::Image(ref path) => {
-            let (bw, bh, rgb) = load_rgb(path)?;
-            let f = Frame::new(bw, bh, rgb, 0.0, 0)?;
-            seg.learn_background(&[&f])?;
-        }
-        EmptyScene::FirstFrames(k) => {
-            if k == 0 {
-                return Err(VisionError::parameter(
-                    "--background-frames",
-                    0,
-                    "must be ≥ 1",
-                ));
-            }
-            let mut bg = Vec::new();
-            for _ in 0..k {
-                bg.push(source.next_frame()?.ok_or_else(|| VisionError::NoFrames {
-                    source_name: format!("{} (needs {k} background frames)", source.name()),
-                })?);
-            }
-            seg.learn_background(&bg.iter().collect::<Vec<_>>())?;
-            resume = k;
-        }
-    }
     // Colours.
     let mut colours_known = false;
     if let Some(pose) = &job.pose {

@@ -14,6 +14,7 @@ pub mod camera_file;
 pub mod classes;
 pub mod error;
 pub mod eval;
+mod foreground;
 pub mod frame;
 pub mod output;
 pub mod segment;
@@ -23,6 +24,7 @@ pub mod synth;
 pub use camera_file::{CameraFile, load_camera, resize_camera};
 pub use classes::{ClassMap, SEG_CLASSES, SegClass, Sleeves};
 pub use error::{Result, VisionError};
+pub use foreground::{Blob, Components, EmptyScene, learn_empty_scene};
 pub use frame::{Frame, FrameSource, load_rgb};
 pub use frame::{MAX_FRAME_BYTES, MAX_FRAME_SIDE, check_frame_size};
 pub use segment::{

@@ -63,6 +63,7 @@ use skeleton::Skeleton;
 
 use crate::classes::{ClassMap, SEG_CLASSES, SegClass};
 use crate::error::{Result, VisionError};
+use crate::foreground::Components;
 use crate::frame::Frame;
 
 /// Thresholds and sizes; the defaults are the values the tests use.
@@ -437,6 +438,10 @@ pub struct Segmenter {
     scratch: Vec<u8>,
     comp: Vec<u32>,
     stack: Vec<u32>,
+    /// The mask's component labelling, and the pixels of the components
+    /// [`Self::components`] removes.
+    components: Components,
+    removed: Vec<usize>,
     colour_of: Vec<u8>,
     second: Vec<u8>,
 }
@@ -476,6 +481,8 @@ impl Segmenter {
             scratch: Vec::new(),
             comp: Vec::new(),
             stack: Vec::new(),
+            components: Components::default(),
+            removed: Vec::new(),
             colour_of: Vec::new(),
             second: Vec::new(),
         })
@@ -810,41 +817,22 @@ impl Segmenter {
         Ok(())
     }
 
-    /// Labels the 4-connected components of pixels equal to `value` in
-    /// `self.mask` and sets those for which `remove(size, touches_border)`
-    /// holds to `to`.
+    /// Sets the 4-connected components of pixels equal to `value` in
+    /// `self.mask` for which `remove(size, touches_border)` holds to `to`.
     fn components(&mut self, value: u8, remove: impl Fn(usize, bool) -> bool, to: u8) {
         let (w, h) = (self.params.width as usize, self.params.height as usize);
-        self.comp.clear();
-        self.comp.resize(w * h, u32::MAX);
-        let mut members = Vec::new();
-        for start in 0..w * h {
-            if self.mask[start] != value || self.comp[start] != u32::MAX {
-                continue;
-            }
-            members.clear();
-            let mut border = false;
-            self.stack.clear();
-            self.stack.push(start as u32);
-            self.comp[start] = start as u32;
-            while let Some(i) = self.stack.pop() {
-                let i = i as usize;
-                members.push(i);
-                let (x, y) = (i % w, i / w);
-                border |= x == 0 || y == 0 || x + 1 == w || y + 1 == h;
-                for j in neighbours4(i, w, h) {
-                    if self.mask[j] == value && self.comp[j] == u32::MAX {
-                        self.comp[j] = start as u32;
-                        self.stack.push(j as u32);
-                    }
+        let mut removed = std::mem::take(&mut self.removed);
+        removed.clear();
+        self.components
+            .visit(&self.mask, w, h, value, |members, border| {
+                if remove(members.len(), border) {
+                    removed.extend_from_slice(members);
                 }
-            }
-            if remove(members.len(), border) {
-                for &i in &members {
-                    self.mask[i] = to;
-                }
-            }
+            });
+        for &i in &removed {
+            self.mask[i] = to;
         }
+        self.removed = removed;
     }
 
     /// Segments one frame (module docs, steps 1–6).

@@ -1,11 +1,9 @@
 //! What `posecloud render` then `posecloud segment` run: the library's
 //! jobs ([`vision::batch`]).
 
-use vision::Sleeves;
-use vision::batch::{
-    EmptyScene, PoseColours, RenderJob, SegmentJob, load_strokes, render, segment,
-};
+use vision::batch::{PoseColours, RenderJob, SegmentJob, load_strokes, render, segment};
 use vision::synth::Appearance;
+use vision::{EmptyScene, Sleeves};
 
 const WALK: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

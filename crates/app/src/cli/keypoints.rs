@@ -4,7 +4,8 @@
 //! Where the person is: the largest foreground blob against the
 //! background (`--background FILE` or the first `--background-frames K`
 //! frames, which are not detected), else the previous detection's tracking
-//! region (MediaPipe's), else the whole frame. One row per frame: `frame`
+//! region (MediaPipe's), else the whole frame — the one person-box rule of
+//! every keypoint pipeline ([`track::where_to_look`]). One row per frame: `frame`
 //! (the source's index), then `<name>_u,<name>_v,<name>_score` for each of
 //! [`keypoints::TRACKED_KEYPOINTS`] in the input frame's pixels (empty
 //! cells where no person was found, or where the detection failed on that
@@ -23,11 +24,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use anyhow::{Context, Result, anyhow, bail};
-use keypoints::{Detector, DetectorOptions, Keypoints, PersonBox, TRACKED_KEYPOINTS};
-use vision::batch::EmptyScene;
+use anyhow::{Context, Result, anyhow};
+use keypoints::{Detector, DetectorOptions, Keypoints, TRACKED_KEYPOINTS};
+use track::{ForegroundEvidence, Look};
 use vision::output::RowFile;
-use vision::{BackgroundAccumulator, Frame, SegmentParams, Segmenter, load_rgb, open_source};
+use vision::{
+    Blob, EmptyScene, Frame, SegmentParams, Segmenter, VisionError, learn_empty_scene, open_source,
+};
 
 /// Where the keypoint network runs (`--keypoint-backend`,
 /// [`keypoints::Backend`]); the landmarks agree within 0.05 px, so the
@@ -65,18 +68,6 @@ pub fn backend_error(backend: keypoints::Backend, source: &keypoints::Error) -> 
     anyhow!("--keypoint-backend {}: {source}{hint}", backend.name())
 }
 
-/// A tracking session's error in the command line's words: the keypoint
-/// back end's setting becomes `--keypoint-backend` ([`backend_error`]);
-/// any other error is returned as it is.
-pub fn in_flag_words(e: anyhow::Error) -> anyhow::Error {
-    match e.downcast_ref::<track::SessionError>() {
-        Some(track::SessionError::KeypointBackend { backend, source }) => {
-            backend_error(*backend, source)
-        }
-        _ => e,
-    }
-}
-
 /// `posecloud keypoints --frames SRC --out-csv KP.csv …`
 #[derive(clap::Args, Clone, Debug)]
 pub struct KeypointsArgs {
@@ -110,28 +101,49 @@ pub struct KeypointsArgs {
     pub keypoint_backend: KeypointBackendArg,
 }
 
-/// The person's box in `frame`: the foreground blob (label pixels scaled
-/// to the frame's), when a background is known and the blob is big enough.
-fn blob_box(seg: &mut Segmenter, frame: &Frame) -> Result<Option<PersonBox>> {
-    let mask = seg.foreground_mask(frame)?;
+/// Where the network looks in `frame`: the one person-box rule
+/// ([`track::where_to_look`]) with the foreground blob when a background
+/// model is known, else the previous detection.
+fn look(
+    seg: &mut Segmenter,
+    frame: &Frame,
+    background: bool,
+    previous: Option<&Keypoints>,
+) -> Result<Look> {
     let (lw, lh) = (seg.params().width as usize, seg.params().height as usize);
-    let Some(blob) = track::Blob::largest(&mask, lw, lh) else {
-        return Ok(None);
+    let blob = if background {
+        Blob::largest(&seg.foreground_mask(frame)?, lw, lh)
+    } else {
+        None
     };
-    if blob.area < lw * lh / 200 {
-        return Ok(None);
+    let foreground = if background {
+        ForegroundEvidence::Known {
+            blob: blob.as_ref(),
+            label_size: (lw, lh),
+        }
+    } else {
+        ForegroundEvidence::Unknown
+    };
+    Ok(track::where_to_look(
+        (frame.width, frame.height),
+        None,
+        foreground,
+        previous,
+    ))
+}
+
+/// An error of learning the background from `empty`, in the command
+/// line's words.
+fn empty_scene_error(empty: &EmptyScene, e: VisionError, frames_what: &str) -> anyhow::Error {
+    let flag = match empty {
+        EmptyScene::Image(path) => format!("--background {}", path.display()),
+        EmptyScene::FirstFrames(k) => format!("--background-frames {k}"),
+    };
+    match e {
+        VisionError::NoFrames { .. } => anyhow::Error::new(e).context(frames_what.to_string()),
+        VisionError::Parameter { message, .. } => anyhow!("{flag}: {message}"),
+        e => anyhow::Error::new(e).context(flag),
     }
-    let (sx, sy) = (
-        frame.width as f32 / lw as f32,
-        frame.height as f32 / lh as f32,
-    );
-    let b = PersonBox::new(
-        blob.x0 as f32 * sx,
-        blob.y0 as f32 * sy,
-        (blob.x1 + 1) as f32 * sx - 1.0,
-        (blob.y1 + 1) as f32 * sy - 1.0,
-    );
-    Ok(b.validate(frame.width, frame.height).ok().map(|()| b))
 }
 
 /// A frame's keypoints for its row, and what to say when its detection
@@ -185,30 +197,9 @@ pub fn keypoints_until(args: &KeypointsArgs, stop: &AtomicBool) -> Result<usize>
     let mut seg = Segmenter::new(SegmentParams::default(), w, h).with_context(|| what.clone())?;
     let empty_scene = args.source.empty_scene();
     let background = empty_scene.is_some();
-    match empty_scene {
-        Some(EmptyScene::Image(path)) => {
-            let flag = format!("--background {}", path.display());
-            let (bw, bh, rgb) = load_rgb(&path).with_context(|| flag.clone())?;
-            if (bw, bh) != (w, h) {
-                bail!("{flag}: the image is {bw} × {bh}, the frames {w} × {h}");
-            }
-            let f = Frame::new(bw, bh, rgb, 0.0, 0).with_context(|| flag.clone())?;
-            seg.learn_background(&[&f]).with_context(|| flag.clone())?;
-        }
-        Some(EmptyScene::FirstFrames(k)) => {
-            if k == 0 {
-                bail!("--background-frames 0: must be ≥ 1");
-            }
-            let mut acc = BackgroundAccumulator::default();
-            for i in 0..k {
-                let Some(f) = source.next_frame().with_context(|| what.clone())? else {
-                    bail!("{what}: the source ended after {i} of its {k} background frames");
-                };
-                seg.accumulate_background(&mut acc, &f)?;
-            }
-            seg.set_background(&acc)?;
-        }
-        None => {}
+    if let Some(empty) = &empty_scene {
+        learn_empty_scene(&mut seg, empty, source.as_mut())
+            .map_err(|e| empty_scene_error(empty, e, &what))?;
     }
 
     let csv_what = format!("--out-csv {}", args.out_csv.display());
@@ -239,23 +230,10 @@ pub fn keypoints_until(args: &KeypointsArgs, stop: &AtomicBool) -> Result<usize>
             let Some(frame) = source.next_frame().with_context(|| what.clone())? else {
                 break;
             };
-            let person = if background {
-                blob_box(&mut seg, &frame)?
-            } else {
-                None
-            };
-            let detection = match (person, &previous) {
-                (Some(b), _) => Some(detector.detect(&frame.rgb, w, h, b)),
-                (None, Some(p)) if !background => {
-                    Some(detector.detect_in_roi(&frame.rgb, w, h, p.tracking_roi(false)))
-                }
-                (None, None) if !background => Some(detector.detect(
-                    &frame.rgb,
-                    w,
-                    h,
-                    PersonBox::new(0.0, 0.0, w as f32 - 1.0, h as f32 - 1.0),
-                )),
-                _ => None,
+            let detection = match look(&mut seg, &frame, background, previous.as_ref())? {
+                Look::Box(b) => Some(detector.detect(&frame.rgb, w, h, b)),
+                Look::Follow(roi) => Some(detector.detect_in_roi(&frame.rgb, w, h, roi)),
+                Look::Nowhere => None,
             };
             // One frame's failed detection (a box outside the frame, a
             // non-finite output) is that frame's empty row, as the tracker
@@ -402,9 +380,5 @@ mod tests {
             session.to_string().contains("keypoint_backend"),
             "{session}"
         );
-        let e = in_flag_words(session).to_string();
-        assert!(e.starts_with("--keypoint-backend gpu: "), "{e}");
-        let other = in_flag_words(anyhow!("something else")).to_string();
-        assert_eq!(other, "something else");
     }
 }

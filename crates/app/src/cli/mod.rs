@@ -14,6 +14,7 @@
 //! | `track` | a person tracked in frames (RTPF), CSV and BVH |
 //! | `keypoints` | BlazePose 2D keypoints of every frame, CSV |
 
+pub mod flags;
 pub mod keypoints;
 pub mod progress;
 pub mod skeleton_info;
@@ -86,8 +87,8 @@ pub struct SourceArgs {
 impl SourceArgs {
     /// What `--background` or `--background-frames` names as the empty
     /// scene; `None` when neither is given (each command has its default).
-    pub fn empty_scene(&self) -> Option<vision::batch::EmptyScene> {
-        use vision::batch::EmptyScene;
+    pub fn empty_scene(&self) -> Option<vision::EmptyScene> {
+        use vision::EmptyScene;
         match (&self.background, self.background_frames) {
             (Some(path), _) => Some(EmptyScene::Image(path.clone())),
             (None, Some(k)) => Some(EmptyScene::FirstFrames(k)),
@@ -195,7 +196,7 @@ pub fn print_out(text: &str) -> Result<()> {
 /// # Errors
 /// The command's error (bad input names the flag and file).
 pub fn run(command: Command) -> Result<()> {
-    match command {
+    let result = match command {
         Command::Fk(a) => skeleton_info::fk(&a),
         Command::Info(a) => skeleton_info::info(&a.source),
         Command::Presets => skeleton_info::presets(),
@@ -203,5 +204,6 @@ pub fn run(command: Command) -> Result<()> {
         Command::Segment(a) => vision_cmds::segment(&a).map(drop),
         Command::Track(a) => track::track_command(&a),
         Command::Keypoints(a) => keypoints::run_keypoints(&a).map(drop),
-    }
+    };
+    result.map_err(flags::in_flag_words)
 }

@@ -14,7 +14,8 @@ use track::run::{Progress as RunProgress, TrackRun, run_until};
 use track::{BackendChoice, FilterKind, ObservationMode, StartPose};
 use track::{CameraSpec, FilterSettings, KnownPose, SessionSpec, Stage, Subject};
 
-use super::keypoints::{KeypointBackendArg, in_flag_words};
+use super::flags::in_flag_words;
+use super::keypoints::KeypointBackendArg;
 use super::progress::Progress;
 use super::vision_cmds::SleevesArg;
 use super::{LabelSizeArgs, SourceArgs};

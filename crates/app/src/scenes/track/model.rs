@@ -22,7 +22,7 @@ use anyhow::{Context, Result, bail, ensure};
 use skeleton::{Bvh, Skeleton};
 use track::{Arm, BackendChoice, Recorder, SharedDevice, Side, StartPose};
 use track::{CameraSpec, FilterSettings, KnownPose, Session, SessionSpec, Stage, Subject};
-use vision::batch::EmptyScene;
+use vision::EmptyScene;
 use vision::{
     ColourClass, FrameSource, RenderOptions, SegClass, Segmentation, Sleeves, Stroke,
     SyntheticRenderer, SyntheticSource, load_camera, open_source,
