@@ -9,8 +9,9 @@ use labels::Camera;
 use vision::Frame;
 
 use crate::backend::SharedDevice;
+use crate::error::{SessionError, input};
 use crate::keypoint_term::{KeypointMap, KeypointObservation};
-use crate::session::{KEYPOINT_MIN_SCORE, Result, SessionError, input};
+use crate::session::{KEYPOINT_MIN_SCORE, Result};
 
 /// The keypoint network a session runs (the embedded model,
 /// [`keypoints::DEFAULT_MODEL_NAME`]).

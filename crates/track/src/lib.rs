@@ -53,12 +53,12 @@ pub mod tracker;
 pub use backend::{Backend, BackendChoice, SharedDevice};
 pub use body::{Arm, Param, Selection, Side, TrackedBody, default_radii};
 pub use defaults::{DEFAULT_FOV_DEG, DEFAULT_SUBJECT_HEIGHT, default_body, default_camera};
-pub use error::{Result, TrackError};
+pub use error::{Field, Result, SessionError, TrackError};
 pub use foreground::{ForegroundEvidence, Look, where_to_look};
 pub use keypoint_term::{KeypointMap, KeypointObservation, KeypointTerm};
 pub use prior::PosePrior;
 pub use record::Recorder;
-pub use session::{Session, SessionError, SessionStep, Stage, Status};
+pub use session::{Session, SessionStep, Stage, Status};
 pub use spec::{CameraSpec, FilterSettings, GuideParams, KnownPose, SessionSpec, Subject};
 pub use start::StartPose;
 pub use tracker::{

@@ -27,7 +27,8 @@ use skeleton::bvh::BvhWriter;
 use skeleton::{Bvh, PoseBatch};
 use vision::output::{RowFile, check_distinct, check_output_file};
 
-use crate::session::{Result, flag_path, input, vision_message};
+use crate::error::{Field, input, named, vision_message};
+use crate::session::Result;
 
 pub use vision::output::temporary_name;
 
@@ -102,7 +103,8 @@ impl std::fmt::Debug for Recorder {
 /// `body`'s joint names and `frame_time` can be written as BVH.
 ///
 /// # Errors
-/// [`crate::SessionError::Input`] naming `--out-csv` or `--out-bvh`.
+/// [`crate::SessionError::Input`] naming [`Field::OutCsv`] or
+/// [`Field::OutBvh`].
 pub fn check_outputs(
     csv: Option<&Path>,
     bvh: Option<&Path>,
@@ -113,7 +115,7 @@ pub fn check_outputs(
     if let Some(p) = bvh {
         BvhWriter::new(&body.skeleton, &body.channels, frame_time).map_err(|e| {
             input(
-                flag_path("--out-bvh", p),
+                named(Field::OutBvh, p.display()),
                 format!("the recording cannot be written as BVH: {e}"),
             )
         })?;
@@ -125,19 +127,26 @@ pub fn check_outputs(
 /// file (its folder created) and the two differ.
 ///
 /// # Errors
-/// [`crate::SessionError::Input`] naming `--out-csv` or `--out-bvh`.
+/// [`crate::SessionError::Input`] naming [`Field::OutCsv`] or
+/// [`Field::OutBvh`].
 pub fn check_paths(csv: Option<&Path>, bvh: Option<&Path>) -> Result<()> {
-    let mut named: Vec<(&'static str, &Path)> = Vec::new();
+    let mut outputs: Vec<(Field, &Path)> = Vec::new();
     if let Some(p) = csv {
-        named.push(("--out-csv", p));
+        outputs.push((Field::OutCsv, p));
     }
     if let Some(p) = bvh {
-        named.push(("--out-bvh", p));
+        outputs.push((Field::OutBvh, p));
     }
-    for &(flag, p) in &named {
-        check_output_file(flag, p).map_err(|e| input(flag_path(flag, p), vision_message(&e)))?;
+    for &(field, p) in &outputs {
+        check_output_file(field.name(), p)
+            .map_err(|e| input(named(field, p.display()), vision_message(&e)))?;
     }
-    check_distinct(&named).map_err(|e| input(flag_path(named[0].0, named[0].1), vision_message(&e)))
+    let names: Vec<(&'static str, &Path)> = outputs.iter().map(|&(f, p)| (f.name(), p)).collect();
+    check_distinct(&names).map_err(|_| crate::error::SessionError::SameOutput {
+        first: outputs[0].0,
+        second: outputs[1].0,
+        path: outputs[0].1.display().to_string(),
+    })
 }
 
 impl Recorder {
@@ -173,14 +182,14 @@ impl Recorder {
                 header.push('\n');
                 Some(
                     RowFile::create(path, &header)
-                        .map_err(|e| input(flag_path("--out-csv", path), e))?,
+                        .map_err(|e| input(named(Field::OutCsv, path.display()), e))?,
                 )
             }
         };
         let bvh = match bvh {
             None => None,
             Some(path) => {
-                let what = flag_path("--out-bvh", path);
+                let what = named(Field::OutBvh, path.display());
                 let writer = BvhWriter::new(&body.skeleton, &body.channels, frame_time)
                     .map_err(|e| input(&what, e))?;
                 let hierarchy = writer.hierarchy();
@@ -260,11 +269,11 @@ impl Recorder {
                 row += &format!(",{:.6},{:.6},{:.6}", t.x, t.y, t.z);
             }
             csv.push(&row)
-                .map_err(|e| input(flag_path("--out-csv", csv.path()), e))?;
+                .map_err(|e| input(named(Field::OutCsv, csv.path().display()), e))?;
         }
         if let (Some(b), Some(line)) = (&mut self.bvh, line) {
             b.record(time, line)
-                .map_err(|e| input(flag_path("--out-bvh", b.file.path()), e))?;
+                .map_err(|e| input(named(Field::OutBvh, b.file.path().display()), e))?;
         }
         self.poses.push(pose).map_err(|e| input(what(), e))?;
         self.frames.push(frame);
@@ -311,12 +320,12 @@ impl Recorder {
         self.finished = true;
         let csv = self.csv.as_mut().map_or(Ok(()), |csv| {
             csv.commit()
-                .map_err(|e| input(flag_path("--out-csv", csv.path()), e))
+                .map_err(|e| input(named(Field::OutCsv, csv.path().display()), e))
         });
         let bvh = self.bvh.as_mut().map_or(Ok(()), |b| {
             b.file
                 .commit()
-                .map_err(|e| input(flag_path("--out-bvh", b.file.path()), e))
+                .map_err(|e| input(named(Field::OutBvh, b.file.path().display()), e))
         });
         csv.and(bvh)
     }
@@ -382,7 +391,7 @@ mod tests {
         let m = Recorder::create(Some(&csv.join("e.csv")), None, &body, 0.1)
             .unwrap_err()
             .to_string();
-        assert!(m.contains("--out-csv"), "{m}");
+        assert!(m.contains("out_csv"), "{m}");
     }
 
     /// Issue 32 items 2, 4, 5: everything `finish` could refuse is refused
@@ -398,14 +407,14 @@ mod tests {
                 .to_string()
         };
         let m = err(Some(&dir), None, &body, 0.1);
-        assert!(m.contains("--out-csv") && m.contains("folder"), "{m}");
+        assert!(m.contains("out_csv") && m.contains("folder"), "{m}");
         let same = dir.join("x");
         let m = err(Some(&same), Some(&same), &body, 0.1);
-        assert!(m.contains("--out-csv") && m.contains("--out-bvh"), "{m}");
+        assert!(m.contains("out_csv") && m.contains("out_bvh"), "{m}");
         let m = err(None, Some(&dir.join("e.bvh")), &body, 1e-10);
-        assert!(m.contains("--out-bvh") && m.contains("frame time"), "{m}");
+        assert!(m.contains("out_bvh") && m.contains("frame time"), "{m}");
         let m = err(None, Some(&dir.join("e.bvh")), &body, 2e10);
-        assert!(m.contains("--out-bvh") && m.contains("frame time"), "{m}");
+        assert!(m.contains("out_bvh") && m.contains("frame time"), "{m}");
         let mut spaced = body.clone();
         spaced.skeleton = {
             let mut joints = body.skeleton.joints().to_vec();
@@ -413,7 +422,7 @@ mod tests {
             skeleton::Skeleton::new(joints).unwrap()
         };
         let m = err(None, Some(&dir.join("e.bvh")), &spaced, 0.1);
-        assert!(m.contains("--out-bvh") && m.contains("left hip"), "{m}");
+        assert!(m.contains("out_bvh") && m.contains("left hip"), "{m}");
         // The CSV alone does not need a BVH-writable body.
         Recorder::create(Some(&dir.join("ok.csv")), None, &spaced, 1e-10)
             .unwrap()

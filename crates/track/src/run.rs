@@ -15,9 +15,10 @@ use std::time::Instant;
 
 use vision::open_source;
 
+use crate::error::SessionError;
 use crate::profile::Profile;
 use crate::record::Recorder;
-use crate::session::{Session, SessionError, SessionStep};
+use crate::session::{Session, SessionStep};
 use crate::smooth::{PathSmoother, Smoothing};
 use crate::spec::{FilterSettings, SessionSpec};
 use crate::tracker::FilterKind;
@@ -171,7 +172,7 @@ impl std::fmt::Display for TrackSummary {
 /// error once tracking started.
 ///
 /// # Errors
-/// [`SessionError::Input`] naming the flag and file for bad input (no
+/// [`SessionError::Input`] naming the field and file for bad input (no
 /// frames, a camera whose aspect ratio is not the frames', a body/init
 /// mismatch, a non-finite initial pose, an out-of-range `--frame`,
 /// `--particles 0`, unwritable outputs, a source that ends before tracking
@@ -185,9 +186,9 @@ pub fn run_until(
     // Before anything slow: a folder or a shared path is refused now, not
     // after the whole video was tracked.
     crate::record::check_paths(Some(&run.out_csv), run.out_bvh.as_deref())?;
-    let frames_what = format!("--frames {}", run.spec.frames);
-    let source = open_source(&run.spec.frames, run.fps)
-        .map_err(|e| crate::session::input(&frames_what, e))?;
+    let frames_what = crate::error::named(crate::error::Field::Frames, &run.spec.frames);
+    let source =
+        open_source(&run.spec.frames, run.fps).map_err(|e| crate::error::input(&frames_what, e))?;
     let fps = source
         .fps()
         .filter(|f| f.is_finite() && *f > 0.0)
@@ -213,7 +214,7 @@ pub fn run_until(
         Ok(mut summary) => {
             if summary.frames == 0 {
                 recorder.abandon();
-                return Err(crate::session::input(
+                return Err(crate::error::input(
                     frames_what,
                     format!(
                         "no frames were tracked: the source ended after {} frame(s) while {} ({})",

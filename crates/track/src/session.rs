@@ -50,7 +50,6 @@
 //! come (`--background-frames`), or a known initial pose (`--init`,
 //! `--frame`) skip the matching steps, as RTPF's evaluations need.
 
-use std::path::Path;
 use std::time::Instant;
 
 use labels::{Camera, Observation};
@@ -65,7 +64,7 @@ use vision::{
 use crate::backend::{BackendChoice, SharedDevice};
 use crate::body::{Arm, Selection, Side, TrackedBody};
 use crate::defaults::stature;
-use crate::error::TrackError;
+use crate::error::{Field, SessionError, input, named, vision_message};
 use crate::foreground::{ForegroundEvidence, Look, dilate, where_to_look};
 use crate::keypoint_stage::{KeypointStage, keypoint_network};
 use crate::keypoint_term::KeypointMap;
@@ -78,49 +77,7 @@ use crate::tracker::{ObservationMode, StepReport, Tracker};
 /// out of the keypoint term.
 pub const KEYPOINT_MIN_SCORE: f32 = 0.5;
 
-/// Errors of a session; each names the flag (or field) and file or frame
-/// at fault.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    /// Bad input: `what` is the flag with its value, e.g. `--camera
-    /// cam.toml`, or the source frame.
-    #[error("{what}: {message}")]
-    Input { what: String, message: String },
-    /// The tracker failed.
-    #[error("tracking: {0}")]
-    Track(#[from] TrackError),
-    /// The keypoint network cannot run where
-    /// [`FilterSettings::keypoint_backend`] asks (`Gpu` without an
-    /// adapter, or on a device that cannot run it).
-    #[error("setting `keypoint_backend` = {}: {source}", .backend.name())]
-    KeypointBackend {
-        backend: keypoints::Backend,
-        #[source]
-        source: keypoints::Error,
-    },
-}
-
 pub type Result<T, E = SessionError> = std::result::Result<T, E>;
-
-pub(crate) fn input(what: impl Into<String>, message: impl ToString) -> SessionError {
-    SessionError::Input {
-        what: what.into(),
-        message: message.to_string(),
-    }
-}
-
-pub(crate) fn flag_path(flag: &str, path: &Path) -> String {
-    format!("{flag} {}", path.display())
-}
-
-/// A vision error's message without the leading `parameter value: ` of a
-/// [`vision::VisionError::Parameter`]: the caller names the input itself.
-pub(crate) fn vision_message(e: &vision::VisionError) -> String {
-    match e {
-        vision::VisionError::Parameter { message, .. } => message.clone(),
-        other => other.to_string(),
-    }
-}
 
 /// The stages of a session (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -298,12 +255,12 @@ impl Session {
         let (label_width, label_height) = spec.label_size;
         if label_width == 0 || label_height == 0 {
             return Err(input(
-                format!("--width {label_width} --height {label_height}"),
+                named(Field::LabelSize, format!("{label_width} × {label_height}")),
                 "must be ≥ 1",
             ));
         }
         if spec.background == Some(EmptyScene::FirstFrames(0)) {
-            return Err(input("--background-frames 0", "must be ≥ 1"));
+            return Err(input(named(Field::BackgroundFrames, 0), "must be ≥ 1"));
         }
         let (body, init) = load_body(&spec)?;
         if let Some(known) = &spec.init
@@ -311,10 +268,10 @@ impl Session {
         {
             return Err(input(
                 match &known.file {
-                    Some(p) => flag_path("--init", p),
-                    None => format!("--frame {}", known.frame),
+                    Some(p) => named(Field::Init, p.display()),
+                    None => named(Field::InitFrame, known.frame),
                 },
-                "a known initial pose is in a camera file's world frame: give --camera too \
+                "a known initial pose is in a camera file's world frame: give a camera file too \
                  (or leave both out for the guided start)",
             ));
         }
@@ -322,7 +279,9 @@ impl Session {
             .subject
             .body
             .as_ref()
-            .map_or("the default body".into(), |p| flag_path("--bvh", p));
+            .map_or("the default body".into(), |p| {
+                named(Field::Body, p.display())
+            });
         let dressed = dress_skeleton(&body.skeleton, &BodyShape::default())
             .map_err(|e| input(&body_what, e))?;
         let selection = selection(&spec.track, &dressed)?;
@@ -342,14 +301,14 @@ impl Session {
 
         let size = source.size();
         let (camera, camera_note) = frame_camera(&spec, size)?;
-        let label_camera =
-            resize_camera(&camera, label_width, label_height).map_err(|e| input("--camera", e))?;
+        let label_camera = resize_camera(&camera, label_width, label_height)
+            .map_err(|e| input(named(Field::Camera, ""), e))?;
         let params = SegmentParams {
             width: label_width,
             height: label_height,
             ..SegmentParams::default()
         };
-        let frames_what = format!("--frames {}", spec.frames);
+        let frames_what = named(Field::Frames, &spec.frames);
         let mut segmenter =
             Segmenter::new(params, size.0, size.1).map_err(|e| input(&frames_what, e))?;
         let mut background_frames = 0;
@@ -357,7 +316,7 @@ impl Session {
             // The guided start learns from the first frames itself
             // (`background_step`); an image is learned now.
             learn_empty_scene(&mut segmenter, empty, source.as_mut())
-                .map_err(|e| input(flag_path("--background", path), vision_message(&e)))?;
+                .map_err(|e| input(named(Field::Background, path.display()), vision_message(&e)))?;
             background_frames = 1;
         }
         let guide = spec.first_guide();
@@ -603,7 +562,7 @@ impl Session {
         self.ahead = None;
         self.source
             .seek(frame)
-            .map_err(|e| input(format!("--frames {}", self.spec.frames), e))
+            .map_err(|e| input(named(Field::Frames, &self.spec.frames), e))
     }
 
     /// Starts over: background, person, placing (a file source from its
@@ -626,7 +585,7 @@ impl Session {
         self.status = self.initial_status();
         match seek {
             Ok(()) | Err(vision::VisionError::Seek { .. }) => Ok(()),
-            Err(e) => Err(input(format!("--frames {}", self.spec.frames), e)),
+            Err(e) => Err(input(named(Field::Frames, &self.spec.frames), e)),
         }
     }
 
@@ -675,7 +634,10 @@ impl Session {
             .learn_colours_from_pose(frame, &self.dressed, &self.camera, pose, &self.class_map)
             .map_err(|e| {
                 input(
-                    format!("--frames {} frame {}", self.spec.frames, frame.index),
+                    named(
+                        Field::Frames,
+                        format!("{} frame {}", self.spec.frames, frame.index),
+                    ),
                     format!("learning colours from the pose: {e}"),
                 )
             })?;
@@ -699,7 +661,7 @@ impl Session {
         {
             return Ok(());
         }
-        let what = format!("--observation {}", self.settings.observation.name());
+        let what = named(Field::Observation, self.settings.observation.name());
         let map = KeypointMap::find(&self.dressed);
         if map.is_empty() {
             return Err(input(
@@ -809,7 +771,7 @@ impl Session {
             let next = self
                 .source
                 .next_frame()
-                .map_err(|e| input(format!("--frames {}", self.spec.frames), e))?;
+                .map_err(|e| input(named(Field::Frames, &self.spec.frames), e))?;
             read_ahead = t_read.elapsed();
             if let Some(next) = next {
                 let b = self.person_box(&next);
@@ -854,7 +816,7 @@ impl Session {
     /// # Errors
     /// A frame that cannot be read or segmented, a tracker failure.
     pub fn step(&mut self) -> Result<Option<SessionStep>> {
-        let frames_what = || format!("--frames {}", self.spec.frames);
+        let frames_what = || named(Field::Frames, &self.spec.frames);
         self.times = FrameTimes::default();
         let t_read = Instant::now();
         let frame = match self.ahead.take() {
@@ -897,8 +859,11 @@ impl Session {
         }))
     }
 
-    fn frame_what(&self, frame: &Frame) -> String {
-        format!("--frames {} frame {}", self.spec.frames, frame.index)
+    fn frame_what(&self, frame: &Frame) -> crate::error::Named {
+        named(
+            Field::Frames,
+            format!("{} frame {}", self.spec.frames, frame.index),
+        )
     }
 
     /// Stage 1 (module docs).

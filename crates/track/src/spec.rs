@@ -17,8 +17,9 @@ use vision::{ClassMap, Sleeves, load_camera, resize_camera};
 use crate::backend::BackendChoice;
 use crate::body::Selection;
 use crate::defaults::{DEFAULT_FOV_DEG, body_at_height, default_body, default_camera};
+use crate::error::{Field, input, named};
 use crate::keypoint_term::{DEFAULT_DEPTH_SIGMA, DEFAULT_KEYPOINT_LIFTS, DEFAULT_KEYPOINT_SIGMA};
-use crate::session::{Result, flag_path, input};
+use crate::session::Result;
 use crate::start::StartPose;
 use crate::tracker::{FilterKind, ObservationMode, TrackerConfig};
 
@@ -170,42 +171,45 @@ impl FilterSettings {
         }
     }
 
-    /// Checks the values a tracker would refuse, naming the flag.
+    /// Checks the values a tracker would refuse, naming the field.
     ///
     /// # Errors
-    /// [`crate::SessionError::Input`] naming the flag.
+    /// [`crate::SessionError::Input`] naming the field.
     pub fn validate(&self) -> Result<()> {
         if self.particles == 0 {
-            return Err(input("--particles 0", "need at least one particle"));
+            return Err(input(
+                named(Field::Particles, 0),
+                "need at least one particle",
+            ));
         }
         smc::ParticleSet::check_memory(self.particles, 128)
-            .map_err(|e| input(format!("--particles {}", self.particles), e))?;
+            .map_err(|e| input(named(Field::Particles, self.particles), e))?;
         if !(self.sigma_f.is_finite() && self.sigma_f > 0.0) {
             return Err(input(
-                format!("--sigma-f {}", self.sigma_f),
+                named(Field::SigmaF, self.sigma_f),
                 "must be finite and > 0",
             ));
         }
         if !(self.keypoint_depth_sigma.is_finite() && self.keypoint_depth_sigma >= 0.0) {
             return Err(input(
-                format!("--keypoint-depth-sigma {}", self.keypoint_depth_sigma),
+                named(Field::KeypointDepthSigma, self.keypoint_depth_sigma),
                 "must be finite and ≥ 0",
             ));
         }
         if !(self.keypoint_sigma.is_finite() && self.keypoint_sigma > 0.0) {
             return Err(input(
-                format!("--keypoint-sigma {}", self.keypoint_sigma),
+                named(Field::KeypointSigma, self.keypoint_sigma),
                 "must be finite and > 0",
             ));
         }
-        for (flag, v) in [
-            ("--sigma-translation", self.sigma_translation),
-            ("--sigma-limb", self.sigma_limb),
-            ("--sigma-trunk", self.sigma_trunk),
-            ("--anatomy-weight", self.anatomy_weight),
+        for (field, v) in [
+            (Field::SigmaTranslation, self.sigma_translation),
+            (Field::SigmaLimb, self.sigma_limb),
+            (Field::SigmaTrunk, self.sigma_trunk),
+            (Field::AnatomyWeight, self.anatomy_weight),
         ] {
             if !(v.is_finite() && v >= 0.0) {
-                return Err(input(format!("{flag} {v}"), "must be finite and ≥ 0"));
+                return Err(input(named(field, v), "must be finite and ≥ 0"));
             }
         }
         Ok(())
@@ -346,7 +350,7 @@ pub(crate) fn selection(spec: &str, skeleton: &Skeleton) -> Result<Selection> {
                 .collect();
             if names.is_empty() {
                 return Err(input(
-                    format!("--track {spec}"),
+                    named(Field::Track, spec),
                     "expected auto, upper, all or joint names",
                 ));
             }
@@ -357,7 +361,7 @@ pub(crate) fn selection(spec: &str, skeleton: &Skeleton) -> Result<Selection> {
         && let Some(missing) = names.iter().find(|n| skeleton.find(n).is_err())
     {
         return Err(input(
-            format!("--track {spec}"),
+            named(Field::Track, spec),
             format!("the body has no joint named `{missing}`"),
         ));
     }
@@ -406,26 +410,29 @@ pub(crate) fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
         None => {
             default_body(subject.height.unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT)).map_err(|e| {
                 input(
-                    format!(
-                        "--subject-height {}",
-                        subject.height.unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT)
+                    named(
+                        Field::SubjectHeight,
+                        subject.height.unwrap_or(crate::DEFAULT_SUBJECT_HEIGHT),
                     ),
                     e,
                 )
             })?
         }
         Some(path) => {
-            let b = Bvh::load(path).map_err(|e| input(flag_path("--bvh", path), e))?;
+            let b = Bvh::load(path).map_err(|e| input(named(Field::Body, path.display()), e))?;
             if b.frames.is_empty() {
                 // The body's standing pose is its frame 0.
                 return Err(input(
-                    flag_path("--bvh", path),
+                    named(Field::Body, path.display()),
                     "the file has `Frames: 0`: the body needs at least one frame (its standing pose)",
                 ));
             }
             match subject.height {
                 Some(h) => body_at_height(&b, 0, h).map_err(|e| {
-                    input(format!("--subject-height {h} for {}", path.display()), e)
+                    input(
+                        named(Field::SubjectHeight, format!("{h} for {}", path.display())),
+                        e,
+                    )
                 })?,
                 None => b,
             }
@@ -435,11 +442,11 @@ pub(crate) fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
         return Ok((body, None));
     };
     let init_frame = init.frame;
-    let (init_path, init_bvh, init_flag) = match &init.file {
+    let (init_path, init_bvh, init_field) = match &init.file {
         Some(p) => (
             p.display().to_string(),
-            Bvh::load(p).map_err(|e| input(flag_path("--init", p), e))?,
-            "--init",
+            Bvh::load(p).map_err(|e| input(named(Field::Init, p.display()), e))?,
+            Field::Init,
         ),
         None => (
             subject
@@ -447,7 +454,7 @@ pub(crate) fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
                 .as_ref()
                 .map_or("the default body".into(), |p| p.display().to_string()),
             body.clone(),
-            "--bvh (the initial pose's file)",
+            Field::Body,
         ),
     };
     let names =
@@ -455,7 +462,7 @@ pub(crate) fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
     let (bn, in_) = (names(&body.skeleton), names(&init_bvh.skeleton));
     if bn.len() != in_.len() || body.skeleton.dof() != init_bvh.skeleton.dof() {
         return Err(input(
-            format!("--init {init_path}"),
+            named(Field::Init, &init_path),
             format!(
                 "{} joints / {} pose parameters, but the body has {} joints / {}",
                 in_.len(),
@@ -467,13 +474,13 @@ pub(crate) fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
     }
     if let Some((a, b)) = bn.iter().zip(&in_).find(|(a, b)| a != b) {
         return Err(input(
-            format!("--init {init_path}"),
+            named(Field::Init, &init_path),
             format!("joint `{b}` where the body has `{a}` (the same skeleton is needed)"),
         ));
     }
     if init_frame >= init_bvh.frames.len() {
         return Err(input(
-            format!("--frame {init_frame}"),
+            named(Field::InitFrame, init_frame),
             format!(
                 "out of range: {init_path} has {} frames",
                 init_bvh.frames.len()
@@ -481,8 +488,12 @@ pub(crate) fn load_body(spec: &SessionSpec) -> Result<(Bvh, Option<Vec<f64>>)> {
         ));
     }
     let pose = init_bvh.frames.pose(init_frame).to_vec();
-    check_init_pose(&body.skeleton, &pose)
-        .map_err(|m| input(format!("{init_flag} {init_path} frame {init_frame}"), m))?;
+    check_init_pose(&body.skeleton, &pose).map_err(|m| {
+        input(
+            named(init_field, format!("{init_path} frame {init_frame}")),
+            m,
+        )
+    })?;
     Ok((body, Some(pose)))
 }
 
@@ -493,14 +504,14 @@ pub(crate) fn frame_camera(spec: &SessionSpec, size: (u32, u32)) -> Result<(Came
         CameraSpec::File(path) => path,
         &CameraSpec::FieldOfView(fov_deg) => {
             let cam = default_camera(size.0, size.1, fov_deg)
-                .map_err(|e| input(format!("--fov {fov_deg}"), e))?;
+                .map_err(|e| input(named(Field::Fov, fov_deg), e))?;
             return Ok((
                 cam,
                 format!("default camera: {fov_deg:.0}° wide, level, at the origin"),
             ));
         }
     };
-    let what = flag_path("--camera", path);
+    let what = named(Field::Camera, path.display());
     let cam = load_camera(path).map_err(|e| input(&what, e))?;
     let (cw, ch) = (cam.width(), cam.height());
     let (fw, fh) = size;
@@ -514,7 +525,7 @@ pub(crate) fn frame_camera(spec: &SessionSpec, size: (u32, u32)) -> Result<(Came
         return Err(input(
             what,
             format!(
-                "the camera is {cw} × {ch} but the frames of --frames {} are {fw} × {fh}: \
+                "the camera is {cw} × {ch} but the frames of {} are {fw} × {fh}: \
                  another aspect ratio cannot be rescaled (calibrate the camera at the frames' size)",
                 spec.frames
             ),

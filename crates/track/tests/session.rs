@@ -342,7 +342,7 @@ fn a_ghost_in_the_background_is_relearned() {
 }
 
 #[test]
-fn a_known_initial_pose_needs_a_camera_file_and_bad_settings_name_the_flag() {
+fn a_known_initial_pose_needs_a_camera_file_and_bad_settings_name_the_field() {
     let scene = Scene::new();
     let cases = [
         (
@@ -351,7 +351,7 @@ fn a_known_initial_pose_needs_a_camera_file_and_bad_settings_name_the_flag() {
                 ..SessionSpec::default()
             },
             FilterSettings::default(),
-            "--camera",
+            "camera file",
         ),
         (
             SessionSpec::default(),
@@ -359,7 +359,7 @@ fn a_known_initial_pose_needs_a_camera_file_and_bad_settings_name_the_flag() {
                 particles: 10_000_000_000,
                 ..FilterSettings::default()
             },
-            "--particles 10000000000",
+            "particles 10000000000",
         ),
         (
             SessionSpec {
@@ -370,7 +370,7 @@ fn a_known_initial_pose_needs_a_camera_file_and_bad_settings_name_the_flag() {
                 ..SessionSpec::default()
             },
             FilterSettings::default(),
-            "--subject-height 7",
+            "subject_height 7",
         ),
     ];
     for (spec, settings, flag) in cases {

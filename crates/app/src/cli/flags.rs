@@ -9,11 +9,32 @@ use anyhow::anyhow;
 use super::keypoints::backend_error;
 
 /// The flag that sets a library parameter or field named `name`, where a
-/// flag does.
+/// flag does: the tracking session's fields ([`track::Field::name`]) and
+/// the vision library's parameters that a flag sets.
 pub fn flag_for(name: &str) -> Option<&'static str> {
     Some(match name {
+        "frames" => "--frames",
+        "camera" => "--camera",
+        "fov" => "--fov",
+        "body" => "--bvh",
+        "subject_height" => "--subject-height",
+        "init" => "--init",
+        "init_frame" => "--frame",
+        "label_size" => "--label-width/--label-height",
         "background" => "--background",
         "background_frames" => "--background-frames",
+        "track" => "--track",
+        "observation" => "--observation",
+        "particles" => "--particles",
+        "sigma_f" => "--sigma-f",
+        "keypoint_sigma" => "--keypoint-sigma",
+        "keypoint_depth_sigma" => "--keypoint-depth-sigma",
+        "sigma_translation" => "--sigma-translation",
+        "sigma_limb" => "--sigma-limb",
+        "sigma_trunk" => "--sigma-trunk",
+        "anatomy_weight" => "--anatomy-weight",
+        "out_csv" => "--out-csv",
+        "out_bvh" => "--out-bvh",
         _ => return None,
     })
 }
@@ -22,10 +43,35 @@ pub fn flag_for(name: &str) -> Option<&'static str> {
 /// a flag sets is named by that flag; any other error is returned as it
 /// is.
 pub fn in_flag_words(e: anyhow::Error) -> anyhow::Error {
-    if let Some(track::SessionError::KeypointBackend { backend, source }) =
-        e.downcast_ref::<track::SessionError>()
-    {
-        return backend_error(*backend, source);
+    match e.downcast_ref::<track::SessionError>() {
+        Some(track::SessionError::KeypointBackend { backend, source }) => {
+            return backend_error(*backend, source);
+        }
+        Some(track::SessionError::Input {
+            field: Some(field),
+            what,
+            message,
+        }) => {
+            let flag = flag_for(field.name()).unwrap_or(field.name());
+            return if what.is_empty() {
+                anyhow!("{flag}: {message}")
+            } else {
+                anyhow!("{flag} {what}: {message}")
+            };
+        }
+        Some(track::SessionError::SameOutput {
+            first,
+            second,
+            path,
+        }) => {
+            let flag = |f: &track::Field| flag_for(f.name()).unwrap_or(f.name());
+            return anyhow!(
+                "{} and {} name the same file {path}: give each output its own path",
+                flag(first),
+                flag(second)
+            );
+        }
+        _ => {}
     }
     if let Some(vision::VisionError::Parameter {
         parameter,
@@ -66,7 +112,37 @@ mod tests {
         assert_eq!(e, "--background-frames 0: must be ≥ 1");
         let unknown = anyhow::Error::from(vision::VisionError::parameter("tile", 3, "odd"));
         assert_eq!(in_flag_words(unknown).to_string(), "invalid tile = 3: odd");
+        let input = anyhow::Error::from(track::SessionError::Input {
+            field: Some(track::Field::SigmaF),
+            what: "-1".into(),
+            message: "must be finite and > 0".into(),
+        });
+        assert_eq!(
+            in_flag_words(input).to_string(),
+            "--sigma-f -1: must be finite and > 0"
+        );
         let other = in_flag_words(anyhow!("something else")).to_string();
         assert_eq!(other, "something else");
+    }
+
+    /// Every field of a tracking session has a flag, and `posecloud track`
+    /// has that flag (`--label-width/--label-height`: both).
+    #[test]
+    fn every_session_field_has_a_track_flag() {
+        use clap::Args as _;
+        let command = super::super::track::TrackArgs::augment_args(clap::Command::new("track"));
+        let longs: Vec<String> = command
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        for field in track::Field::ALL {
+            let flags = flag_for(field.name()).unwrap_or_else(|| panic!("{field:?} has no flag"));
+            for flag in flags.split('/') {
+                assert!(
+                    longs.iter().any(|l| l == flag),
+                    "{field:?}: {flag} not in {longs:?}"
+                );
+            }
+        }
     }
 }

@@ -181,7 +181,7 @@ fn bad_settings_and_files_name_the_field() {
                 sigma_f: f64::NAN,
                 ..tracker
             },
-            "sigma-f",
+            "sigma_f",
         ),
     ] {
         let e = TrackSettings {
