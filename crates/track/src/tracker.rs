@@ -57,7 +57,7 @@ use crate::keypoint_term::{
     KeypointObservation, KeypointTerm,
 };
 use crate::prior::PosePrior;
-use crate::simplex::{Score, Simplex, lockstep_simplex_in};
+use crate::simplex::{LockstepSimplex, Score};
 
 /// The filters of RTPF Tables II–III.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -457,6 +457,18 @@ impl<'a> Scorer<'a> {
     }
 
     fn score(&mut self, obs: &Observation, states: &[f64]) -> Result<Vec<Score>> {
+        let mut scores = Vec::new();
+        self.score_into(obs, states, &mut scores)?;
+        Ok(scores)
+    }
+
+    /// As [`Self::score`], into `scores` (its contents replaced).
+    fn score_into(
+        &mut self,
+        obs: &Observation,
+        states: &[f64],
+        scores: &mut Vec<Score>,
+    ) -> Result<()> {
         let d = self.body.dim();
         let n = states.len() / d;
         // One forward kinematics of the batch, read by every term.
@@ -480,22 +492,24 @@ impl<'a> Scorer<'a> {
         self.evaluations += n;
         let model = NonOverlap::new(self.sigma_f).expect("validated");
         let regions = self.regions;
-        let scores = states
-            .chunks(d)
-            .zip(&ev.non_overlap)
-            .zip(log_kp.iter())
-            .map(|((s, &f), &kp)| {
-                let prior = self.prior.map_or(0.0, |p| self.beta * p.log_density(s));
-                let region = if regions {
-                    model.log_likelihood(f)
-                } else {
-                    0.0
-                };
-                (-(region + kp + prior), f)
-            })
-            .collect();
+        scores.clear();
+        scores.extend(
+            states
+                .chunks(d)
+                .zip(&ev.non_overlap)
+                .zip(log_kp.iter())
+                .map(|((s, &f), &kp)| {
+                    let prior = self.prior.map_or(0.0, |p| self.beta * p.log_density(s));
+                    let region = if regions {
+                        model.log_likelihood(f)
+                    } else {
+                        0.0
+                    };
+                    (-(region + kp + prior), f)
+                }),
+        );
         self.buffers.likelihood += t0.elapsed();
-        Ok(scores)
+        Ok(())
     }
 }
 
@@ -522,6 +536,8 @@ pub struct Tracker {
     ancestors: Vec<usize>,
     /// The children of each parent after selection.
     groups: ParentGroups,
+    /// The simplices of a step (HPOR, PFRTH), run after run.
+    simplex: LockstepSimplex,
     scratch: ScoreBuffers,
     /// What the last step (or reset) published, refilled in place.
     track_frame: TrackFrame,
@@ -605,6 +621,7 @@ impl Tracker {
             weights: Weights::uniform(1),
             ancestors: Vec::new(),
             groups: ParentGroups::default(),
+            simplex: LockstepSimplex::default(),
             scratch: ScoreBuffers::default(),
             track_frame: TrackFrame::default(),
             frame_scratch: FrameScratch::default(),
@@ -839,31 +856,28 @@ impl Tracker {
         )
     }
 
-    /// Runs one simplex per `(start, iterations)` in lockstep in the
-    /// subspace `coords` ([`lockstep_simplex_in`]), scored as
-    /// [`Self::scorer`] scores: the simplices and the poses weighed.
+    /// Runs the groups added to `self.simplex` in lockstep in the
+    /// subspace `coords` ([`LockstepSimplex::run`]), scored as
+    /// [`Self::scorer`] scores: the poses weighed. The simplices stay in
+    /// `self.simplex`.
     ///
     /// # Errors
     /// A back-end failure.
-    fn simplices<S: AsRef<[f64]>>(
-        &mut self,
-        obs: &Observation,
-        starts: &[(S, usize)],
-        steps: &[f64],
-        coords: &[usize],
-    ) -> Result<(Vec<Simplex>, usize)> {
+    fn run_simplex(&mut self, obs: &Observation, steps: &[f64], coords: &[usize]) -> Result<usize> {
         let t0 = Instant::now();
         let scoring = |b: &ScoreBuffers| b.forward_kinematics + b.likelihood;
         let scored_before = scoring(&self.scratch);
-        let starts: Vec<(&[f64], usize)> = starts.iter().map(|(s, k)| (s.as_ref(), *k)).collect();
+        let mut simplex = std::mem::take(&mut self.simplex);
         let mut scorer = self.scorer();
         let body = scorer.body;
-        let (simplices, _) =
-            lockstep_simplex_in(body, &starts, steps, coords, &mut |b| scorer.score(obs, b))?;
-        let evaluations = scorer.evaluations;
+        let run = simplex.run(body, steps, coords, &mut |b, out| {
+            scorer.score_into(obs, b, out)
+        });
+        self.simplex = simplex;
+        let evaluations = run?;
         let scored = scoring(&self.scratch) - scored_before;
         self.scratch.simplex += t0.elapsed().saturating_sub(scored);
-        Ok((simplices, evaluations))
+        Ok(evaluations)
     }
 
     /// Scores states with the current back end, prior, σ_F and keypoints
@@ -924,31 +938,27 @@ impl Tracker {
             simplex_groups = big.len();
             if !big.is_empty() {
                 // centre_states is still a copy of self.states here.
-                let starts: Vec<(&[f64], usize)> = big
-                    .iter()
-                    .map(|&p| {
-                        let start = &centre_states[p * d..(p + 1) * d];
-                        (start, groups.children(p).len() - d)
-                    })
-                    .collect();
-                let (simplices, scored) = self.simplices(obs, &starts, &sigmas, &all)?;
-                evaluations += scored;
-                for (&p, s) in big.iter().zip(&simplices) {
+                self.simplex.clear();
+                for &p in &big {
+                    let start = &centre_states[p * d..(p + 1) * d];
+                    self.simplex.add_group(start, groups.children(p).len() - d);
+                }
+                evaluations += self.run_simplex(obs, &sigmas, &all)?;
+                let sx = &self.simplex;
+                for (g, &p) in big.iter().enumerate() {
                     let children = groups.children(p);
                     for (k, &c) in children.iter().enumerate() {
                         if k <= d {
-                            self.next[c * d..(c + 1) * d].copy_from_slice(&s.vertices[k]);
-                            scores[c] = Some(s.scores[k]);
+                            self.next[c * d..(c + 1) * d].copy_from_slice(sx.vertex(g, k));
+                            scores[c] = Some(sx.score(g, k));
                         } else {
                             // Diffused around the best vertex (held in
                             // the parent's row of centre_states).
                             centre[c] = p;
                         }
                     }
-                    centre_states[p * d..(p + 1) * d].copy_from_slice(&s.vertices[0]);
-                    if best_vertex.as_ref().is_none_or(|(_, c)| s.scores[0].0 < *c) {
-                        best_vertex = Some((s.vertices[0].clone(), s.scores[0].0));
-                    }
+                    centre_states[p * d..(p + 1) * d].copy_from_slice(sx.vertex(g, 0));
+                    keep_best(&mut best_vertex, sx.vertex(g, 0), sx.score(g, 0).0);
                 }
             }
         }
@@ -978,39 +988,44 @@ impl Tracker {
             let mut placed: Vec<Option<Score>> = vec![None; n];
             if part_simplex && !free.is_empty() {
                 let m = part.len();
-                let mut by_src: std::collections::BTreeMap<usize, Vec<usize>> =
-                    std::collections::BTreeMap::new();
-                for &i in &free {
-                    by_src.entry(src[i]).or_default().push(i);
-                }
-                let big: Vec<Vec<usize>> =
-                    by_src.into_values().filter(|c| c.len() > m + 1).collect();
-                if !big.is_empty() {
-                    let starts: Vec<(Vec<f64>, usize)> = big
+                // The free children by the row they start from (rows in
+                // increasing order, children in increasing order within
+                // one), and the runs of more than m + 1: `(first, len)`.
+                let mut by_src = free.clone();
+                by_src.sort_unstable_by_key(|&i| (src[i], i));
+                let mut big = Vec::with_capacity(by_src.len() / (m + 2) + 1);
+                let mut first = 0;
+                while first < by_src.len() {
+                    let row = src[by_src[first]];
+                    let len = by_src[first..]
                         .iter()
-                        .map(|c| (self.next[c[0] * d..(c[0] + 1) * d].to_vec(), c.len() - m))
-                        .collect();
-                    let (simplices, scored) = self.simplices(obs, &starts, &sigmas, part)?;
-                    evaluations += scored;
+                        .take_while(|&&i| src[i] == row)
+                        .count();
+                    if len > m + 1 {
+                        big.push((first, len));
+                    }
+                    first += len;
+                }
+                if !big.is_empty() {
+                    self.simplex.clear();
+                    for &(first, len) in &big {
+                        let c = by_src[first];
+                        self.simplex
+                            .add_group(&self.next[c * d..(c + 1) * d], len - m);
+                    }
+                    evaluations += self.run_simplex(obs, &sigmas, part)?;
                     simplex_groups += big.len();
-                    for (children, sx) in big.iter().zip(&simplices) {
-                        for (k, &c) in children.iter().enumerate() {
-                            let v = if k <= m {
-                                &sx.vertices[k]
-                            } else {
-                                &sx.vertices[0]
-                            };
-                            self.next[c * d..(c + 1) * d].copy_from_slice(v);
+                    let sx = &self.simplex;
+                    for (g, &(first, len)) in big.iter().enumerate() {
+                        for (k, &c) in by_src[first..first + len].iter().enumerate() {
+                            let v = if k <= m { k } else { 0 };
+                            self.next[c * d..(c + 1) * d].copy_from_slice(sx.vertex(g, v));
                             if k <= m {
-                                placed[c] = Some(sx.scores[k]);
+                                placed[c] = Some(sx.score(g, k));
                             }
                         }
-                        if last
-                            && best_vertex
-                                .as_ref()
-                                .is_none_or(|(_, c)| sx.scores[0].0 < *c)
-                        {
-                            best_vertex = Some((sx.vertices[0].clone(), sx.scores[0].0));
+                        if last {
+                            keep_best(&mut best_vertex, sx.vertex(g, 0), sx.score(g, 0).0);
                         }
                     }
                 }
@@ -1230,6 +1245,21 @@ impl ParentGroups {
 
     fn children(&self, parent: usize) -> &[usize] {
         &self.order[self.start[parent]..self.start[parent + 1]]
+    }
+}
+
+/// Keeps `(vertex, cost)` in `best` when it is the first or cheaper (the
+/// flips' source), in `best`'s own vector.
+fn keep_best(best: &mut Option<(Vec<f64>, f64)>, vertex: &[f64], cost: f64) {
+    match best {
+        Some((v, c)) => {
+            if cost < *c {
+                v.clear();
+                v.extend_from_slice(vertex);
+                *c = cost;
+            }
+        }
+        None => *best = Some((vertex.to_vec(), cost)),
     }
 }
 
