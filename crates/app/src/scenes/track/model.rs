@@ -9,8 +9,9 @@
 //! end); the snapshot carries the frame, the stage's message and progress,
 //! and a copy of the session's [`track::TrackFrame`] (the estimate and the
 //! most likely particles projected onto the frame, the cloud): the window
-//! runs no forward kinematics of its own. Record/Stop writes what is tracked to CSV and BVH
-//! ([`track::Recorder`]: rows as they come, files whole at Stop).
+//! runs no forward kinematics of its own. Record/Stop writes what is
+//! tracked to CSV and BVH ([`track::Recorder`]: rows as they come, files
+//! whole at Stop).
 //!
 //! The GPU back end runs on the app's own wgpu device when the app hands it
 //! over ([`TrackingScene::with_device`], the window's renderer): one
