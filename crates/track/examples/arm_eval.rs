@@ -213,7 +213,9 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
                 }
                 if let Some(t) = &step.tracked {
                     frames.push((step.frame, step.timestamp, t.modes.candidates.clone()));
-                    means.push((step.frame, t.report.mean_pose.clone()));
+                    if let Some(f) = session.frame() {
+                        means.push((step.frame, f.mean_pose().to_vec()));
+                    }
                 }
             }
             _ => {}

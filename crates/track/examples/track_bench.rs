@@ -89,7 +89,7 @@ fn main() -> Res<()> {
             let mut stages = [Duration::ZERO; 3];
             let mut evals = 0;
             for o in &obs {
-                let r = tracker.step(o)?;
+                let r = tracker.step(o)?.report();
                 totals.push(r.timings.total.as_secs_f64() * 1e3);
                 stages[0] += r.timings.select;
                 stages[1] += r.timings.predict;

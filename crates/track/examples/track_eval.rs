@@ -505,7 +505,8 @@ fn main() -> Res<()> {
                         tracker.set_keypoints(Some(d[k].clone()))?;
                     }
                     let r = tracker.step(obs)?;
-                    let world = body.skeleton().forward_kinematics(&r.map_pose)?;
+                    let report = r.report();
+                    let world = body.skeleton().forward_kinematics(r.map_pose())?;
                     let e = arm.flexion(&world) - truth_flex[k];
                     trace.push(arm.flexion(&world).to_degrees());
                     if std::env::var("TRACK_EVAL_DEBUG").is_ok() {
@@ -517,19 +518,19 @@ fn main() -> Res<()> {
                         };
                         eprintln!(
                             "  frame {k}: F {:.3}, elbow error {:6.1}°, root error {:.3} m, ESS {:.1}, evaluations {}",
-                            r.residual,
+                            report.residual,
                             e.to_degrees(),
-                            (root(&r.map_pose) - root(&synth.truth[k])).norm(),
-                            r.ess,
-                            r.evaluations
+                            (root(r.map_pose()) - root(&synth.truth[k])).norm(),
+                            report.ess,
+                            report.evaluations
                         );
                     }
                     se += e * e;
-                    let wm = body.skeleton().forward_kinematics(&r.mean_pose)?;
+                    let wm = body.skeleton().forward_kinematics(r.mean_pose())?;
                     let em = arm.flexion(&wm) - truth_flex[k];
                     se_mean += em * em;
-                    f_sum += r.residual;
-                    evals += r.evaluations;
+                    f_sum += report.residual;
+                    evals += report.evaluations;
                 }
                 let secs = t0.elapsed().as_secs_f64();
                 let m = synth.observations.len() as f64;

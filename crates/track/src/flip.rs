@@ -184,10 +184,19 @@ pub fn solve_arm(
     let box_ = &body.params()[flip.flex_state];
     let (lo, hi) = (box_.lower, box_.upper);
     let mut trial = pose.to_vec();
+    // About 130 trials: forward kinematics into one buffer, checked as
+    // `Skeleton::forward_kinematics` checks.
+    let mut trial_world = world;
     let mut err = |x: f64| -> f64 {
         trial[flip.flex] = x;
-        skel.forward_kinematics(&trial)
-            .map_or(f64::INFINITY, |w| (arm.flexion(&w) - target).abs())
+        if skel.check_pose(&trial).is_err() {
+            return f64::INFINITY;
+        }
+        skel.forward_kinematics_into(&trial, &mut trial_world);
+        if skel.check_world(&trial_world).is_err() {
+            return f64::INFINITY;
+        }
+        (arm.flexion(&trial_world) - target).abs()
     };
     let steps = 48;
     let h = (hi - lo) / steps as f64;

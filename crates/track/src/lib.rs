@@ -10,6 +10,9 @@
 //!   joint-limit boxes, default capsule radii, arms;
 //! - [`tracker`]: [`Tracker`], the filter engine with the heuristics of
 //!   RTPF §IV (PFS, HSPC, HPOR, HKFS) and their combination PFRTH (§V);
+//! - [`frame`]: [`TrackFrame`], what a step hands its drivers (estimate
+//!   in world and image, cloud with weights, heaviest particles,
+//!   diagnostics, stage times), read from the step's forward kinematics;
 //! - [`simplex`]: lockstep downhill simplex (HPOR, §IV-C1);
 //! - [`flip`]: kinematic flipping (HKFS, §IV-C2);
 //! - [`prior`]: the PCA Gaussian pose prior (§IV-D);
@@ -35,6 +38,7 @@ pub mod defaults;
 pub mod error;
 pub mod flip;
 mod foreground;
+pub mod frame;
 mod keypoint_stage;
 pub mod keypoint_term;
 pub mod lift;
@@ -55,6 +59,7 @@ pub use body::{Arm, Param, Selection, Side, TrackedBody, default_radii};
 pub use defaults::{DEFAULT_FOV_DEG, DEFAULT_SUBJECT_HEIGHT, default_body, default_camera};
 pub use error::{Field, Result, SessionError, TrackError};
 pub use foreground::{ForegroundEvidence, Look, where_to_look};
+pub use frame::TrackFrame;
 pub use keypoint_term::{KeypointMap, KeypointObservation, KeypointTerm};
 pub use prior::PosePrior;
 pub use record::Recorder;

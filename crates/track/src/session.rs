@@ -66,6 +66,7 @@ use crate::body::{Arm, Selection, Side, TrackedBody};
 use crate::defaults::stature;
 use crate::error::{Field, SessionError, input, named, vision_message};
 use crate::foreground::{ForegroundEvidence, Look, dilate, where_to_look};
+use crate::frame::TrackFrame;
 use crate::keypoint_stage::{KeypointStage, keypoint_network};
 use crate::keypoint_term::KeypointMap;
 use crate::profile::FrameTimes;
@@ -441,6 +442,11 @@ impl Session {
     }
     pub fn tracker(&self) -> Option<&Tracker> {
         self.tracker.as_ref()
+    }
+    /// The tracker's last [`TrackFrame`] (estimate, cloud, heaviest
+    /// particles, diagnostics), once placed: what drivers copy.
+    pub fn frame(&self) -> Option<&TrackFrame> {
+        self.tracker.as_ref().map(Tracker::frame)
     }
     /// The last estimate (full pose), once placed.
     pub fn estimate(&self) -> Option<&[f64]> {
@@ -1252,13 +1258,10 @@ impl Session {
             .map_err(|e| input(&what, e))?;
         let t1 = Instant::now();
         self.detect_keypoints(frame)?;
-        let report = self.tracker.as_mut().expect("checked above").step(&obs)?;
+        let frame = self.tracker.as_mut().expect("checked above").step(&obs)?;
         let t2 = Instant::now();
-        let pose = if self.settings.mean_estimate {
-            report.mean_pose.clone()
-        } else {
-            report.map_pose.clone()
-        };
+        let report = *frame.report();
+        let pose = frame.estimate_pose().to_vec();
         self.estimate = Some(pose.clone());
         let modes = crate::smooth::Modes::of(self.tracker.as_ref().expect("checked above"))?;
         self.times.foreground = t1 - t0;

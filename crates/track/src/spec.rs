@@ -87,6 +87,9 @@ pub struct FilterSettings {
     pub partitioned: bool,
     /// The weighted mean as the estimate (else the MAP particle).
     pub mean_estimate: bool,
+    /// The heaviest particles the [`crate::TrackFrame`] lists with their
+    /// joints in the image ([`TrackerConfig::top_particles`]).
+    pub top_particles: usize,
     /// The likelihood terms: RTPF's regions, learned 2D keypoints, or both
     /// ([`crate::keypoint_term`]).
     pub observation: ObservationMode,
@@ -134,6 +137,7 @@ impl Default for FilterSettings {
             backend: BackendChoice::Auto,
             partitioned: true,
             mean_estimate: false,
+            top_particles: crate::frame::DEFAULT_TOP_PARTICLES,
             observation: ObservationMode::Both,
             keypoint_sigma: DEFAULT_KEYPOINT_SIGMA,
             keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
@@ -167,6 +171,8 @@ impl FilterSettings {
             keypoint_lifts: self.keypoint_lifts,
             keypoint_depth_sigma: self.keypoint_depth_sigma,
             anatomy_weight: self.anatomy_weight,
+            mean_estimate: self.mean_estimate,
+            top_particles: self.top_particles,
             ..TrackerConfig::default()
         }
     }

@@ -51,12 +51,13 @@ use crate::backend::{Backend, BackendChoice, SharedDevice};
 use crate::body::{Arm, Side, TrackedBody};
 use crate::error::{Result, TrackError};
 use crate::flip::{FlipArm, flip_hypotheses};
+use crate::frame::{Cloud, DEFAULT_TOP_PARTICLES, FrameScratch, TrackFrame};
 use crate::keypoint_term::{
     DEFAULT_DEPTH_SIGMA, DEFAULT_KEYPOINT_LIFTS, DEFAULT_KEYPOINT_SIGMA, KeypointMap,
     KeypointObservation, KeypointTerm,
 };
 use crate::prior::PosePrior;
-use crate::simplex::{Score, Simplex, lockstep_simplex_in};
+use crate::simplex::{LockstepSimplex, Score};
 
 /// The filters of RTPF Tables II–III.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -204,6 +205,12 @@ pub struct TrackerConfig {
     /// Weight of the arms' anatomical prior ([`crate::anatomy`]: no
     /// forearm bent backwards); 0 turns it off.
     pub anatomy_weight: f64,
+    /// The [`TrackFrame`]'s estimate is the weighted mean of the particles
+    /// (else the MAP particle, the default).
+    pub mean_estimate: bool,
+    /// K: the heaviest particles the [`TrackFrame`] lists, with their
+    /// joints in the image ([`TrackFrame::top`]).
+    pub top_particles: usize,
 }
 
 impl Default for TrackerConfig {
@@ -225,6 +232,8 @@ impl Default for TrackerConfig {
             keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
             keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
             anatomy_weight: DEFAULT_ANATOMY_WEIGHT,
+            mean_estimate: false,
+            top_particles: DEFAULT_TOP_PARTICLES,
         }
     }
 }
@@ -290,7 +299,8 @@ pub struct StepTimings {
     pub total: Duration,
     /// Forward kinematics of every batch weighed in the step (the
     /// simplex's and the partitions' included), with the states expanded
-    /// to full poses.
+    /// to full poses, and the cloud's for the [`TrackFrame`] where the
+    /// last batch did not hold the whole cloud.
     pub forward_kinematics: Duration,
     /// The likelihood terms of every batch weighed in the step: regions on
     /// the back end, keypoints, the anatomical and pose priors.
@@ -302,16 +312,14 @@ pub struct StepTimings {
     pub flips: Duration,
 }
 
-/// What one frame produced.
-#[derive(Clone, Debug, PartialEq)]
+/// A step's diagnostics and stage times (part of its [`TrackFrame`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepReport {
-    /// Frames processed so far (1 after the first step).
+    /// Frames processed so far (1 after the first step; 0 for the frame a
+    /// reset publishes).
     pub frame: u64,
-    /// The MAP particle as a full skeleton pose.
-    pub map_pose: Vec<f64>,
-    /// The weighted mean of the particles as a full pose.
-    pub mean_pose: Vec<f64>,
-    /// `F` of the MAP particle (RTPF Eq. 1): the residual of the frame.
+    /// `F` of the MAP particle (RTPF Eq. 1): the residual of the frame
+    /// (NaN before the first step).
     pub residual: f64,
     /// Effective sample size of the normalised weights.
     pub ess: f64,
@@ -341,6 +349,8 @@ struct ScoreBuffers {
     full: Vec<f64>,
     /// Joint transforms of `full`, computed once per batch.
     fk: BatchForwardKinematics,
+    /// The keypoint term and the anatomical prior of each pose.
+    log_kp: Vec<f64>,
     /// Time spent in forward kinematics, likelihood and the simplex's own
     /// work since the last [`Self::take_times`] ([`StepTimings`]).
     forward_kinematics: Duration,
@@ -349,6 +359,24 @@ struct ScoreBuffers {
 }
 
 impl ScoreBuffers {
+    /// Expands `states` to full poses into `full` and computes their joint
+    /// transforms into `fk` (one forward kinematics for the batch); the
+    /// time counts as forward kinematics.
+    ///
+    /// # Errors
+    /// Forward kinematics refusing the poses.
+    fn pose(&mut self, body: &TrackedBody, states: &[f64]) -> Result<()> {
+        let t0 = Instant::now();
+        let (d, dof) = (body.dim(), body.skeleton().dof());
+        self.full.resize(states.len() / d * dof, 0.0);
+        for (s, f) in states.chunks(d).zip(self.full.chunks_mut(dof)) {
+            body.to_full(s, f);
+        }
+        self.fk.compute_states(body.skeleton(), &self.full)?;
+        self.forward_kinematics += t0.elapsed();
+        Ok(())
+    }
+
     /// The times gathered since the last call: `(forward kinematics,
     /// likelihood, simplex)`; they restart from zero.
     fn take_times(&mut self) -> (Duration, Duration, Duration) {
@@ -429,25 +457,34 @@ impl<'a> Scorer<'a> {
     }
 
     fn score(&mut self, obs: &Observation, states: &[f64]) -> Result<Vec<Score>> {
+        let mut scores = Vec::new();
+        self.score_into(obs, states, &mut scores)?;
+        Ok(scores)
+    }
+
+    /// As [`Self::score`], into `scores` (its contents replaced).
+    fn score_into(
+        &mut self,
+        obs: &Observation,
+        states: &[f64],
+        scores: &mut Vec<Score>,
+    ) -> Result<()> {
         let d = self.body.dim();
-        let dof = self.body.skeleton().dof();
         let n = states.len() / d;
+        // One forward kinematics of the batch, read by every term.
+        self.buffers.pose(self.body, states)?;
         let t0 = Instant::now();
-        let ScoreBuffers { full, fk, .. } = &mut *self.buffers;
-        full.resize(n * dof, 0.0);
-        for (s, f) in states.chunks(d).zip(full.chunks_mut(dof)) {
-            self.body.to_full(s, f);
-        }
-        // One forward kinematics of the batch, read by both terms.
-        fk.compute_states(self.body.skeleton(), full)?;
-        let t_fk = t0.elapsed();
+        let ScoreBuffers {
+            full, fk, log_kp, ..
+        } = &mut *self.buffers;
         // The keypoint term and the anatomical prior, per pose.
-        let mut log_kp = vec![0.0; n];
+        log_kp.clear();
+        log_kp.resize(n, 0.0);
         if let Some(k) = &self.keypoints {
-            k.term.add_log_likelihood(k.obs, k.camera, fk, &mut log_kp);
+            k.term.add_log_likelihood(k.obs, k.camera, fk, log_kp);
         }
         if let Some(a) = self.anatomy {
-            a.add_log_prior(fk, &mut log_kp);
+            a.add_log_prior(fk, log_kp);
         }
         // F is computed in every mode: it is the residual the session
         // watches, whether or not it weighs the particles.
@@ -455,23 +492,24 @@ impl<'a> Scorer<'a> {
         self.evaluations += n;
         let model = NonOverlap::new(self.sigma_f).expect("validated");
         let regions = self.regions;
-        let scores = states
-            .chunks(d)
-            .zip(&ev.non_overlap)
-            .zip(&log_kp)
-            .map(|((s, &f), &kp)| {
-                let prior = self.prior.map_or(0.0, |p| self.beta * p.log_density(s));
-                let region = if regions {
-                    model.log_likelihood(f)
-                } else {
-                    0.0
-                };
-                (-(region + kp + prior), f)
-            })
-            .collect();
-        self.buffers.forward_kinematics += t_fk;
-        self.buffers.likelihood += t0.elapsed() - t_fk;
-        Ok(scores)
+        scores.clear();
+        scores.extend(
+            states
+                .chunks(d)
+                .zip(&ev.non_overlap)
+                .zip(log_kp.iter())
+                .map(|((s, &f), &kp)| {
+                    let prior = self.prior.map_or(0.0, |p| self.beta * p.log_density(s));
+                    let region = if regions {
+                        model.log_likelihood(f)
+                    } else {
+                        0.0
+                    };
+                    (-(region + kp + prior), f)
+                }),
+        );
+        self.buffers.likelihood += t0.elapsed();
+        Ok(())
     }
 }
 
@@ -496,7 +534,14 @@ pub struct Tracker {
     residuals: Vec<f64>,
     weights: Weights,
     ancestors: Vec<usize>,
+    /// The children of each parent after selection.
+    groups: ParentGroups,
+    /// The simplices of a step (HPOR, PFRTH), run after run.
+    simplex: LockstepSimplex,
     scratch: ScoreBuffers,
+    /// What the last step (or reset) published, refilled in place.
+    track_frame: TrackFrame,
+    frame_scratch: FrameScratch,
     /// Landmarks → skeleton points of this body ([`KeypointMap::for_body`]).
     keypoint_map: KeypointMap,
     /// The latest detection ([`Self::set_keypoints`]).
@@ -575,7 +620,11 @@ impl Tracker {
             residuals: Vec::new(),
             weights: Weights::uniform(1),
             ancestors: Vec::new(),
+            groups: ParentGroups::default(),
+            simplex: LockstepSimplex::default(),
             scratch: ScoreBuffers::default(),
+            track_frame: TrackFrame::default(),
+            frame_scratch: FrameScratch::default(),
             keypoint_map: KeypointMap::default(),
             keypoints: None,
             device,
@@ -586,7 +635,8 @@ impl Tracker {
         Ok(t)
     }
 
-    /// Puts every particle at the full pose `init` with equal weights.
+    /// Puts every particle at the full pose `init` with equal weights, and
+    /// publishes that cloud as frame 0 ([`Self::frame`]).
     ///
     /// # Errors
     /// A pose of the wrong length or with non-finite values.
@@ -607,7 +657,12 @@ impl Tracker {
         self.residuals = vec![f64::NAN; n];
         self.weights = Weights::uniform(n);
         self.frame = 0;
-        Ok(())
+        let report = StepReport {
+            residual: f64::NAN,
+            ess: self.weights.ess(),
+            ..StepReport::default()
+        };
+        self.publish(report, false)
     }
 
     /// Changes the settings; a new particle count restarts the cloud at the
@@ -636,10 +691,14 @@ impl Tracker {
             a.weight = config.anatomy_weight;
         }
         let restart = config.particles != self.config.particles;
+        let republish = config.mean_estimate != self.config.mean_estimate
+            || config.top_particles != self.config.top_particles;
         self.config = config;
         if restart {
             let map = self.body.full_pose(self.map_state());
             self.reset(&map)?;
+        } else if republish {
+            self.publish(*self.track_frame.report(), false)?;
         }
         Ok(())
     }
@@ -681,6 +740,11 @@ impl Tracker {
     /// Arms kinematic flipping can move.
     pub fn flip_arms(&self) -> &[FlipArm] {
         &self.flip_arms
+    }
+    /// What the last step published (frame 0 after a reset): estimate,
+    /// cloud, heaviest particles, diagnostics ([`TrackFrame`]).
+    pub fn frame(&self) -> &TrackFrame {
+        &self.track_frame
     }
 
     /// The landmarks this tracker can compare with its body
@@ -726,6 +790,38 @@ impl Tracker {
         &self.states[i * d..(i + 1) * d]
     }
 
+    /// Publishes the cloud as [`Self::frame`] with `report`.
+    /// `weighed_whole_cloud`: the scorer's buffers hold the transforms of
+    /// exactly the current particles, in order — the step's final batch
+    /// weighed every particle, and nothing has moved them since (the next
+    /// selection comes at the next step). Otherwise (a simplex scored some
+    /// particles in its own batches; a reset) the cloud's forward
+    /// kinematics is computed once here, into the same reused buffers.
+    ///
+    /// # Errors
+    /// Forward kinematics refusing the poses (not expected: the states
+    /// are within their limits).
+    fn publish(&mut self, mut report: StepReport, weighed_whole_cloud: bool) -> Result<()> {
+        if !weighed_whole_cloud {
+            let before = self.scratch.forward_kinematics;
+            self.scratch.pose(&self.body, &self.states)?;
+            report.timings.forward_kinematics += self.scratch.forward_kinematics - before;
+        }
+        let cloud = Cloud {
+            body: &self.body,
+            camera: &self.camera,
+            states: &self.states,
+            weights: self.weights.normalised(),
+            fk: &self.scratch.fk,
+            map: self.map_index(),
+            mean_estimate: self.config.mean_estimate,
+            top: self.config.top_particles,
+        };
+        self.track_frame
+            .publish(&cloud, report, &mut self.frame_scratch);
+        Ok(())
+    }
+
     fn camera_centre(&self) -> Point3<f64> {
         Point3::from(self.camera.world_from_camera().translation.vector)
     }
@@ -760,31 +856,28 @@ impl Tracker {
         )
     }
 
-    /// Runs one simplex per `(start, iterations)` in lockstep in the
-    /// subspace `coords` ([`lockstep_simplex_in`]), scored as
-    /// [`Self::scorer`] scores: the simplices and the poses weighed.
+    /// Runs the groups added to `self.simplex` in lockstep in the
+    /// subspace `coords` ([`LockstepSimplex::run`]), scored as
+    /// [`Self::scorer`] scores: the poses weighed. The simplices stay in
+    /// `self.simplex`.
     ///
     /// # Errors
     /// A back-end failure.
-    fn simplices<S: AsRef<[f64]>>(
-        &mut self,
-        obs: &Observation,
-        starts: &[(S, usize)],
-        steps: &[f64],
-        coords: &[usize],
-    ) -> Result<(Vec<Simplex>, usize)> {
+    fn run_simplex(&mut self, obs: &Observation, steps: &[f64], coords: &[usize]) -> Result<usize> {
         let t0 = Instant::now();
         let scoring = |b: &ScoreBuffers| b.forward_kinematics + b.likelihood;
         let scored_before = scoring(&self.scratch);
-        let starts: Vec<(&[f64], usize)> = starts.iter().map(|(s, k)| (s.as_ref(), *k)).collect();
+        let mut simplex = std::mem::take(&mut self.simplex);
         let mut scorer = self.scorer();
         let body = scorer.body;
-        let (simplices, _) =
-            lockstep_simplex_in(body, &starts, steps, coords, &mut |b| scorer.score(obs, b))?;
-        let evaluations = scorer.evaluations;
+        let run = simplex.run(body, steps, coords, &mut |b, out| {
+            scorer.score_into(obs, b, out)
+        });
+        self.simplex = simplex;
+        let evaluations = run?;
         let scored = scoring(&self.scratch) - scored_before;
         self.scratch.simplex += t0.elapsed().saturating_sub(scored);
-        Ok((simplices, evaluations))
+        Ok(evaluations)
     }
 
     /// Scores states with the current back end, prior, σ_F and keypoints
@@ -801,12 +894,12 @@ impl Tracker {
     }
 
     /// One frame: selection, prediction, measurement, normalisation
-    /// (module docs).
+    /// (module docs); publishes and returns the [`TrackFrame`].
     ///
     /// # Errors
     /// A back-end failure or collapsed weights (every particle scored
     /// `−∞`), naming the frame.
-    pub fn step(&mut self, obs: &Observation) -> Result<StepReport> {
+    pub fn step(&mut self, obs: &Observation) -> Result<&TrackFrame> {
         let t0 = Instant::now();
         self.scratch.take_times();
         let n = self.config.particles;
@@ -824,10 +917,8 @@ impl Tracker {
             smc::multinomial(w, n, &mut rng, &mut self.ancestors)
         };
         r.map_err(|source| TrackError::Weights { frame, source })?;
-        let mut groups: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (child, &parent) in self.ancestors.iter().enumerate() {
-            groups[parent].push(child);
-        }
+        self.groups.group(&self.ancestors, n);
+        let groups = std::mem::take(&mut self.groups);
         let t_select = t0.elapsed();
 
         // 2. Prediction.
@@ -843,32 +934,31 @@ impl Tracker {
         let mut best_vertex: Option<(Vec<f64>, f64)> = None;
         let all: Vec<usize> = (0..d).collect();
         if kind.simplex() && !self.config.partitioned {
-            let big: Vec<usize> = (0..n).filter(|&p| groups[p].len() > d + 1).collect();
+            let big = indices_where(n, |p| groups.children(p).len() > d + 1);
             simplex_groups = big.len();
             if !big.is_empty() {
                 // centre_states is still a copy of self.states here.
-                let starts: Vec<(&[f64], usize)> = big
-                    .iter()
-                    .map(|&p| (&centre_states[p * d..(p + 1) * d], groups[p].len() - d))
-                    .collect();
-                let (simplices, scored) = self.simplices(obs, &starts, &sigmas, &all)?;
-                evaluations += scored;
-                for (&p, s) in big.iter().zip(&simplices) {
-                    let children = &groups[p];
+                self.simplex.clear();
+                for &p in &big {
+                    let start = &centre_states[p * d..(p + 1) * d];
+                    self.simplex.add_group(start, groups.children(p).len() - d);
+                }
+                evaluations += self.run_simplex(obs, &sigmas, &all)?;
+                let sx = &self.simplex;
+                for (g, &p) in big.iter().enumerate() {
+                    let children = groups.children(p);
                     for (k, &c) in children.iter().enumerate() {
                         if k <= d {
-                            self.next[c * d..(c + 1) * d].copy_from_slice(&s.vertices[k]);
-                            scores[c] = Some(s.scores[k]);
+                            self.next[c * d..(c + 1) * d].copy_from_slice(sx.vertex(g, k));
+                            scores[c] = Some(sx.score(g, k));
                         } else {
                             // Diffused around the best vertex (held in
                             // the parent's row of centre_states).
                             centre[c] = p;
                         }
                     }
-                    centre_states[p * d..(p + 1) * d].copy_from_slice(&s.vertices[0]);
-                    if best_vertex.as_ref().is_none_or(|(_, c)| s.scores[0].0 < *c) {
-                        best_vertex = Some((s.vertices[0].clone(), s.scores[0].0));
-                    }
+                    centre_states[p * d..(p + 1) * d].copy_from_slice(sx.vertex(g, 0));
+                    keep_best(&mut best_vertex, sx.vertex(g, 0), sx.score(g, 0).0);
                 }
             }
         }
@@ -879,7 +969,7 @@ impl Tracker {
         } else {
             vec![all]
         };
-        let free: Vec<usize> = (0..n).filter(|&i| scores[i].is_none()).collect();
+        let free = indices_where(n, |i| scores[i].is_none());
         for &i in &free {
             let c = centre[i];
             self.next[i * d..(i + 1) * d].copy_from_slice(&centre_states[c * d..(c + 1) * d]);
@@ -898,39 +988,44 @@ impl Tracker {
             let mut placed: Vec<Option<Score>> = vec![None; n];
             if part_simplex && !free.is_empty() {
                 let m = part.len();
-                let mut by_src: std::collections::BTreeMap<usize, Vec<usize>> =
-                    std::collections::BTreeMap::new();
-                for &i in &free {
-                    by_src.entry(src[i]).or_default().push(i);
-                }
-                let big: Vec<Vec<usize>> =
-                    by_src.into_values().filter(|c| c.len() > m + 1).collect();
-                if !big.is_empty() {
-                    let starts: Vec<(Vec<f64>, usize)> = big
+                // The free children by the row they start from (rows in
+                // increasing order, children in increasing order within
+                // one), and the runs of more than m + 1: `(first, len)`.
+                let mut by_src = free.clone();
+                by_src.sort_unstable_by_key(|&i| (src[i], i));
+                let mut big = Vec::with_capacity(by_src.len() / (m + 2) + 1);
+                let mut first = 0;
+                while first < by_src.len() {
+                    let row = src[by_src[first]];
+                    let len = by_src[first..]
                         .iter()
-                        .map(|c| (self.next[c[0] * d..(c[0] + 1) * d].to_vec(), c.len() - m))
-                        .collect();
-                    let (simplices, scored) = self.simplices(obs, &starts, &sigmas, part)?;
-                    evaluations += scored;
+                        .take_while(|&&i| src[i] == row)
+                        .count();
+                    if len > m + 1 {
+                        big.push((first, len));
+                    }
+                    first += len;
+                }
+                if !big.is_empty() {
+                    self.simplex.clear();
+                    for &(first, len) in &big {
+                        let c = by_src[first];
+                        self.simplex
+                            .add_group(&self.next[c * d..(c + 1) * d], len - m);
+                    }
+                    evaluations += self.run_simplex(obs, &sigmas, part)?;
                     simplex_groups += big.len();
-                    for (children, sx) in big.iter().zip(&simplices) {
-                        for (k, &c) in children.iter().enumerate() {
-                            let v = if k <= m {
-                                &sx.vertices[k]
-                            } else {
-                                &sx.vertices[0]
-                            };
-                            self.next[c * d..(c + 1) * d].copy_from_slice(v);
+                    let sx = &self.simplex;
+                    for (g, &(first, len)) in big.iter().enumerate() {
+                        for (k, &c) in by_src[first..first + len].iter().enumerate() {
+                            let v = if k <= m { k } else { 0 };
+                            self.next[c * d..(c + 1) * d].copy_from_slice(sx.vertex(g, v));
                             if k <= m {
-                                placed[c] = Some(sx.scores[k]);
+                                placed[c] = Some(sx.score(g, k));
                             }
                         }
-                        if last
-                            && best_vertex
-                                .as_ref()
-                                .is_none_or(|(_, c)| sx.scores[0].0 < *c)
-                        {
-                            best_vertex = Some((sx.vertices[0].clone(), sx.scores[0].0));
+                        if last {
+                            keep_best(&mut best_vertex, sx.vertex(g, 0), sx.score(g, 0).0);
                         }
                     }
                 }
@@ -973,9 +1068,7 @@ impl Tracker {
             // weighted resampling; the final weights are the last
             // measurement's).
             let rows = gather(&self.next, &free, d);
-            let todo: Vec<usize> = (0..free.len())
-                .filter(|&j| placed[free[j]].is_none())
-                .collect();
+            let todo = indices_where(free.len(), |j| placed[free[j]].is_none());
             let batch = gather(&rows, &todo, d);
             let mut log_w = vec![0.0; free.len()];
             if !batch.is_empty() {
@@ -1037,7 +1130,7 @@ impl Tracker {
                     &mut hyp,
                 );
             }
-            let mut free: Vec<usize> = (0..n).filter(|&i| scores[i].is_none()).collect();
+            let mut free = indices_where(n, |i| scores[i].is_none());
             let mut rng = stream_rng(seed, frame, StreamDomain::User(1), 0);
             free.shuffle(&mut rng);
             let placed = free.len().min(flips + lifts);
@@ -1052,7 +1145,11 @@ impl Tracker {
 
         // 3. Measurement of every particle the simplex did not score.
         let t2 = Instant::now();
-        let todo: Vec<usize> = (0..n).filter(|&i| scores[i].is_none()).collect();
+        let todo = indices_where(n, |i| scores[i].is_none());
+        // This batch is the step's last: when it holds every particle (no
+        // simplex placed any), its transforms are the cloud's, in order, for
+        // the TrackFrame.
+        let weighed_whole_cloud = todo.len() == n;
         if !todo.is_empty() {
             let batch = gather(&self.next, &todo, d);
             let s = self.scorer().score(obs, &batch)?;
@@ -1082,18 +1179,10 @@ impl Tracker {
             _ => ObservationMode::Regions,
         };
         let keypoints = kp.map_or(0, |k| k.points().len());
-        let wn = self.weights.normalised();
-        let mut mean = vec![0.0; d];
-        for (x, &w) in self.states.chunks(d).zip(wn) {
-            for (m, v) in mean.iter_mut().zip(x) {
-                *m += w * v;
-            }
-        }
+        self.groups = groups;
         let (forward_kinematics, likelihood, simplex) = self.scratch.take_times();
-        Ok(StepReport {
+        let report = StepReport {
             frame,
-            map_pose: self.body.full_pose(&self.states[map * d..(map + 1) * d]),
-            mean_pose: self.body.full_pose(&mean),
             residual: self.residuals[map],
             ess: self.weights.ess(),
             evaluations,
@@ -1112,8 +1201,74 @@ impl Tracker {
                 simplex,
                 flips: t_flips,
             },
-        })
+        };
+        self.publish(report, weighed_whole_cloud)?;
+        // The step's total includes publishing the frame.
+        self.track_frame.report.timings.total = t0.elapsed();
+        Ok(&self.track_frame)
     }
+}
+
+/// The children of each parent after selection, grouped without a vector
+/// per parent: `children(p)` is the slice of `order` from `start[p]`, each
+/// group in increasing child order.
+#[derive(Debug, Default)]
+struct ParentGroups {
+    start: Vec<usize>,
+    order: Vec<usize>,
+}
+
+impl ParentGroups {
+    /// Groups the children `0..ancestors.len()` by their parent in
+    /// `0..parents` (a counting sort).
+    fn group(&mut self, ancestors: &[usize], parents: usize) {
+        self.start.clear();
+        self.start.resize(parents + 1, 0);
+        for &p in ancestors {
+            self.start[p + 1] += 1;
+        }
+        for p in 0..parents {
+            self.start[p + 1] += self.start[p];
+        }
+        self.order.clear();
+        self.order.resize(ancestors.len(), 0);
+        // `start[p]` walks through group p as it fills, then is restored.
+        for (child, &p) in ancestors.iter().enumerate() {
+            self.order[self.start[p]] = child;
+            self.start[p] += 1;
+        }
+        for p in (1..=parents).rev() {
+            self.start[p] = self.start[p - 1];
+        }
+        self.start[0] = 0;
+    }
+
+    fn children(&self, parent: usize) -> &[usize] {
+        &self.order[self.start[parent]..self.start[parent + 1]]
+    }
+}
+
+/// Keeps `(vertex, cost)` in `best` when it is the first or cheaper (the
+/// flips' source), in `best`'s own vector.
+fn keep_best(best: &mut Option<(Vec<f64>, f64)>, vertex: &[f64], cost: f64) {
+    match best {
+        Some((v, c)) => {
+            if cost < *c {
+                v.clear();
+                v.extend_from_slice(vertex);
+                *c = cost;
+            }
+        }
+        None => *best = Some((vertex.to_vec(), cost)),
+    }
+}
+
+/// The indices in `0..n` where `keep` holds, in one allocation (a
+/// filtered `collect` grows its vector log₂ n times).
+fn indices_where(n: usize, keep: impl Fn(usize) -> bool) -> Vec<usize> {
+    let mut out = Vec::with_capacity(n);
+    out.extend((0..n).filter(|&i| keep(i)));
+    out
 }
 
 /// Rows `which` of the row-major `rows` (rows of `d`), in that order.

@@ -337,10 +337,10 @@ fn missing_keypoints_contribute_nothing() {
     let labels = render_observation(&body, &cam, &truth, &upper_body_parts(), 0.0, 0).unwrap();
     let mut tracker = keypoints_tracker(&body, &cam, &truth, 8);
     tracker.set_keypoints(Some(none)).unwrap();
-    let r = tracker.step(&labels).unwrap();
+    let r = *tracker.step(&labels).unwrap().report();
     assert_eq!((r.observation, r.keypoints), (ObservationMode::Regions, 0));
     tracker.set_keypoints(Some(det.clone())).unwrap();
-    let r = tracker.step(&labels).unwrap();
+    let r = *tracker.step(&labels).unwrap().report();
     assert_eq!(
         (r.observation, r.keypoints),
         (ObservationMode::Keypoints, det.points().len())
@@ -424,8 +424,8 @@ fn track_wave(mode: ObservationMode, noise_px: f64, seed: u64) -> Vec<f64> {
         } else {
             (mode, 7)
         };
-        assert_eq!((r.observation, r.keypoints), expected);
-        let est = arm.flexion(&skel.forward_kinematics(&r.map_pose).unwrap());
+        assert_eq!((r.report().observation, r.report().keypoints), expected);
+        let est = arm.flexion(&skel.forward_kinematics(r.map_pose()).unwrap());
         errors.push((est - arm.flexion(&world)).to_degrees());
     }
     errors

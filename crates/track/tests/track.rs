@@ -8,7 +8,7 @@ use common::{preset_camera, upper_body_pfrth};
 use labels::{Camera, IDENTITY_LABEL_MAP, LabelMap, Observation};
 use skeleton::nalgebra::Point3;
 use track::flip::{FlipArm, flip_hypotheses};
-use track::simplex::lockstep_simplex;
+use track::simplex::LockstepSimplex;
 use track::synthetic::{render_observation, upper_body_parts};
 use track::{
     Arm, BackendChoice, FilterKind, Side, TrackedBody, Tracker, TrackerConfig, search_root_position,
@@ -131,16 +131,21 @@ fn the_simplex_lowers_the_non_overlap() {
     let mut tracker = Tracker::new(body.clone(), cam, &truth, None, config).unwrap();
     let f0 = tracker.score_states(&obs, &start).unwrap()[0].1;
     let steps = vec![0.08; body.dim()];
-    let (groups, scored) = lockstep_simplex(&body, &[(&start, 60)], &steps, &mut |b| {
-        tracker.score_states(&obs, b)
-    })
-    .unwrap();
-    let f1 = groups[0].scores[0].1;
+    let mut simplex = LockstepSimplex::default();
+    simplex.add_group(&start, 60);
+    let all: Vec<usize> = (0..body.dim()).collect();
+    let scored = simplex
+        .run(&body, &steps, &all, &mut |b, out| {
+            *out = tracker.score_states(&obs, b)?;
+            Ok(())
+        })
+        .unwrap();
+    let f1 = simplex.score(0, 0).1;
     assert!(scored > body.dim() + 60);
     // A correct simplex roughly halves F here (0.5 → < 0.3 when written);
     // 0.8 f0 leaves room for a different descent path.
     assert!(f1 < 0.8 * f0, "F {f0:.3} → {f1:.3}");
-    assert!(body.within_limits(groups[0].vertices[0].as_slice()));
+    assert!(body.within_limits(simplex.vertex(0, 0)));
 }
 
 #[test]
@@ -184,10 +189,10 @@ fn pfrth_follows_a_short_elbow_clip() {
     let flex = |p: &[f64]| arm.flexion(&body.skeleton().forward_kinematics(p).unwrap());
     let mut se = 0.0;
     for (o, t) in obs.iter().zip(&truth) {
-        let r = tracker.step(o).unwrap();
+        let r = *tracker.step(o).unwrap().report();
         assert!((r.ess - 0.0).abs() > 0.0 && r.ess <= 200.0 + 1e-9);
         assert_eq!(tracker.weights().len(), 200);
-        let e = flex(&r.map_pose) - flex(t);
+        let e = flex(tracker.frame().map_pose()) - flex(t);
         eprintln!(
             "frame {}: F {:.3}, elbow error {:.1}°, ESS {:.1}, flips {}, simplex groups {}",
             r.frame,
@@ -270,7 +275,7 @@ fn gpu_and_cpu_back_ends_track_identically() {
             .enumerate()
             .map(|(k, p)| {
                 let o = render_observation(&body, &cam, p, &map, 0.01, k as u64).unwrap();
-                t.step(&o).unwrap()
+                t.step(&o).unwrap().clone()
             })
             .collect();
         (t.describe(), reports)
@@ -281,12 +286,12 @@ fn gpu_and_cpu_back_ends_track_identically() {
     if gpu_name.contains("llvmpipe") || gpu_name.contains("lavapipe") {
         // Same counts bit for bit (crates/gpu), hence the same filter run.
         for (g, c) in gpu.iter().zip(&cpu) {
-            assert_eq!(g.map_pose, c.map_pose);
-            assert_eq!(g.residual, c.residual);
+            assert_eq!(g.map_pose(), c.map_pose());
+            assert_eq!(g.report().residual, c.report().residual);
         }
     } else {
         for (g, c) in gpu.iter().zip(&cpu) {
-            assert!((g.residual - c.residual).abs() < 0.05);
+            assert!((g.report().residual - c.report().residual).abs() < 0.05);
         }
     }
 }
@@ -328,7 +333,7 @@ fn new_back_ends_are_built_on_the_device_the_tracker_was_given() {
         assert_eq!(t.particles(), &cloud[..], "the cloud is kept");
         assert_eq!(t.backend().is_gpu(), backend == BackendChoice::Gpu);
         assert_eq!(t.backend().is_shared(), backend == BackendChoice::Gpu);
-        assert!(t.step(&obs).unwrap().residual.is_finite());
+        assert!(t.step(&obs).unwrap().report().residual.is_finite());
     }
 }
 
@@ -412,7 +417,7 @@ fn partitioned_sampling_moves_one_partition_at_a_time_and_fits_closer() {
         let mut tracker = Tracker::new(body.clone(), cam.clone(), &truth[0], None, config).unwrap();
         let mut f = 0.0;
         for o in &obs {
-            let r = tracker.step(o).unwrap();
+            let r = tracker.step(o).unwrap().report();
             assert_eq!(r.evaluations, if partitioned { 300 } else { 100 });
             f += r.residual;
         }
@@ -424,6 +429,121 @@ fn partitioned_sampling_moves_one_partition_at_a_time_and_fits_closer() {
         parted < plain,
         "mean F: all at once {plain:.3}, partitioned {parted:.3}"
     );
+}
+
+/// Checks that `tracker`'s frame holds its cloud: each particle's joints
+/// are its forward kinematics, the weights are the tracker's, the top K are
+/// the heaviest (equal weights: the later first), the first the MAP, and
+/// the estimate is the MAP's or the mean's joints, projected by the camera.
+fn assert_frame_is_the_clouds(tracker: &Tracker) {
+    let f = tracker.frame();
+    let (body, cam) = (tracker.body(), tracker.camera());
+    let skel = body.skeleton();
+    let (n, j, d) = (tracker.weights().len(), skel.len(), body.dim());
+    let point = |w: &skeleton::nalgebra::Isometry3<f64>| {
+        let v = w.translation.vector;
+        [v.x as f32, v.y as f32, v.z as f32]
+    };
+    let pixel = |w: &skeleton::nalgebra::Isometry3<f64>| {
+        let (u, v, _) = cam.project(&Point3::from(w.translation.vector)).unwrap();
+        [u as f32, v as f32]
+    };
+    assert_eq!((f.len(), f.joints()), (n, j));
+    assert_eq!(f.image_size(), (cam.width(), cam.height()));
+    assert_eq!(f.weights(), tracker.weights());
+    assert_eq!(f.cloud().len(), n * j);
+    let worlds: Vec<_> = (0..n)
+        .map(|i| skel.forward_kinematics(&tracker.full_pose(i)).unwrap())
+        .collect();
+    for (i, world) in worlds.iter().enumerate() {
+        let want: Vec<[f32; 3]> = world.iter().map(point).collect();
+        assert_eq!(f.particle(i), &want[..], "particle {i}");
+    }
+    let w = tracker.weights();
+    let mut heaviest: Vec<usize> = (0..n).collect();
+    heaviest.sort_by(|&a, &b| w[b].total_cmp(&w[a]).then(b.cmp(&a)));
+    let k = tracker.config().top_particles.min(n);
+    assert_eq!(f.top(), &heaviest[..k]);
+    let top_px: Vec<[f32; 2]> = f
+        .top()
+        .iter()
+        .flat_map(|&i| worlds[i].iter().map(pixel))
+        .collect();
+    assert_eq!(f.top_px(), &top_px[..]);
+    assert_eq!(f.map_pose(), &tracker.full_pose(heaviest[0])[..]);
+    let mut mean = vec![0.0; d];
+    for (x, &wi) in tracker.particles().chunks(d).zip(w) {
+        for (m, v) in mean.iter_mut().zip(x) {
+            *m += wi * v;
+        }
+    }
+    assert_eq!(f.mean_pose(), &body.full_pose(&mean)[..]);
+    let estimate = if tracker.config().mean_estimate {
+        skel.forward_kinematics(f.mean_pose()).unwrap()
+    } else {
+        worlds[heaviest[0]].clone()
+    };
+    assert_eq!(
+        f.estimate_pose(),
+        if tracker.config().mean_estimate {
+            f.mean_pose()
+        } else {
+            f.map_pose()
+        }
+    );
+    assert_eq!(
+        f.estimate(),
+        &estimate.iter().map(point).collect::<Vec<_>>()[..]
+    );
+    assert_eq!(
+        f.estimate_px(),
+        &estimate.iter().map(pixel).collect::<Vec<_>>()[..]
+    );
+}
+
+/// The frame a step publishes holds the cloud's joints, whether the
+/// step's last batch weighed every particle (PFS: its transforms are
+/// reused) or a simplex scored some in batches of its own (HPOR with
+/// partitions: the cloud's transforms are computed once more); a reset
+/// publishes frame 0, and a change of estimate publishes again.
+#[test]
+fn the_track_frame_holds_the_clouds_joints_and_its_heaviest_particles() {
+    let (body, cam, map) = small_scene();
+    let truth: Vec<Vec<f64>> = (0..3)
+        .map(|k| arm_pose(&body, -0.4 - 0.1 * k as f64, 0.5 + 0.15 * k as f64))
+        .collect();
+    for (filter, partitioned) in [(FilterKind::Pfs, false), (FilterKind::Hpor, true)] {
+        let config = TrackerConfig {
+            particles: 100,
+            filter,
+            backend: BackendChoice::Cpu,
+            label_map: map,
+            sigma_f: 0.05,
+            partitioned,
+            seed: 2,
+            top_particles: 7,
+            ..TrackerConfig::default()
+        };
+        let mut tracker =
+            Tracker::new(body.clone(), cam.clone(), &truth[0], None, config.clone()).unwrap();
+        assert_eq!(tracker.frame().report().frame, 0);
+        assert_frame_is_the_clouds(&tracker);
+        let mut simplex_groups = 0;
+        for (k, p) in truth.iter().enumerate() {
+            let o = render_observation(&body, &cam, p, &map, 0.01, k as u64).unwrap();
+            simplex_groups += tracker.step(&o).unwrap().report().simplex_groups;
+            assert_eq!(tracker.frame().report().frame, k as u64 + 1);
+            assert_frame_is_the_clouds(&tracker);
+        }
+        assert_eq!(simplex_groups > 0, filter == FilterKind::Hpor);
+        tracker
+            .set_config(TrackerConfig {
+                mean_estimate: true,
+                ..config
+            })
+            .unwrap();
+        assert_frame_is_the_clouds(&tracker);
+    }
 }
 
 #[test]
@@ -446,7 +566,7 @@ fn with_partitions_the_simplex_runs_in_each_partition() {
     let (mut groups, mut extra) = (0, 0);
     for (k, p) in truth.iter().enumerate() {
         let o = render_observation(&body, &cam, p, &map, 0.01, k as u64).unwrap();
-        let r = tracker.step(&o).unwrap();
+        let r = *tracker.step(&o).unwrap().report();
         groups += r.simplex_groups;
         // Three partitions weigh 3 N poses; the simplices add their trials.
         assert!(r.evaluations >= 300, "{}", r.evaluations);

@@ -7,9 +7,11 @@
 //! the session advances its guided start (background, person, placing) or
 //! tracks the frame (segmentation, RTPF Eq. 1–2 on the GPU or CPU back
 //! end); the snapshot carries the frame, the stage's message and progress,
-//! the estimate and the most likely particles projected onto the frame,
-//! and the cloud. Record/Stop writes what is tracked to CSV and BVH
-//! ([`track::Recorder`]: rows as they come, files whole at Stop).
+//! and a copy of the session's [`track::TrackFrame`] (the estimate and the
+//! most likely particles projected onto the frame, the cloud): the window
+//! runs no forward kinematics of its own. Record/Stop writes what is
+//! tracked to CSV and BVH ([`track::Recorder`]: rows as they come, files
+//! whole at Stop).
 //!
 //! The GPU back end runs on the app's own wgpu device when the app hands it
 //! over ([`TrackingScene::with_device`], the window's renderer): one
@@ -19,8 +21,9 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
+use skeleton::nalgebra::Isometry3;
 use skeleton::{Bvh, Skeleton};
-use track::{Arm, BackendChoice, Recorder, SharedDevice, Side, StartPose};
+use track::{Arm, BackendChoice, Recorder, SharedDevice, Side, StartPose, TrackFrame};
 use track::{CameraSpec, FilterSettings, KnownPose, Session, SessionSpec, Stage, Subject};
 use vision::EmptyScene;
 use vision::{
@@ -38,7 +41,8 @@ pub use strokes::{click_patch, stroke_summary};
 
 /// Most particles the scene accepts (the tracker's cost grows with N).
 pub const MAX_TRACK_PARTICLES: usize = 5000;
-/// Particles projected over the camera frame (the most likely ones).
+/// Particles projected over the camera frame (the most likely ones: the
+/// [`TrackFrame::top`] the scene asks for).
 pub const OVERLAY_PARTICLES: usize = 12;
 
 /// A path of the repository: as given when it exists from the current
@@ -197,6 +201,7 @@ impl Default for TrackSettings {
                 // camera (docs/track.md, the `posecloud track` table: 0.05
                 // keeps up).
                 sigma_translation: 0.05,
+                top_particles: OVERLAY_PARTICLES,
                 ..FilterSettings::default()
             },
             realtime: true,
@@ -292,22 +297,16 @@ pub struct TrackSnapshot {
     pub stage: Option<Stage>,
     pub status: String,
     pub progress: f64,
-    /// The estimate's joint positions (world, metres), skeleton order.
-    pub estimate: Vec<[f32; 3]>,
-    /// The estimate projected onto the frame (frame pixels; NaN behind the
-    /// camera), skeleton order.
-    pub estimate_2d: Vec<[f32; 2]>,
-    /// The [`OVERLAY_PARTICLES`] most likely particles projected onto the
-    /// frame (`K × joints`), heaviest first.
-    pub cloud_2d: Vec<[f32; 2]>,
+    /// The tracker's last frame, copied: the estimate (world, and in the
+    /// pixels of the label image, [`TrackFrame::image_size`]), every
+    /// particle's joints with its weight, the [`OVERLAY_PARTICLES`] most
+    /// likely particles in the image; empty before the tracker starts.
+    pub track: TrackFrame,
     /// Ground-truth joint positions (synthetic sources).
     pub truth: Vec<[f32; 3]>,
     /// Bones as (parent, child) joint indices.
     pub bones: Vec<(usize, usize)>,
-    /// Joint positions of every particle (`N × joints`) and normalised
-    /// weights.
-    pub cloud: Vec<[f32; 3]>,
-    pub weights: Vec<f64>,
+    /// The skeleton's joints (of the truth and of every pose in `track`).
     pub joints: usize,
     /// The camera's position and viewing direction (world).
     pub camera_position: [f32; 3],
@@ -358,7 +357,10 @@ pub struct TrackingScene {
     truth: Option<Truth>,
     arm: Option<Arm>,
     bones: Vec<(usize, usize)>,
-    last_clip_frame: Option<usize>,
+    /// The ground truth's joint transforms and positions at the last
+    /// source frame (empty without a truth).
+    truth_world: Vec<Isometry3<f64>>,
+    truth_joints: Vec<[f32; 3]>,
     /// The stage of the last step (a change is announced on stderr).
     last_stage: Option<Stage>,
     history: VecDeque<TrackSample>,
@@ -493,7 +495,8 @@ impl TrackingScene {
             truth,
             arm,
             bones,
-            last_clip_frame: None,
+            truth_world: Vec::new(),
+            truth_joints: Vec::new(),
             last_stage: None,
             history: VecDeque::new(),
             recorder: None,
@@ -557,8 +560,29 @@ impl TrackingScene {
         Some(arm.flexion(&world).to_degrees())
     }
 
-    fn truth_pose(&self, clip_frame: usize) -> Option<&[f64]> {
-        self.truth.as_ref().map(|t| t.clip.frames.pose(clip_frame))
+    /// The ground truth's joints at `clip_frame` (synthetic sources) into
+    /// reused buffers: one pose, so one forward kinematics per source
+    /// frame; the snapshot copies the positions.
+    fn pose_truth(&mut self, clip_frame: Option<usize>) {
+        self.truth_joints.clear();
+        let (Some(truth), Some(c)) = (&self.truth, clip_frame) else {
+            return;
+        };
+        let pose = truth.clip.frames.pose(c);
+        let skeleton = self.session.dressed();
+        if skeleton.check_pose(pose).is_err() {
+            return;
+        }
+        self.truth_world
+            .resize(skeleton.len(), Isometry3::identity());
+        skeleton.forward_kinematics_into(pose, &mut self.truth_world);
+        if skeleton.check_world(&self.truth_world).is_ok() {
+            let point = |w: &Isometry3<f64>| {
+                let v = &w.translation.vector;
+                [v.x as f32, v.y as f32, v.z as f32]
+            };
+            self.truth_joints.extend(self.truth_world.iter().map(point));
+        }
     }
 
     /// [`TrackEdit::SampleColours`]: all or nothing (a class whose strokes
@@ -854,7 +878,7 @@ impl Solver for TrackingScene {
             .truth
             .as_ref()
             .and_then(|t| t.source.clip_frame(step.frame));
-        self.last_clip_frame = clip_frame;
+        self.pose_truth(clip_frame);
         let Some(tracked) = step.tracked else {
             return Ok(());
         };
@@ -872,9 +896,10 @@ impl Solver for TrackingScene {
         self.segment_ms = tracked.segment_ms;
         self.step_ms = tracked.step_ms;
         self.arm_branches.clone_from(&tracked.modes.arms);
-        let truth = clip_frame
-            .and_then(|c| self.truth_pose(c).map(<[f64]>::to_vec))
-            .and_then(|p| self.elbow_deg(&p));
+        let truth = self
+            .arm
+            .filter(|_| !self.truth_joints.is_empty())
+            .map(|arm| arm.flexion(&self.truth_world).to_degrees());
         let sample = TrackSample {
             frame: step.frame,
             residual: tracked.report.residual,
@@ -900,13 +925,7 @@ impl Solver for TrackingScene {
     fn snapshot_into(&self, out: &mut TrackSnapshot) {
         let p = |v: &nalgebra::Vector3<f64>| [v.x as f32, v.y as f32, v.z as f32];
         let session = &self.session;
-        let skeleton = session.dressed();
         let camera = session.camera();
-        let project = |v: &nalgebra::Vector3<f64>| {
-            camera
-                .project(&nalgebra::Point3::from(*v))
-                .map_or([f32::NAN; 2], |(u, v, _)| [u as f32, v as f32])
-        };
         if let Some(f) = session.last_frame() {
             out.frame_rgb.clone_from(&f.rgb);
             out.frame_size = (f.width, f.height);
@@ -924,50 +943,16 @@ impl Solver for TrackingScene {
         out.stage = Some(status.stage);
         out.status.clone_from(&status.message);
         out.progress = status.progress;
-        out.joints = skeleton.len();
-        out.estimate.clear();
-        out.estimate_2d.clear();
-        if let Some(pose) = session.estimate()
-            && let Ok(world) = skeleton.forward_kinematics(pose)
-        {
-            out.estimate
-                .extend(world.iter().map(|w| p(&w.translation.vector)));
-            out.estimate_2d
-                .extend(world.iter().map(|w| project(&w.translation.vector)));
+        out.joints = session.dressed().len();
+        // A copy of what the tracker's step computed (its forward
+        // kinematics, its heaviest particles): into `out`'s buffers, which
+        // hold the previous frame's, so nothing is allocated per particle.
+        match session.frame() {
+            Some(frame) => out.track.clone_from(frame),
+            None => out.track.clear(),
         }
-        out.truth.clear();
-        if let Some(pose) = self.last_clip_frame.and_then(|c| self.truth_pose(c))
-            && let Ok(world) = skeleton.forward_kinematics(pose)
-        {
-            out.truth
-                .extend(world.iter().map(|w| p(&w.translation.vector)));
-        }
+        out.truth.clone_from(&self.truth_joints);
         out.bones.clone_from(&self.bones);
-        out.weights.clear();
-        out.cloud.clear();
-        out.cloud_2d.clear();
-        if let Some(tracker) = session.tracker() {
-            out.weights.extend_from_slice(tracker.weights());
-            let mut full = vec![0.0; skeleton.dof()];
-            let d = tracker.body().dim();
-            let mut worlds = Vec::with_capacity(out.weights.len());
-            for state in tracker.particles().chunks(d) {
-                tracker.body().to_full(state, &mut full);
-                let world = skeleton.forward_kinematics(&full).ok();
-                push_joints(&mut out.cloud, world.as_deref(), skeleton.len(), p);
-                worlds.push(world);
-            }
-            let mut order: Vec<usize> = (0..out.weights.len()).collect();
-            order.sort_unstable_by(|&a, &b| out.weights[b].total_cmp(&out.weights[a]));
-            for &i in order.iter().take(OVERLAY_PARTICLES) {
-                push_joints(
-                    &mut out.cloud_2d,
-                    worlds[i].as_deref(),
-                    skeleton.len(),
-                    project,
-                );
-            }
-        }
         let pose = camera.world_from_camera();
         out.camera_position = p(&pose.translation.vector);
         out.camera_forward = p(&(pose.rotation * nalgebra::Vector3::z()));
@@ -1004,20 +989,6 @@ impl Solver for TrackingScene {
 /// The colour of a class id in label previews (RGB8).
 pub fn class_colour(id: u8) -> [u8; 3] {
     SegClass::from_id(id).map_or([255, 0, 255], SegClass::preview_colour)
-}
-
-/// Appends `point` of each of the `joints` positions in `world`, or
-/// `joints` NaN points for a particle whose pose has no world transforms.
-fn push_joints<const N: usize>(
-    out: &mut Vec<[f32; N]>,
-    world: Option<&[nalgebra::Isometry3<f64>]>,
-    joints: usize,
-    point: impl Fn(&nalgebra::Vector3<f64>) -> [f32; N],
-) {
-    match world {
-        Some(world) => out.extend(world.iter().map(|w| point(&w.translation.vector))),
-        None => out.extend(std::iter::repeat_n([f32::NAN; N], joints)),
-    }
 }
 
 #[cfg(test)]

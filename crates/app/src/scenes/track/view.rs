@@ -489,7 +489,7 @@ impl Plugin for TrackingScenePlugin {
 
 impl WindowScene for TrackingScene {
     fn initial_orbit(s: &TrackSnapshot) -> OrbitCamera {
-        OrbitCamera::new(body_focus(&s.estimate), 4.5, 0.9, 0.25)
+        OrbitCamera::new(body_focus(s.track.estimate()), 4.5, 0.9, 0.25)
     }
 }
 
@@ -537,9 +537,10 @@ fn draw(
     let v = |p: [f32; 3]| Vec3::from_array(p);
     let finite = |p: &[f32; 3]| p.iter().all(|x| x.is_finite());
     // The cloud, lightest first so heavy particles draw on top.
-    if s.joints > 0 && s.cloud.len() == s.weights.len() * s.joints {
-        painter.draw(&s.weights, |i, colour| {
-            let pose = &s.cloud[i * s.joints..(i + 1) * s.joints];
+    let t = &s.track;
+    if t.joints() > 0 && !t.is_empty() {
+        painter.draw(t.weights(), |i, colour| {
+            let pose = t.particle(i);
             for &(a, c) in &s.bones {
                 if finite(&pose[a]) && finite(&pose[c]) {
                     cloud.line(v(pose[a]), v(pose[c]), colour);
@@ -547,14 +548,14 @@ fn draw(
             }
         });
     } else {
-        painter.report(s.weights.len());
+        painter.report(t.len());
     }
     bodies.clear();
     if ui.show_truth && s.truth.len() == s.joints {
         bodies.add_skeleton(true, &s.truth, &s.bones, GHOST_RADIUS);
     }
-    if s.estimate.len() == s.joints {
-        bodies.add_skeleton(false, &s.estimate, &s.bones, BODY_RADIUS);
+    if t.estimate().len() == s.joints {
+        bodies.add_skeleton(false, t.estimate(), &s.bones, BODY_RADIUS);
     }
     // The tracking camera: a small pyramid looking along its axis.
     let eye = v(s.camera_position);
@@ -617,13 +618,11 @@ fn webcam_entries() -> Result<Vec<String>, String> {
 }
 
 /// The estimate's skeleton (orange, thick) and the most likely particles
-/// (thin, fading with rank) over the frame shown in `rect`.
-fn paint_skeletons(
-    painter: &egui::Painter,
-    rect: egui::Rect,
-    (w, h): (u32, u32),
-    s: &TrackSnapshot,
-) {
+/// (thin, fading with rank) over the frame shown in `rect`: their points
+/// are in the tracker's image (the label image, the frame's field of view).
+fn paint_skeletons(painter: &egui::Painter, rect: egui::Rect, s: &TrackSnapshot) {
+    let t = &s.track;
+    let (w, h) = t.image_size();
     let to_screen = |p: [f32; 2]| {
         (p[0].is_finite() && p[1].is_finite()).then(|| {
             rect.min
@@ -643,7 +642,7 @@ fn paint_skeletons(
             }
         }
     };
-    if let Some(k) = s.cloud_2d.len().checked_div(s.joints) {
+    if let Some(k) = t.top_px().len().checked_div(t.joints()) {
         let k = k.min(OVERLAY_PARTICLES);
         for i in (0..k).rev() {
             let alpha = (200.0 * (1.0 - i as f32 / k as f32)) as u8 + 30;
@@ -655,16 +654,19 @@ fn paint_skeletons(
                 alpha,
             );
             draw(
-                &s.cloud_2d[i * s.joints..(i + 1) * s.joints],
+                &t.top_px()[i * t.joints()..(i + 1) * t.joints()],
                 egui::Stroke::new(1.0, colour),
             );
         }
     }
     let [r, g, b] = ESTIMATE_COLOUR;
     let orange = egui::Color32::from_rgb((r * 255.0) as u8, (g * 255.0) as u8, (b * 255.0) as u8);
-    draw(&s.estimate_2d, egui::Stroke::new(3.0, egui::Color32::BLACK));
-    draw(&s.estimate_2d, egui::Stroke::new(2.0, orange));
-    for p in s.estimate_2d.iter().copied().filter_map(to_screen) {
+    draw(
+        t.estimate_px(),
+        egui::Stroke::new(3.0, egui::Color32::BLACK),
+    );
+    draw(t.estimate_px(), egui::Stroke::new(2.0, orange));
+    for p in t.estimate_px().iter().copied().filter_map(to_screen) {
         painter.circle_filled(p, 2.5, orange);
     }
 }
@@ -1096,7 +1098,7 @@ fn panels(
                             "F {:.3} · ESS {:.1} / {} · elbow {:.0}°{}",
                             last.residual,
                             last.ess,
-                            s.weights.len(),
+                            s.track.len(),
                             last.elbow_deg,
                             last.truth_elbow_deg
                                 .map_or(String::new(), |t| format!(" (truth {t:.0}°)"))
@@ -1254,7 +1256,7 @@ fn panels(
                     ui.small(s.observation.as_str());
                 });
                 section(ui, "View", |ui| {
-                    view.budget.controls(ui, s.weights.len());
+                    view.budget.controls(ui, s.track.len());
                     ui.checkbox(&mut ui_s.show_truth, "ground truth (white)");
                     ui.checkbox(&mut ui_s.overlay, "labels over the frame");
                     ui.checkbox(
@@ -1285,7 +1287,7 @@ fn panels(
             }
             let painter = ui.painter_at(rect);
             if ui_s.skeleton_overlay {
-                paint_skeletons(&painter, rect, (w, h), s);
+                paint_skeletons(&painter, rect, s);
             }
             if ui_s.keypoint_overlay {
                 paint_keypoints(&painter, rect, (w, h), s);
@@ -1367,7 +1369,8 @@ fn panels(
     }
     // Centre the body in what the panels leave, following the estimate.
     let focus = s
-        .estimate
+        .track
+        .estimate()
         .first()
         .map(|p| Vec3::new(p[0], p[1].max(0.5), p[2]));
     view.frame(&layout, focus);

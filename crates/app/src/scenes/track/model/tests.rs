@@ -30,18 +30,22 @@ fn tracks_the_synthetic_walk_and_publishes_cloud_and_truth() {
     let mut scene = TrackingScene::new(short_walk(), settings).unwrap();
     let snap = stepped(&mut scene, 6);
     assert_eq!(snap.history.len(), 6);
-    assert_eq!(snap.weights.len(), 60);
-    assert_eq!(snap.cloud.len(), 60 * snap.joints);
+    // The session's frame, copied: the estimate, the cloud and the
+    // overlay's particles as the tracker's step computed them.
+    assert_eq!(&snap.track, scene.session.frame().unwrap());
+    assert_eq!(snap.track.weights().len(), 60);
+    assert_eq!(snap.track.cloud().len(), 60 * snap.joints);
+    assert_eq!(snap.track.top().len(), OVERLAY_PARTICLES);
     assert_eq!(snap.truth.len(), snap.joints);
     assert_eq!(snap.label_size, (160, 120));
     assert_eq!(snap.frame_size, (640, 480));
-    let sum: f64 = snap.weights.iter().sum();
+    let sum: f64 = snap.track.weights().iter().sum();
     assert!((sum - 1.0).abs() < 1e-9, "weights sum to {sum}");
     // The root stays with the subject: within 0.25 m of the truth after
     // six frames (the CLI test's bound on this clip is 0.12 m with a
     // finer step; the subject moves ~0.26 m over these frames).
     let root = |v: &[[f32; 3]]| nalgebra::Vector3::from(v[0].map(f64::from));
-    let err = (root(&snap.estimate) - root(&snap.truth)).norm();
+    let err = (root(snap.track.estimate()) - root(&snap.truth)).norm();
     assert!(err < 0.25, "root {err} m from the truth");
     for s in &snap.history {
         assert!(s.residual.is_finite() && s.truth_elbow_deg.is_some());
@@ -100,12 +104,19 @@ fn the_guided_start_places_a_person_who_holds_still() {
     );
     let mut snap = TrackSnapshot::default();
     scene.snapshot_into(&mut snap);
-    // The estimate and the most likely particles over the frame: the
-    // root projects where the truth does.
-    let (u, v, _) = scene.session.camera().project(&root).unwrap();
-    let r = snap.estimate_2d[0];
-    assert!((f64::from(r[0]) - u).abs() < 8.0 && (f64::from(r[1]) - v).abs() < 8.0);
-    assert_eq!(snap.cloud_2d.len(), OVERLAY_PARTICLES * snap.joints);
+    // The estimate and the most likely particles over the frame (in the
+    // label image's pixels): the root projects where the truth does,
+    // within 8 pixels of the frame.
+    let label_camera = scene.session.label_camera();
+    assert_eq!(
+        snap.track.image_size(),
+        (label_camera.width(), label_camera.height())
+    );
+    let (u, v, _) = label_camera.project(&root).unwrap();
+    let px = 8.0 * f64::from(label_camera.width()) / f64::from(snap.frame_size.0);
+    let r = snap.track.estimate_px()[0];
+    assert!((f64::from(r[0]) - u).abs() < px && (f64::from(r[1]) - v).abs() < px);
+    assert_eq!(snap.track.top_px().len(), OVERLAY_PARTICLES * snap.joints);
 }
 
 #[test]
