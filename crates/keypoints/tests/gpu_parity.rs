@@ -23,27 +23,10 @@ const RAW_LOGIT_TOLERANCE: f32 = 0.01;
 /// Scores (sigmoid of the logits) and the person's presence.
 const SCORE_TOLERANCE: f32 = 1e-3;
 
+/// The shared headless device ([`headless::for_tests`]), or a failure.
 fn gpu() -> GpuDevice {
-    static GPU: OnceLock<Result<GpuDevice, Error>> = OnceLock::new();
-    let shared = GPU.get_or_init(|| {
-        let g = GpuDevice::headless();
-        if let Ok(g) = &g {
-            eprintln!("shared device: {}", g.describe());
-        }
-        g
-    });
-    let required = std::env::var("POSECLOUD_REQUIRE_GPU").is_ok_and(|v| v == "1");
-    match shared {
-        Ok(g) => g.clone(),
-        Err(e) => panic!(
-            "no GPU adapter{}: {e}",
-            if required {
-                " (POSECLOUD_REQUIRE_GPU=1)"
-            } else {
-                " (run without --ignored to skip the GPU tests)"
-            }
-        ),
-    }
+    let (device, queue, info) = headless::for_tests("--ignored");
+    GpuDevice::from_parts(device, queue, info)
 }
 
 /// tract and the GPU back end, with and without the heatmap branch, built
