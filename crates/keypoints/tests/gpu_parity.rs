@@ -10,8 +10,9 @@
 use keypoints::{
     Backend, Detector, DetectorOptions, Error, GpuDevice, INPUT_SIZE, PersonBox, RawOutput,
 };
-use std::path::PathBuf;
 use std::sync::OnceLock;
+
+mod common;
 
 /// Landmarks in input pixels after the whole pipeline (the reference
 /// runtime's tolerance in tests/reference.rs).
@@ -55,23 +56,6 @@ fn detectors(heatmap: bool) -> &'static (Detector, Detector) {
     })
 }
 
-fn models_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/models")
-}
-
-/// The test image: 256 × 256 RGB.
-fn image() -> (Vec<u8>, u32, u32) {
-    let file = std::fs::File::open(models_dir().join("blazepose_test_astronaut.png")).unwrap();
-    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
-        .read_info()
-        .unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!(info.color_type, png::ColorType::Rgb);
-    buf.truncate(info.buffer_size());
-    (buf, info.width, info.height)
-}
-
 /// Largest differences of two raw outputs: (x/y/z in crop pixels, logits
 /// and flag, heatmap logits).
 fn raw_deviation(a: &RawOutput, b: &RawOutput) -> (f32, f32, f32) {
@@ -98,7 +82,7 @@ fn raw_deviation(a: &RawOutput, b: &RawOutput) -> (f32, f32, f32) {
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn raw_outputs_match_tract() {
     let (cpu, gpu) = detectors(true);
-    let (rgb, w, h) = image();
+    let (rgb, w, h) = common::test_image();
     assert_eq!((w, h), (INPUT_SIZE as u32, INPUT_SIZE as u32));
     let input: Vec<f32> = rgb.iter().map(|&b| b as f32 / 255.0).collect();
     let (a, b) = (cpu.infer(&input).unwrap(), gpu.infer(&input).unwrap());
@@ -112,7 +96,7 @@ fn raw_outputs_match_tract() {
 #[test]
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn pipeline_matches_tract_on_the_test_frame() {
-    let (rgb, w, h) = image();
+    let (rgb, w, h) = common::test_image();
     // A box around the person with heatmap refinement, and a shifted box (a
     // crop with a zero border, resampled) without.
     let cases = [
