@@ -16,7 +16,8 @@
 // counts[(i·C + c − 1)·2 + 0] = |B_c|, counts[(i·C + c − 1)·2 + 1] = |A_c ∩ B_c|.
 // |A_c| is counted once per observation on the CPU (`Observation::areas`).
 //
-// The constants and `raster_common.wgsl` are prepended by the Rust side.
+// The constants, `raster_common.wgsl` and `class_counts.wgsl` (the histogram)
+// are prepended by the Rust side.
 
 @group(0) @binding(0) var<uniform> params: RasterUniforms;
 @group(0) @binding(1) var atlas: texture_2d<u32>;
@@ -26,17 +27,13 @@
 @group(0) @binding(3) var<storage, read> tile_rects: array<Rect>;
 @group(0) @binding(4) var<storage, read_write> counts: array<u32>;
 
-var<workgroup> histogram: array<atomic<u32>, 2u * CLASSES>;
-
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn cs_main(
     @builtin(workgroup_id) group: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
     let tile = group.x;
-    for (var k = lid; k < 2u * CLASSES; k += WORKGROUP_SIZE) {
-        atomicStore(&histogram[k], 0u);
-    }
+    clear_histogram(lid, WORKGROUP_SIZE);
     workgroupBarrier();
 
     let rect = tile_rects[tile];
@@ -52,22 +49,9 @@ fn cs_main(
         let row = y * params.width;
         for (var x = rect.x0 + lx; x < rect.x1; x += 8u) {
             let label = textureLoad(atlas, origin + vec2<u32>(x, y), 0).r;
-            // The rendered body-part label's class (label map; 0: none).
-            let b = class_of(label);
-            if b != 0u && b <= CLASSES {
-                let bin = 2u * (b - 1u);
-                atomicAdd(&histogram[bin], 1u);
-                let i = row + x;
-                let a = (observed[i / 4u] >> ((i % 4u) * 8u)) & 0xffu;
-                if a == b {
-                    atomicAdd(&histogram[bin + 1u], 1u);
-                }
-            }
+            count_pixel(label, row + x);
         }
     }
     workgroupBarrier();
-
-    for (var k = lid; k < 2u * CLASSES; k += WORKGROUP_SIZE) {
-        counts[tile * 2u * CLASSES + k] = atomicLoad(&histogram[k]);
-    }
+    store_histogram(tile, lid, WORKGROUP_SIZE);
 }

@@ -32,8 +32,9 @@
 // labelled pixel is also ORed into a W × H byte tile per particle of
 // `labels` (cleared beforehand), the layout of `CpuLikelihood::render_tiles`.
 //
-// The constants (`CLASSES`, `COUNT_WORKGROUP_SIZE`, `CAPSULES` = K) and
-// `raster_common.wgsl` are prepended by the Rust side.
+// The constants (`CLASSES`, `COUNT_WORKGROUP_SIZE`, `CAPSULES` = K),
+// `raster_common.wgsl` and `class_counts.wgsl` (the histogram) are prepended
+// by the Rust side.
 
 @group(0) @binding(0) var<uniform> params: RasterUniforms;
 // K camera-space capsules per particle and their rectangles (setup pass).
@@ -51,7 +52,6 @@ override WRITE_LABELS: bool = false;
 
 var<workgroup> prepared: array<PreparedCapsule, CAPSULES>;
 var<workgroup> capsule_rects: array<Rect, CAPSULES>;
-var<workgroup> histogram: array<atomic<u32>, 2u * CLASSES>;
 var<workgroup> union_rect: Rect;
 // Pixel blocks: 8 wide, as many rows as make a workgroup.
 const BLOCK_W: u32 = 8u;
@@ -70,9 +70,7 @@ fn cs_main(
         prepared[c] = prepare_capsule(capsules[tile * CAPSULES + c]);
         capsule_rects[c] = rects[tile * CAPSULES + c];
     }
-    for (var k = lid; k < 2u * CLASSES; k += COUNT_WORKGROUP_SIZE) {
-        atomicStore(&histogram[k], 0u);
-    }
+    clear_histogram(lid, COUNT_WORKGROUP_SIZE);
     if lid == 0u {
         union_rect = tile_rects[tile];
     }
@@ -140,20 +138,9 @@ fn cs_main(
                 let q = tile * params.width * params.height + p;
                 atomicOr(&labels[q / 4u], label << ((q % 4u) * 8u));
             }
-            let b = class_of(label);
-            if b != 0u && b <= CLASSES {
-                let bin = 2u * (b - 1u);
-                atomicAdd(&histogram[bin], 1u);
-                let a = (observed[p / 4u] >> ((p % 4u) * 8u)) & 0xffu;
-                if a == b {
-                    atomicAdd(&histogram[bin + 1u], 1u);
-                }
-            }
+            count_pixel(label, p);
         }
         workgroupBarrier();
     }
-
-    for (var k = lid; k < 2u * CLASSES; k += COUNT_WORKGROUP_SIZE) {
-        counts[tile * 2u * CLASSES + k] = atomicLoad(&histogram[k]);
-    }
+    store_histogram(tile, lid, COUNT_WORKGROUP_SIZE);
 }

@@ -3,10 +3,10 @@
 //! The app shares its own Bevy device with [`crate::GpuLikelihood`]; the
 //! command-line tools and the tests have no window, so they ask wgpu for any
 //! adapter it can find — a real GPU, or a software rasteriser such as Mesa's
-//! lavapipe (Vulkan on the CPU, what CI runs) — and block on the request with
-//! `pollster`, preferring a high-performance adapter. `WGPU_BACKEND` (e.g.
-//! `vulkan`, `gl`) restricts the backends; it is read here because wgpu
-//! built without its `std` feature (as Bevy builds it) reads no environment.
+//! lavapipe (Vulkan on the CPU, what CI runs) — through the `headless`
+//! crate, which `keypoints` uses too.
+
+pub use headless::describe_adapter;
 
 use crate::error::{GpuError, Result};
 
@@ -30,39 +30,16 @@ impl HeadlessGpu {
     /// refuses the device. Either way the caller can fall back to
     /// [`labels::CpuLikelihood`].
     pub fn new() -> Result<Self> {
-        pollster::block_on(Self::request())
-    }
-
-    async fn request() -> Result<Self> {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-        if let Ok(list) = std::env::var("WGPU_BACKEND") {
-            desc.backends = wgpu::Backends::from_comma_list(&list);
-        }
-        let instance = wgpu::Instance::new(desc);
-        let options = wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::HighPerformance,
-            force_fallback_adapter: false,
-            compatible_surface: None,
-        };
-        let adapter = instance
-            .request_adapter(&options)
-            .await
-            .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
-        let info = adapter.get_info();
-        let desc = wgpu::DeviceDescriptor {
-            label: Some("posecloud headless"),
-            required_features: wgpu::Features::empty(),
-            required_limits: adapter.limits(),
-            ..Default::default()
-        };
-        let (device, queue) =
-            adapter
-                .request_device(&desc)
-                .await
-                .map_err(|e| GpuError::RequestDevice {
-                    adapter: describe_adapter(&info),
-                    message: e.to_string(),
-                })?;
+        let (device, queue, info) =
+            headless::request("posecloud headless").map_err(|e| match e {
+                headless::RequestError::NoAdapter(e) => GpuError::NoAdapter(e.to_string()),
+                headless::RequestError::RequestDevice { adapter, error } => {
+                    GpuError::RequestDevice {
+                        adapter: describe_adapter(&adapter),
+                        message: error.to_string(),
+                    }
+                }
+            })?;
         Ok(Self {
             device,
             queue,
@@ -78,26 +55,5 @@ impl HeadlessGpu {
     /// Whether the adapter is a CPU device (lavapipe, llvmpipe, WARP).
     pub fn is_cpu(&self) -> bool {
         self.info.device_type == wgpu::DeviceType::Cpu
-    }
-}
-
-/// One line naming an adapter: `"NAME (BACKEND, DEVICE TYPE, DRIVER INFO)"`.
-pub fn describe_adapter(info: &wgpu::AdapterInfo) -> String {
-    let kind = match info.device_type {
-        wgpu::DeviceType::DiscreteGpu => "discrete GPU",
-        wgpu::DeviceType::IntegratedGpu => "integrated GPU",
-        wgpu::DeviceType::VirtualGpu => "virtual GPU",
-        wgpu::DeviceType::Cpu => "CPU device",
-        wgpu::DeviceType::Other => "other device",
-    };
-    let driver = [info.driver.as_str(), info.driver_info.as_str()]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    if driver.is_empty() {
-        format!("{} ({}, {kind})", info.name, info.backend)
-    } else {
-        format!("{} ({}, {kind}, {driver})", info.name, info.backend)
     }
 }

@@ -688,14 +688,7 @@ impl GpuLikelihood {
                     }
                     let labels = labels.as_ref().expect("allocated above");
                     encoder.clear_buffer(labels, 0, Some(bytes));
-                    let bind = view.count_bind_group(
-                        layout,
-                        &res.capsules,
-                        &res.capsule_rects,
-                        &res.tile_rects,
-                        &res.counts,
-                        labels,
-                    );
+                    let bind = view.count_bind_group(layout, &res.buffers, labels);
                     encode_compute(
                         encoder,
                         "raster and count, with labels",
@@ -779,8 +772,14 @@ impl GpuLikelihood {
             |view, encoder, res, count| {
                 let m = count as u64;
                 let readback = view.readback_buffer("rectangle readback", m * (kb + rect))?;
-                encoder.copy_buffer_to_buffer(&res.capsule_rects, 0, &readback, 0, m * kb);
-                encoder.copy_buffer_to_buffer(&res.tile_rects, 0, &readback, m * kb, m * rect);
+                encoder.copy_buffer_to_buffer(&res.buffers.capsule_rects, 0, &readback, 0, m * kb);
+                encoder.copy_buffer_to_buffer(
+                    &res.buffers.tile_rects,
+                    0,
+                    &readback,
+                    m * kb,
+                    m * rect,
+                );
                 Ok(readback)
             },
             |_, range, data| {
@@ -991,7 +990,7 @@ impl View<'_> {
                 .as_ref()
                 .expect("staging was sized");
             encoder.copy_buffer_to_buffer(
-                &res.counts,
+                &res.buffers.counts,
                 0,
                 staging,
                 range.start as u64 * COUNTS_STRIDE,
@@ -1187,7 +1186,7 @@ impl View<'_> {
     /// (wgpu orders the copy after the passes already submitted).
     fn upload_chunk(&self, res: &Resources, state: &State) {
         self.queue
-            .write_buffer(&res.points, 0, bytemuck::cast_slice(&state.points));
+            .write_buffer(&res.buffers.points, 0, bytemuck::cast_slice(&state.points));
     }
 }
 

@@ -18,8 +18,6 @@
 //! is then a failure (always: there is no early return). CI runs them on
 //! Mesa's lavapipe with `POSECLOUD_REQUIRE_GPU=1`.
 
-use std::sync::OnceLock;
-
 use std::time::Duration;
 
 use gpu::{GpuError, GpuLikelihood, GpuSettings, HeadlessGpu, RasterPath};
@@ -34,38 +32,21 @@ use smc::Likelihood;
 const W: usize = 160;
 const H: usize = 120;
 
-/// The shared headless device. Panics (failing the test) when there is no
-/// adapter: these tests only run when asked for with `--include-ignored`.
+/// The shared headless device ([`headless::for_tests`]). Panics (failing
+/// the test) when there is no adapter: these tests only run when asked for
+/// with `--include-ignored`.
 fn gpu() -> HeadlessGpu {
-    static GPU: OnceLock<Result<HeadlessGpu, GpuError>> = OnceLock::new();
-    let shared = GPU.get_or_init(|| {
-        let g = HeadlessGpu::new();
-        if let Ok(g) = &g {
-            eprintln!("shared device: {}", g.describe());
-        }
-        g
-    });
-    usable(shared.clone())
+    let (device, queue, info) = headless::for_tests("--include-ignored");
+    HeadlessGpu {
+        device,
+        queue,
+        info,
+    }
 }
 
 /// A device of its own (for the test that destroys it).
 fn fresh_gpu() -> HeadlessGpu {
-    usable(HeadlessGpu::new())
-}
-
-fn usable(gpu: Result<HeadlessGpu, GpuError>) -> HeadlessGpu {
-    let required = std::env::var("POSECLOUD_REQUIRE_GPU").is_ok_and(|v| v == "1");
-    match gpu {
-        Ok(g) => g,
-        Err(e) => panic!(
-            "no GPU adapter{}: {e}",
-            if required {
-                " (POSECLOUD_REQUIRE_GPU=1)"
-            } else {
-                " (run without --include-ignored to skip the GPU tests)"
-            }
-        ),
-    }
+    headless::adapter_or_fail(HeadlessGpu::new(), "--include-ignored")
 }
 
 /// Whether the adapter is a software rasteriser: wgpu reports a CPU device

@@ -10,8 +10,9 @@
 use keypoints::{
     Backend, Detector, DetectorOptions, Error, GpuDevice, INPUT_SIZE, PersonBox, RawOutput,
 };
-use std::path::PathBuf;
 use std::sync::OnceLock;
+
+mod common;
 
 /// Landmarks in input pixels after the whole pipeline (the reference
 /// runtime's tolerance in tests/reference.rs).
@@ -23,27 +24,10 @@ const RAW_LOGIT_TOLERANCE: f32 = 0.01;
 /// Scores (sigmoid of the logits) and the person's presence.
 const SCORE_TOLERANCE: f32 = 1e-3;
 
+/// The shared headless device ([`headless::for_tests`]), or a failure.
 fn gpu() -> GpuDevice {
-    static GPU: OnceLock<Result<GpuDevice, Error>> = OnceLock::new();
-    let shared = GPU.get_or_init(|| {
-        let g = GpuDevice::headless();
-        if let Ok(g) = &g {
-            eprintln!("shared device: {}", g.describe());
-        }
-        g
-    });
-    let required = std::env::var("POSECLOUD_REQUIRE_GPU").is_ok_and(|v| v == "1");
-    match shared {
-        Ok(g) => g.clone(),
-        Err(e) => panic!(
-            "no GPU adapter{}: {e}",
-            if required {
-                " (POSECLOUD_REQUIRE_GPU=1)"
-            } else {
-                " (run without --ignored to skip the GPU tests)"
-            }
-        ),
-    }
+    let (device, queue, info) = headless::for_tests("--ignored");
+    GpuDevice::from_parts(device, queue, info)
 }
 
 /// tract and the GPU back end, with and without the heatmap branch, built
@@ -72,23 +56,6 @@ fn detectors(heatmap: bool) -> &'static (Detector, Detector) {
     })
 }
 
-fn models_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/models")
-}
-
-/// The test image: 256 × 256 RGB.
-fn image() -> (Vec<u8>, u32, u32) {
-    let file = std::fs::File::open(models_dir().join("blazepose_test_astronaut.png")).unwrap();
-    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
-        .read_info()
-        .unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!(info.color_type, png::ColorType::Rgb);
-    buf.truncate(info.buffer_size());
-    (buf, info.width, info.height)
-}
-
 /// Largest differences of two raw outputs: (x/y/z in crop pixels, logits
 /// and flag, heatmap logits).
 fn raw_deviation(a: &RawOutput, b: &RawOutput) -> (f32, f32, f32) {
@@ -115,7 +82,7 @@ fn raw_deviation(a: &RawOutput, b: &RawOutput) -> (f32, f32, f32) {
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn raw_outputs_match_tract() {
     let (cpu, gpu) = detectors(true);
-    let (rgb, w, h) = image();
+    let (rgb, w, h) = common::test_image();
     assert_eq!((w, h), (INPUT_SIZE as u32, INPUT_SIZE as u32));
     let input: Vec<f32> = rgb.iter().map(|&b| b as f32 / 255.0).collect();
     let (a, b) = (cpu.infer(&input).unwrap(), gpu.infer(&input).unwrap());
@@ -129,7 +96,7 @@ fn raw_outputs_match_tract() {
 #[test]
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn pipeline_matches_tract_on_the_test_frame() {
-    let (rgb, w, h) = image();
+    let (rgb, w, h) = common::test_image();
     // A box around the person with heatmap refinement, and a shifted box (a
     // crop with a zero border, resampled) without.
     let cases = [

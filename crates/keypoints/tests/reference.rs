@@ -2,9 +2,11 @@
 //! the original TFLite file) on the committed test image; the reference
 //! outputs were saved by `tools/convert_keypoint_model.py`.
 
+mod common;
+
+use common::models_dir;
 use keypoints::{Detector, DetectorOptions, INPUT_SIZE, Keypoints, PersonBox, Roi};
 use serde_json::Value;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 /// Raw landmark x, y (crop pixels of the 256 × 256 input) and z.
@@ -15,10 +17,6 @@ const RAW_LOGIT_TOLERANCE: f32 = 0.01;
 const PIXEL_TOLERANCE: f32 = 0.05;
 /// Scores (sigmoid of the logits) and the person's presence.
 const SCORE_TOLERANCE: f32 = 1e-3;
-
-fn models_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/models")
-}
 
 fn detector() -> &'static Detector {
     static DETECTOR: OnceLock<Detector> = OnceLock::new();
@@ -37,17 +35,7 @@ fn reference() -> &'static Value {
 /// The test image: 256 × 256 RGB.
 fn image() -> &'static (Vec<u8>, u32, u32) {
     static IMAGE: OnceLock<(Vec<u8>, u32, u32)> = OnceLock::new();
-    IMAGE.get_or_init(|| {
-        let file = std::fs::File::open(models_dir().join("blazepose_test_astronaut.png")).unwrap();
-        let mut reader = png::Decoder::new(std::io::BufReader::new(file))
-            .read_info()
-            .unwrap();
-        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-        let info = reader.next_frame(&mut buf).unwrap();
-        assert_eq!(info.color_type, png::ColorType::Rgb);
-        buf.truncate(info.buffer_size());
-        (buf, info.width, info.height)
-    })
+    IMAGE.get_or_init(common::test_image)
 }
 
 fn floats(v: &Value) -> Vec<f32> {

@@ -28,7 +28,7 @@
 //! frame, EXPMAP §4.2), prismatic joints cannot be written.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nalgebra::{UnitQuaternion, Vector3};
 use rotation::euler::{self, Axis, EulerOrder};
@@ -183,19 +183,36 @@ impl Bvh {
 /// # Errors
 /// The I/O error (the temporary file is removed).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write as _;
+    write_through(&hidden_beside(path, "partial"), path, &[bytes])
+}
+
+/// The hidden name `.NAME.SUFFIX` beside `path` (`.output.SUFFIX` when
+/// `path` has no file name): where [`write_atomically`] and `vision`'s
+/// output files write before the rename.
+pub fn hidden_beside(path: &Path, suffix: &str) -> PathBuf {
     let name = path
         .file_name()
         .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.partial"));
+    path.with_file_name(format!(".{name}.{suffix}"))
+}
+
+/// Writes `parts` one after another to `tmp`, syncs it and renames it over
+/// `path` (both in the same folder, so the rename is atomic).
+///
+/// # Errors
+/// The I/O error (`tmp` is removed).
+pub fn write_through(tmp: &Path, path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
+    use std::io::Write as _;
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut f = std::fs::File::create(tmp)?;
+        for part in parts {
+            f.write_all(part)?;
+        }
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(tmp, path)
     })();
     if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(tmp);
     }
     result
 }

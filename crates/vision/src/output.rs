@@ -30,10 +30,7 @@ use crate::error::{Result, VisionError};
 
 /// `dir/.name.partial`: where a file is written before it is renamed.
 pub fn temporary_name(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.partial"))
+    skeleton::bvh::hidden_beside(path, "partial")
 }
 
 /// Checks that `path`, given with `flag`, can be an output file: not
@@ -238,22 +235,8 @@ fn salvage(l: &Live) -> std::io::Result<Option<usize>> {
 
 /// `parts` into a second temporary name, synced, renamed over `path`.
 fn write_directly(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.salvage"));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        for p in parts {
-            f.write_all(p)?;
-        }
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let tmp = skeleton::bvh::hidden_beside(path, "salvage");
+    skeleton::bvh::write_through(&tmp, path, parts)
 }
 
 /// Writes every live [`RowFile`]'s complete rows under its target's name

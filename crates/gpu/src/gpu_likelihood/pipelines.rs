@@ -109,6 +109,15 @@ fn shader_source(file: &str, capsules: usize) -> String {
     )
 }
 
+/// A counting pass's `file` after `class_counts.wgsl`, the workgroup class
+/// histogram the two counting passes share.
+fn with_class_counts(file: &str) -> String {
+    format!(
+        "{}\n{file}",
+        include_str!("../../shaders/class_counts.wgsl")
+    )
+}
+
 /// The pipelines of one [`RasterPath`] after the shared setup pass.
 #[derive(Debug)]
 pub(crate) enum PathPipelines {
@@ -219,7 +228,7 @@ impl Pipelines {
                 );
                 let module = module(
                     "raster_count.wgsl",
-                    include_str!("../../shaders/raster_count.wgsl"),
+                    &with_class_counts(include_str!("../../shaders/raster_count.wgsl")),
                 );
                 let pipeline_layout = pipeline_layout("raster and count", &layout);
                 let count =
@@ -240,7 +249,7 @@ impl Pipelines {
                 ),
                 &module(
                     "class_histogram.wgsl",
-                    include_str!("../../shaders/class_histogram.wgsl"),
+                    &with_class_counts(include_str!("../../shaders/class_histogram.wgsl")),
                 ),
             ),
         };

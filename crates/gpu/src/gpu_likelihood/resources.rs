@@ -43,6 +43,14 @@ pub(crate) enum PathResources {
 pub(crate) struct Resources {
     /// Particles per pass: what every per-pass buffer holds.
     pub tiles: u32,
+    pub buffers: PassBuffers,
+    pub setup_bind: wgpu::BindGroup,
+    pub path: PathResources,
+}
+
+/// The per-pass buffers, of [`Resources::tiles`] particles each.
+#[derive(Debug)]
+pub(crate) struct PassBuffers {
     /// Uploaded: P end points (world, f32) per particle.
     pub points: wgpu::Buffer,
     /// Written by the setup pass: the K camera-space capsules per particle,
@@ -50,9 +58,8 @@ pub(crate) struct Resources {
     pub capsules: wgpu::Buffer,
     pub capsule_rects: wgpu::Buffer,
     pub tile_rects: wgpu::Buffer,
+    /// Written by the counting pass: 2·C class counts per particle.
     pub counts: wgpu::Buffer,
-    pub setup_bind: wgpu::BindGroup,
-    pub path: PathResources,
 }
 
 impl Resources {
@@ -172,27 +179,23 @@ impl View<'_> {
         })
     }
 
-    /// The compute path's raster-and-count bind group over `res`'s buffers
-    /// with `labels` as the label tiles (the one-word dummy when not
-    /// diagnosing).
+    /// The compute path's raster-and-count bind group over `buffers` with
+    /// `labels` as the label tiles (the one-word dummy when not diagnosing).
     pub(crate) fn count_bind_group(
         &self,
         layout: &wgpu::BindGroupLayout,
-        capsules: &wgpu::Buffer,
-        capsule_rects: &wgpu::Buffer,
-        tile_rects: &wgpu::Buffer,
-        counts: &wgpu::Buffer,
+        buffers: &PassBuffers,
         labels: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
         self.bind_group(
             "raster and count",
             layout,
             &[
-                capsules.as_entire_binding(),
-                capsule_rects.as_entire_binding(),
-                tile_rects.as_entire_binding(),
+                buffers.capsules.as_entire_binding(),
+                buffers.capsule_rects.as_entire_binding(),
+                buffers.tile_rects.as_entire_binding(),
                 self.observed.as_entire_binding(),
-                counts.as_entire_binding(),
+                buffers.counts.as_entire_binding(),
                 labels.as_entire_binding(),
             ],
         )
@@ -229,44 +232,39 @@ impl View<'_> {
                 mapped_at_creation: false,
             })
         };
-        let points = storage("end points", t * point_bytes, wgpu::BufferUsages::COPY_DST);
-        let capsules = storage("capsules", t * capsule_bytes, wgpu::BufferUsages::empty());
-        let capsule_rects = storage(
-            "capsule rectangles",
-            t * rect_bytes,
-            wgpu::BufferUsages::COPY_SRC,
-        );
-        let tile_rects = storage(
-            "tile rectangles",
-            t * size_of::<GpuRect>() as u64,
-            wgpu::BufferUsages::COPY_SRC,
-        );
-        let counts = storage(
-            "class counts",
-            t * count_bytes,
-            wgpu::BufferUsages::COPY_SRC,
-        );
+        let buffers = PassBuffers {
+            points: storage("end points", t * point_bytes, wgpu::BufferUsages::COPY_DST),
+            capsules: storage("capsules", t * capsule_bytes, wgpu::BufferUsages::empty()),
+            capsule_rects: storage(
+                "capsule rectangles",
+                t * rect_bytes,
+                wgpu::BufferUsages::COPY_SRC,
+            ),
+            tile_rects: storage(
+                "tile rectangles",
+                t * size_of::<GpuRect>() as u64,
+                wgpu::BufferUsages::COPY_SRC,
+            ),
+            counts: storage(
+                "class counts",
+                t * count_bytes,
+                wgpu::BufferUsages::COPY_SRC,
+            ),
+        };
         let setup_bind = self.bind_group(
             "capsule setup",
             &self.pipelines.setup_layout,
             &[
                 self.capsule_table.as_entire_binding(),
-                points.as_entire_binding(),
-                capsules.as_entire_binding(),
-                capsule_rects.as_entire_binding(),
-                tile_rects.as_entire_binding(),
+                buffers.points.as_entire_binding(),
+                buffers.capsules.as_entire_binding(),
+                buffers.capsule_rects.as_entire_binding(),
+                buffers.tile_rects.as_entire_binding(),
             ],
         );
         let path = match &self.pipelines.path {
             PathPipelines::Compute { layout, .. } => PathResources::Compute {
-                count_bind: self.count_bind_group(
-                    layout,
-                    &capsules,
-                    &capsule_rects,
-                    &tile_rects,
-                    &counts,
-                    self.no_labels,
-                ),
+                count_bind: self.count_bind_group(layout, &buffers, self.no_labels),
             },
             PathPipelines::RenderPass {
                 raster_layout,
@@ -276,35 +274,24 @@ impl View<'_> {
                 tiles,
                 raster_layout,
                 histogram_layout,
-                &capsules,
-                &capsule_rects,
-                &tile_rects,
-                &counts,
+                &buffers,
             ))),
         };
         Ok(Resources {
             tiles,
-            points,
-            capsules,
-            capsule_rects,
-            tile_rects,
-            counts,
+            buffers,
             setup_bind,
             path,
         })
     }
 
     /// The render-pass path's atlas of `tiles` tiles and its bind groups.
-    #[allow(clippy::too_many_arguments)]
     fn create_atlas(
         &self,
         tiles: u32,
         raster_layout: &wgpu::BindGroupLayout,
         histogram_layout: &wgpu::BindGroupLayout,
-        capsules: &wgpu::Buffer,
-        capsule_rects: &wgpu::Buffer,
-        tile_rects: &wgpu::Buffer,
-        counts: &wgpu::Buffer,
+        buffers: &PassBuffers,
     ) -> Atlas {
         let (w, h) = (self.camera.width, self.camera.height);
         let columns = tiles.min(self.atlas_side / w);
@@ -350,8 +337,8 @@ impl View<'_> {
             "label raster",
             raster_layout,
             &[
-                capsules.as_entire_binding(),
-                capsule_rects.as_entire_binding(),
+                buffers.capsules.as_entire_binding(),
+                buffers.capsule_rects.as_entire_binding(),
             ],
         );
         let histogram_bind = self.bind_group(
@@ -360,8 +347,8 @@ impl View<'_> {
             &[
                 wgpu::BindingResource::TextureView(&view),
                 self.observed.as_entire_binding(),
-                tile_rects.as_entire_binding(),
-                counts.as_entire_binding(),
+                buffers.tile_rects.as_entire_binding(),
+                buffers.counts.as_entire_binding(),
             ],
         );
         Atlas {
@@ -392,8 +379,8 @@ impl View<'_> {
     }
 
     /// Labels and counts of the pass's first `count` particles, into
-    /// `res.counts`: one compute pass (compute path) or the atlas render
-    /// pass and the histogram pass (render-pass path).
+    /// `res.buffers.counts`: one compute pass (compute path) or the atlas
+    /// render pass and the histogram pass (render-pass path).
     pub(crate) fn encode_counts(
         &self,
         encoder: &mut wgpu::CommandEncoder,

@@ -1,12 +1,11 @@
 //! The wgpu device the GPU back end runs on: the app's own (Bevy's device
 //! and queue, handed over) or a headless one for tools and tests.
 //!
-//! The headless request follows `crates/gpu/src/context.rs` (keypoints sits
-//! beside `gpu` in the crate order, so it cannot use it): any adapter wgpu
+//! The headless request is the `headless` crate's, which `gpu` uses too
+//! (keypoints sits beside `gpu` in the crate order): any adapter wgpu
 //! finds — a real GPU, or Mesa's lavapipe (Vulkan on the CPU, what CI runs)
 //! — preferring a high-performance one; `WGPU_BACKEND` (e.g. `vulkan`)
-//! restricts the backends, read here because wgpu built without its `std`
-//! feature (as Bevy builds it) reads no environment.
+//! restricts the backends.
 
 use crate::{Error, Result};
 
@@ -36,39 +35,15 @@ impl GpuDevice {
     /// [`Error::NoGpu`] when wgpu finds no adapter or the adapter refuses
     /// the device; the caller can fall back to the CPU back end.
     pub fn headless() -> Result<Self> {
-        pollster::block_on(Self::request())
-    }
-
-    async fn request() -> Result<Self> {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-        if let Ok(list) = std::env::var("WGPU_BACKEND") {
-            desc.backends = wgpu::Backends::from_comma_list(&list);
-        }
-        let instance = wgpu::Instance::new(desc);
-        let options = wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::HighPerformance,
-            force_fallback_adapter: false,
-            compatible_surface: None,
-        };
-        let adapter = instance
-            .request_adapter(&options)
-            .await
-            .map_err(|e| Error::NoGpu(format!("no adapter: {e}")))?;
-        let info = adapter.get_info();
-        let desc = wgpu::DeviceDescriptor {
-            label: Some("keypoints headless"),
-            required_features: wgpu::Features::empty(),
-            required_limits: adapter.limits(),
-            ..Default::default()
-        };
-        let (device, queue) = adapter.request_device(&desc).await.map_err(|e| {
-            Error::NoGpu(format!("{} refused a device: {e}", describe_adapter(&info)))
-        })?;
-        Ok(Self {
-            device,
-            queue,
-            info,
-        })
+        let (device, queue, info) =
+            headless::request("keypoints headless").map_err(|e| match e {
+                headless::RequestError::NoAdapter(e) => Error::NoGpu(format!("no adapter: {e}")),
+                headless::RequestError::RequestDevice { adapter, error } => Error::NoGpu(format!(
+                    "{} refused a device: {error}",
+                    describe_adapter(&adapter)
+                )),
+            })?;
+        Ok(Self::from_parts(device, queue, info))
     }
 
     /// [`describe_adapter`] of this device's adapter.
@@ -85,12 +60,6 @@ impl GpuDevice {
 
 /// One line naming an adapter: `"NAME (BACKEND, DEVICE TYPE)"`.
 pub fn describe_adapter(info: &wgpu::AdapterInfo) -> String {
-    let kind = match info.device_type {
-        wgpu::DeviceType::DiscreteGpu => "discrete GPU",
-        wgpu::DeviceType::IntegratedGpu => "integrated GPU",
-        wgpu::DeviceType::VirtualGpu => "virtual GPU",
-        wgpu::DeviceType::Cpu => "CPU device",
-        wgpu::DeviceType::Other => "other device",
-    };
+    let kind = headless::device_kind(info.device_type);
     format!("{} ({}, {kind})", info.name, info.backend)
 }

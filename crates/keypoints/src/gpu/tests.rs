@@ -8,8 +8,6 @@
 //! `POSECLOUD_REQUIRE_GPU=1` and runs them on lavapipe). The lowering tests
 //! need no device.
 
-use std::sync::OnceLock;
-
 use tract_onnx::prelude::*;
 use tract_onnx::tract_core::ops::cnn::conv::KernelFormat;
 use tract_onnx::tract_core::ops::cnn::{Conv, MaxPool, PaddingSpec, PoolSpec};
@@ -19,31 +17,13 @@ use tract_onnx::tract_core::ops::nn::{DataFormat, sigmoid};
 
 use super::program::Program;
 use super::{GpuDevice, GpuGraph};
-use crate::Error;
 
-/// The shared headless device. Panics (failing the test) when there is no
-/// adapter: these tests only run when asked for with `--include-ignored`.
+/// The shared headless device ([`headless::for_tests`]). Panics (failing
+/// the test) when there is no adapter: these tests only run when asked for
+/// with `--include-ignored`.
 fn gpu() -> GpuDevice {
-    static GPU: OnceLock<Result<GpuDevice, Error>> = OnceLock::new();
-    let shared = GPU.get_or_init(|| {
-        let g = GpuDevice::headless();
-        if let Ok(g) = &g {
-            eprintln!("shared device: {}", g.describe());
-        }
-        g
-    });
-    let required = std::env::var("POSECLOUD_REQUIRE_GPU").is_ok_and(|v| v == "1");
-    match shared {
-        Ok(g) => g.clone(),
-        Err(e) => panic!(
-            "no GPU adapter{}: {e}",
-            if required {
-                " (POSECLOUD_REQUIRE_GPU=1)"
-            } else {
-                " (run without --include-ignored to skip the GPU tests)"
-            }
-        ),
-    }
+    let (device, queue, info) = headless::for_tests("--include-ignored");
+    GpuDevice::from_parts(device, queue, info)
 }
 
 /// Seeded values in [-1, 1) (xorshift; no dependency).
