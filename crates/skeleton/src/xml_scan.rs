@@ -11,11 +11,11 @@
 /// Deepest element nesting accepted. URDF files nest about 6 levels
 /// (`robot > link > visual > geometry > mesh`); extension blocks (`gazebo`,
 /// `transmission`) a few more.
-pub const MAX_DEPTH: usize = 100;
+pub(crate) const MAX_DEPTH: usize = 100;
 
 /// One attribute of an element.
 #[derive(Debug)]
-pub struct Attribute<'a> {
+pub(crate) struct Attribute<'a> {
     pub name: &'a str,
     pub value: &'a str,
     /// Line of the value's first character.
@@ -24,7 +24,7 @@ pub struct Attribute<'a> {
 
 /// One start (or empty-element) tag.
 #[derive(Debug)]
-pub struct Element<'a> {
+pub(crate) struct Element<'a> {
     pub name: &'a str,
     pub line: usize,
     /// Byte range of the whole element in the text: from its `<` to the end
@@ -37,7 +37,7 @@ pub struct Element<'a> {
 }
 
 impl Element<'_> {
-    pub fn attribute(&self, name: &str) -> Option<&Attribute<'_>> {
+    pub(crate) fn attribute(&self, name: &str) -> Option<&Attribute<'_>> {
         self.attributes.iter().find(|a| a.name == name)
     }
 }
@@ -54,7 +54,7 @@ const SKIPPED: [(&[u8], &[u8]); 4] = [
 
 /// Scans `text`; `Err((line, message))` if elements nest deeper than
 /// [`MAX_DEPTH`].
-pub fn scan(text: &str) -> Result<Vec<Element<'_>>, (usize, String)> {
+pub(crate) fn scan(text: &str) -> Result<Vec<Element<'_>>, (usize, String)> {
     let b = text.as_bytes();
     let mut out: Vec<Element> = Vec::new();
     let mut open: Vec<usize> = Vec::new();

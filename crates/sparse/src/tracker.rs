@@ -252,7 +252,12 @@ pub(crate) struct TrackedBody {
 impl TrackedBody {
     /// At the rest pose of the model's skeleton, frame 0, every sensor on;
     /// room for the sensor rows and `extra_rows` more (at least one row).
-    pub fn new(model: Model, sensors: SensorSet, prior: MotionPrior, extra_rows: usize) -> Self {
+    pub(crate) fn new(
+        model: Model,
+        sensors: SensorSet,
+        prior: MotionPrior,
+        extra_rows: usize,
+    ) -> Self {
         let capacity = (sensors.max_rows() + extra_rows).max(1);
         let skeleton = model.skeleton();
         let rest = skeleton.rest_pose();
@@ -274,7 +279,7 @@ impl TrackedBody {
     /// The kinematic half of a frame: checks `reading`, poses the body at
     /// `q`, stacks the sensor rows (Eq. 2, 3) and asks the prior for its
     /// estimate `q̃` (Eq. 4). Returns the number of sensor rows.
-    pub fn sense(&mut self, reading: &SensorFrame) -> Result<usize> {
+    pub(crate) fn sense(&mut self, reading: &SensorFrame) -> Result<usize> {
         self.sensors.validate(reading, self.frame)?;
         let skeleton = self.model.skeleton();
         skeleton.forward_kinematics_into(&self.q, &mut self.world);

@@ -11,11 +11,11 @@ use vision::Blob;
 /// The tracked estimate's box grows by this fraction of its larger side on
 /// every side (the joints are bone ends: hands, head and feet reach past
 /// them).
-pub const ESTIMATE_BOX_MARGIN: f32 = 0.12;
+pub(crate) const ESTIMATE_BOX_MARGIN: f32 = 0.12;
 
 /// A foreground blob smaller than this fraction of the label image is not
 /// a person to look at.
-pub const MIN_BLOB_FRACTION: f64 = 1.0 / 200.0;
+pub(crate) const MIN_BLOB_FRACTION: f64 = 1.0 / 200.0;
 
 /// Where the keypoint network looks in a frame ([`where_to_look`]).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -8,7 +8,7 @@ use skeleton::Bvh;
 use vision::SyntheticRenderer;
 
 /// `name` under the test target's temporary folder, emptied and created.
-pub fn fresh_dir(name: &str) -> PathBuf {
+pub(crate) fn fresh_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -17,14 +17,14 @@ pub fn fresh_dir(name: &str) -> PathBuf {
 
 /// The tracker's default body (1.7 m tall) before its default camera
 /// (320 × 240, 60° wide, level at the origin), and a renderer of the two.
-pub struct DefaultSubject {
+pub(crate) struct DefaultSubject {
     pub body: Bvh,
     pub cam: Camera,
     pub renderer: SyntheticRenderer,
 }
 
 impl DefaultSubject {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let body = track::default_body(1.7).unwrap();
         let cam = track::default_camera(320, 240, 60.0).unwrap();
         let renderer = SyntheticRenderer::new(
@@ -42,7 +42,7 @@ impl DefaultSubject {
 
     /// The body standing arms-down, facing the camera, with its root at
     /// `root` (camera coordinates).
-    pub fn arms_down_at(&self, root: Point3<f64>) -> Vec<f64> {
+    pub(crate) fn arms_down_at(&self, root: Point3<f64>) -> Vec<f64> {
         track::start::start_pose_from(
             &self.body.skeleton,
             track::StartPose::ArmsDown,

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 /// A JSON array of numbers.
-pub fn numbers(v: &Value) -> Vec<f64> {
+pub(crate) fn numbers(v: &Value) -> Vec<f64> {
     v.as_array()
         .expect("array")
         .iter()
@@ -13,7 +13,7 @@ pub fn numbers(v: &Value) -> Vec<f64> {
 
 /// `max |ours − reference| / max |reference|` (the absolute error when the
 /// reference is all zeros, as G of a robot moving only about vertical axes).
-pub fn relative_error(ours: &[f64], reference: &[f64]) -> f64 {
+pub(crate) fn relative_error(ours: &[f64], reference: &[f64]) -> f64 {
     assert_eq!(ours.len(), reference.len());
     let scale = reference.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let diff = ours

@@ -64,7 +64,7 @@ pub(crate) struct PassBuffers {
 
 impl Resources {
     /// The render-pass path's atlas layout (`None` on the compute path).
-    pub fn atlas_layout(&self) -> Option<&AtlasLayout> {
+    pub(super) fn atlas_layout(&self) -> Option<&AtlasLayout> {
         match &self.path {
             PathResources::RenderPass(atlas) => Some(&atlas.layout),
             PathResources::Compute { .. } => None,

@@ -60,10 +60,10 @@ impl Kernel {
 
 /// Fused activations of the convolution epilogue (`act`).
 pub(crate) mod act {
-    pub const NONE: u32 = 0;
+    pub(crate) const NONE: u32 = 0;
     /// `clamp(v, lo, hi)`: ReLU (`lo = 0`), ReLU6 (`lo = 0, hi = 6`).
-    pub const CLAMP: u32 = 1;
-    pub const SIGMOID: u32 = 3;
+    pub(crate) const CLAMP: u32 = 1;
+    pub(crate) const SIGMOID: u32 = 3;
 }
 
 /// `conv.wgsl` and `depthwise.wgsl`.
@@ -125,22 +125,22 @@ pub(crate) struct ElementwiseParams {
 
 /// Operators of `elementwise.wgsl` (`op`).
 pub(crate) mod op {
-    pub const ADD: u32 = 0;
-    pub const SUB: u32 = 1;
-    pub const MUL: u32 = 2;
-    pub const DIV: u32 = 3;
-    pub const MAX: u32 = 4;
-    pub const MIN: u32 = 5;
-    pub const POW: u32 = 6;
-    pub const COPY: u32 = 16;
-    pub const SIGMOID: u32 = 18;
-    pub const TANH: u32 = 19;
-    pub const EXP: u32 = 20;
-    pub const ABS: u32 = 21;
-    pub const NEG: u32 = 22;
-    pub const SQRT: u32 = 23;
-    pub const RECIP: u32 = 24;
-    pub const LN: u32 = 25;
+    pub(crate) const ADD: u32 = 0;
+    pub(crate) const SUB: u32 = 1;
+    pub(crate) const MUL: u32 = 2;
+    pub(crate) const DIV: u32 = 3;
+    pub(crate) const MAX: u32 = 4;
+    pub(crate) const MIN: u32 = 5;
+    pub(crate) const POW: u32 = 6;
+    pub(crate) const COPY: u32 = 16;
+    pub(crate) const SIGMOID: u32 = 18;
+    pub(crate) const TANH: u32 = 19;
+    pub(crate) const EXP: u32 = 20;
+    pub(crate) const ABS: u32 = 21;
+    pub(crate) const NEG: u32 = 22;
+    pub(crate) const SQRT: u32 = 23;
+    pub(crate) const RECIP: u32 = 24;
+    pub(crate) const LN: u32 = 25;
 }
 
 /// `pool.wgsl`.

@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 
 /// `assets/models`: the model, the test frame and the reference outputs.
-pub fn models_dir() -> PathBuf {
+pub(crate) fn models_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/models")
 }
 
 /// The test frame: 256 × 256 RGB, decoded.
-pub fn test_image() -> (Vec<u8>, u32, u32) {
+pub(crate) fn test_image() -> (Vec<u8>, u32, u32) {
     let file = std::fs::File::open(models_dir().join("blazepose_test_astronaut.png")).unwrap();
     let mut reader = png::Decoder::new(std::io::BufReader::new(file))
         .read_info()

@@ -3,7 +3,7 @@
 /// A URDF chain of `n` revolute joints `j1 … jn` about y, each limited to
 /// ±1 rad, joining links `l0 … ln` with no inertials: one joint per line,
 /// `extra` written inside every `<joint>` after its `<child>`.
-pub fn long_urdf_chain(n: usize, extra: &str) -> String {
+pub(crate) fn long_urdf_chain(n: usize, extra: &str) -> String {
     let mut urdf = String::from("<robot name=\"long\">\n<link name=\"l0\"/>\n");
     for k in 1..=n {
         urdf.push_str(&format!(

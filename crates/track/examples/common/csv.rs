@@ -7,13 +7,13 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 /// A CSV as a header index and rows of strings.
-pub struct Csv {
+pub(crate) struct Csv {
     pub columns: HashMap<String, usize>,
     pub rows: Vec<Vec<String>>,
 }
 
 impl Csv {
-    pub fn load(path: &Path) -> Result<Self> {
+    pub(crate) fn load(path: &Path) -> Result<Self> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let mut lines = text.lines();
@@ -29,14 +29,14 @@ impl Csv {
         Ok(Self { columns, rows })
     }
 
-    pub fn get(&self, row: &[String], column: &str) -> Option<f64> {
+    pub(crate) fn get(&self, row: &[String], column: &str) -> Option<f64> {
         self.columns
             .get(column)
             .and_then(|&i| row.get(i))
             .and_then(|v| v.parse().ok())
     }
 
-    pub fn text<'a>(&self, row: &'a [String], column: &str) -> Option<&'a str> {
+    pub(crate) fn text<'a>(&self, row: &'a [String], column: &str) -> Option<&'a str> {
         self.columns
             .get(column)
             .and_then(|&i| row.get(i))

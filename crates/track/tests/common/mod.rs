@@ -8,7 +8,7 @@ use track::{BackendChoice, FilterKind, TrackerConfig};
 
 /// 3.5 m in front of the preset (which faces +z), slightly to the side so
 /// that depth flips are not symmetric; `w × h` pixels.
-pub fn preset_camera(w: u32, h: u32) -> Camera {
+pub(crate) fn preset_camera(w: u32, h: u32) -> Camera {
     Camera::looking_at(
         Point3::new(0.4, 1.3, 3.5),
         Point3::new(0.0, 1.2, 0.0),
@@ -22,7 +22,7 @@ pub fn preset_camera(w: u32, h: u32) -> Camera {
 
 /// PFRTH with 200 particles on the CPU, the upper-body classes and
 /// `sigma_rotation = 0.15`: the settings the clip-following tests share.
-pub fn upper_body_pfrth() -> TrackerConfig {
+pub(crate) fn upper_body_pfrth() -> TrackerConfig {
     TrackerConfig {
         particles: 200,
         filter: FilterKind::Pfrth,

@@ -4,11 +4,11 @@
 //! folders, and running one test of the binary in a child process.
 
 #[allow(unused_imports)]
-pub use fuzzkit::{Counting, measured};
+pub(crate) use fuzzkit::{Counting, measured};
 
 /// The process's peak resident set (`VmHWM`), in KiB, where /proc has it.
 #[allow(dead_code)]
-pub fn peak_rss_kib() -> Option<u64> {
+pub(crate) fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status
         .lines()
@@ -22,7 +22,7 @@ pub fn peak_rss_kib() -> Option<u64> {
 
 /// A fresh scratch folder for one test.
 #[allow(dead_code)]
-pub fn scratch(binary: &str, name: &str) -> std::path::PathBuf {
+pub(crate) fn scratch(binary: &str, name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("vision-{binary}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -33,7 +33,11 @@ pub fn scratch(binary: &str, name: &str) -> std::path::PathBuf {
 /// added, and returns the child's stdout; a failed child fails the calling
 /// test, its message `context` then the child's stdout and stderr.
 #[allow(dead_code)]
-pub fn run_test_in_child(test: &str, env: &[(&str, &std::ffi::OsStr)], context: &str) -> String {
+pub(crate) fn run_test_in_child(
+    test: &str,
+    env: &[(&str, &std::ffi::OsStr)],
+    context: &str,
+) -> String {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", test, "--nocapture"])
         .envs(env.iter().copied())

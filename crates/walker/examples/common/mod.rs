@@ -18,7 +18,7 @@ use walker::{Dynamics, InitialPose, WalkerConfig, WalkerTracker};
 /// the walk) resampled by `stride` from 120 Hz, restricted to its walk: the
 /// longest run of frames where the hip moves along z faster than 0.6 m/s
 /// at standing height (about 2 s, frames 500–750 at 120 Hz).
-pub fn walk_clip(root: &Path, stride: usize) -> Result<TruthClip> {
+pub(crate) fn walk_clip(root: &Path, stride: usize) -> Result<TruthClip> {
     let path = root.join("assets/motions/cmu_131_01_walk.bvh");
     let full = TruthClip::load(&path, 0, stride, usize::MAX)
         .with_context(|| format!("loading {}", path.display()))?;
@@ -26,22 +26,22 @@ pub fn walk_clip(root: &Path, stride: usize) -> Result<TruthClip> {
 }
 
 /// Centre and main direction of the walk.
-pub fn walk_frame(clip: &TruthClip) -> (Point3<f64>, Vector3<f64>) {
+pub(crate) fn walk_frame(clip: &TruthClip) -> (Point3<f64>, Vector3<f64>) {
     clip.walk_frame()
 }
 
 /// A 640×480 camera `distance` m from the middle of the walk, at `angle`
 /// from the perpendicular of the walking direction (0: side view).
-pub fn camera(clip: &TruthClip, angle: f64, distance: f64) -> Result<Camera> {
+pub(crate) fn camera(clip: &TruthClip, angle: f64, distance: f64) -> Result<Camera> {
     Ok(clip.side_camera(angle, distance)?)
 }
 
 /// Heading noise `τ⁻¹σ` (rad/s) used by the examples for every prior.
-pub const HEADING_NOISE: f64 = 0.02;
+pub(crate) const HEADING_NOISE: f64 = 0.02;
 
 /// Per-frame record of a run.
 #[derive(Debug, Clone)]
-pub struct FrameRecord {
+pub(crate) struct FrameRecord {
     pub err_px: [f64; POINTS],
     pub err_cm: [f64; POINTS],
     pub area: [f64; POINTS],
@@ -52,7 +52,7 @@ pub struct FrameRecord {
 }
 
 /// A run's records, its MAP trajectory and its wall time.
-pub struct Run {
+pub(crate) struct Run {
     pub frames: Vec<FrameRecord>,
     pub map: Vec<[Point3<f64>; POINTS]>,
     pub seconds: f64,
@@ -62,7 +62,7 @@ pub struct Run {
 /// Tracks `clip` seen by `camera` with `dynamics`, `n` particles, pixel
 /// noise `noise_px`; points in `hidden` frames are dropped according to
 /// `visible(frame)`.
-pub fn run(
+pub(crate) fn run(
     clip: &TruthClip,
     camera: &Camera,
     dynamics: Dynamics,
@@ -121,7 +121,10 @@ pub fn run(
 }
 
 /// Mean over `frames` of the per-point values `f`.
-pub fn mean_over(recs: &[FrameRecord], f: impl Fn(&FrameRecord) -> [f64; POINTS]) -> [f64; POINTS] {
+pub(crate) fn mean_over(
+    recs: &[FrameRecord],
+    f: impl Fn(&FrameRecord) -> [f64; POINTS],
+) -> [f64; POINTS] {
     let mut s = [0.0; POINTS];
     for r in recs {
         for (a, b) in s.iter_mut().zip(f(r)) {
@@ -132,13 +135,13 @@ pub fn mean_over(recs: &[FrameRecord], f: impl Fn(&FrameRecord) -> [f64; POINTS]
 }
 
 /// Frames where a foot begins a ground contact (ankle low and slow).
-pub fn contact_onsets(clip: &TruthClip, foot: usize) -> Vec<usize> {
+pub(crate) fn contact_onsets(clip: &TruthClip, foot: usize) -> Vec<usize> {
     clip.contact_onsets(foot)
 }
 
 /// A PNG line plot of named series over frames (900 × 480 px), y from 0,
 /// the frames `shade` covers shaded; values above the top are drawn at it.
-pub fn line_plot(
+pub(crate) fn line_plot(
     path: &Path,
     title: &str,
     y_label: &str,
@@ -172,7 +175,7 @@ pub fn line_plot(
 }
 
 /// What [`image_plot`] draws per shown frame.
-pub enum Layer<'a> {
+pub(crate) enum Layer<'a> {
     /// Mean-pose stick figures (hip segment red, thighs green, shanks blue,
     /// feet red; PHYSPRIOR Ch. 4's colours).
     MeanPose(&'a [FrameRecord]),
@@ -185,7 +188,7 @@ pub enum Layer<'a> {
 /// An image-space figure (the camera's view, zoomed on the walk) of every `every`-th
 /// frame, like the thesis' Fig. 4.2–4.9, with the observed points as grey
 /// circles (hollow where occluded).
-pub fn image_plot(
+pub(crate) fn image_plot(
     path: &Path,
     title: &str,
     camera: &Camera,
