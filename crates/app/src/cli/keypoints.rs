@@ -132,8 +132,10 @@ fn look(
     ))
 }
 
-/// An error of learning the background from `empty`, in the command
-/// line's words.
+/// An error of learning the background from `empty`, with what it is
+/// about: the source for too few frames, the image or frame count
+/// otherwise. A parameter out of its domain is left as the library names
+/// it: [`super::flags::in_flag_words`] turns its name into the flag.
 fn empty_scene_error(empty: &EmptyScene, e: VisionError, frames_what: &str) -> anyhow::Error {
     let flag = match empty {
         EmptyScene::Image(path) => format!("--background {}", path.display()),
@@ -141,7 +143,7 @@ fn empty_scene_error(empty: &EmptyScene, e: VisionError, frames_what: &str) -> a
     };
     match e {
         VisionError::NoFrames { .. } => anyhow::Error::new(e).context(frames_what.to_string()),
-        VisionError::Parameter { message, .. } => anyhow!("{flag}: {message}"),
+        VisionError::Parameter { .. } => e.into(),
         e => anyhow::Error::new(e).context(flag),
     }
 }
