@@ -26,7 +26,7 @@
 //!
 //! Tracker flags: `--particles N` `--observation regions|keypoints|both`
 //! `--depth-sigma S` `--lifts N` `--keypoint-sigma S` `--smooth none|lag|lag:N|full`
-//! `--hand-speed V` `--temperature T` `--lagged-detections` `--anatomy W` `--momentum A` `--jump-cost C`
+//! `--hand-speed V` `--temperature T` `--lagged-detections` `--anatomy W`
 //! (weight of the arms' anatomical prior) `--truth-body` (an oracle: the
 //! clip's true bone lengths); `--dump DIR`
 //! writes each run's MAP joints (`DIR/{tag}_{seed}.csv`); `--grid` adds a
@@ -146,10 +146,6 @@ struct Settings {
     /// default one: an oracle of the bone lengths (`--truth-body`).
     truth_body: bool,
     anatomy: f64,
-    /// α of the second-order motion model (`--momentum`).
-    momentum: f64,
-    /// Nats a flipped or lifted particle pays (`--jump-cost`).
-    jump_cost: f64,
 }
 
 /// A smoothing of the estimate, evaluated offline on the run's candidates.
@@ -196,8 +192,6 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
     s.smoothing = Smoothing::None;
     s.lagged_detections = o.lagged;
     s.anatomy_weight = o.anatomy;
-    s.momentum = o.momentum;
-    s.jump_cost = o.jump_cost;
     let mut detections: HashMap<usize, keypoints::Keypoints> = HashMap::new();
     let mut skeleton: Option<skeleton::Skeleton> = None;
     let mut tracking_camera: Option<Camera> = None;
@@ -470,8 +464,6 @@ fn main() -> Result<()> {
         dump: None,
         truth_body: false,
         anatomy: track::anatomy::DEFAULT_ANATOMY_WEIGHT,
-        momentum: 0.0,
-        jump_cost: 0.0,
     };
     let mut split = "validation".to_string();
     let mut seeds = vec![1u64, 2, 3];
@@ -494,8 +486,6 @@ fn main() -> Result<()> {
             "--grid" => o.grid = true,
             "--truth-body" => o.truth_body = true,
             "--anatomy" => o.anatomy = val()?.parse()?,
-            "--momentum" => o.momentum = val()?.parse()?,
-            "--jump-cost" => o.jump_cost = val()?.parse()?,
             "--dump" => o.dump = Some(val()?.into()),
             "--seeds" => {
                 seeds = val()?

@@ -103,11 +103,6 @@ pub struct FilterSettings {
     /// Weight of the arms' anatomical prior
     /// ([`TrackerConfig::anatomy_weight`]); 0 turns it off.
     pub anatomy_weight: f64,
-    /// α of the second-order motion model ([`TrackerConfig::momentum`]);
-    /// 0 is RTPF's random walk.
-    pub momentum: f64,
-    /// Nats a flipped or lifted particle pays ([`TrackerConfig::jump_cost`]).
-    pub jump_cost: f64,
     /// Weigh frame k with the detection of frame k − 1 (the default) instead
     /// of reading frame k + 1 ahead and weighing frame k with its own
     /// (the session's keypoint stage). The look-ahead measured no better on the
@@ -148,8 +143,6 @@ impl Default for FilterSettings {
             keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
             keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
             anatomy_weight: crate::anatomy::DEFAULT_ANATOMY_WEIGHT,
-            momentum: 0.0,
-            jump_cost: 0.0,
             lagged_detections: true,
             keypoint_backend: keypoints::Backend::Auto,
             smoothing: crate::smooth::Smoothing::None,
@@ -178,8 +171,6 @@ impl FilterSettings {
             keypoint_lifts: self.keypoint_lifts,
             keypoint_depth_sigma: self.keypoint_depth_sigma,
             anatomy_weight: self.anatomy_weight,
-            momentum: self.momentum,
-            jump_cost: self.jump_cost,
             mean_estimate: self.mean_estimate,
             top_particles: self.top_particles,
             ..TrackerConfig::default()

@@ -211,13 +211,6 @@ pub struct TrackerConfig {
     /// K: the heaviest particles the [`TrackFrame`] lists, with their
     /// joints in the image ([`TrackFrame::top`]).
     pub top_particles: usize,
-    /// α of the second-order motion model ([`Tracker::step`]): each parent
-    /// is predicted at `x + α v`, `v` its displacement over the last step;
-    /// 0 is RTPF's random walk. In `[0, 1)`.
-    pub momentum: f64,
-    /// Nats a flipped or lifted particle pays for leaving the path the
-    /// motion model allows ([`Tracker::step`]); 0: none (RTPF).
-    pub jump_cost: f64,
 }
 
 impl Default for TrackerConfig {
@@ -241,8 +234,6 @@ impl Default for TrackerConfig {
             anatomy_weight: DEFAULT_ANATOMY_WEIGHT,
             mean_estimate: false,
             top_particles: DEFAULT_TOP_PARTICLES,
-            momentum: 0.0,
-            jump_cost: 0.0,
         }
     }
 }
@@ -266,7 +257,6 @@ impl TrackerConfig {
             ("sigma_translation", self.sigma_translation),
             ("prior_weight", self.prior_weight),
             ("anatomy_weight", self.anatomy_weight),
-            ("jump_cost", self.jump_cost),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(field, v.to_string(), "must be finite and >= 0");
@@ -274,9 +264,6 @@ impl TrackerConfig {
         }
         if self.sigma_f == 0.0 {
             return bad("sigma_f", "0".into(), "must be > 0");
-        }
-        if !(self.momentum.is_finite() && (0.0..1.0).contains(&self.momentum)) {
-            return bad("momentum", self.momentum.to_string(), "must be in [0, 1)");
         }
         if !(self.keypoint_depth_sigma.is_finite() && self.keypoint_depth_sigma >= 0.0) {
             return bad(
@@ -542,12 +529,6 @@ pub struct Tracker {
     /// `N × D` tracked states.
     states: Vec<f64>,
     next: Vec<f64>,
-    /// `N × D`: each particle's displacement over the last step (from the
-    /// parent it descends from; zero for a flipped or lifted one).
-    velocity: Vec<f64>,
-    /// The parent each child descends from in the step being built
-    /// (`usize::MAX`: placed by a flip or a lift).
-    origin: Vec<usize>,
     log_weights: Vec<f64>,
     /// `F` of each particle at the last measurement.
     residuals: Vec<f64>,
@@ -635,8 +616,6 @@ impl Tracker {
             init: Vec::new(),
             states: Vec::new(),
             next: Vec::new(),
-            velocity: Vec::new(),
-            origin: Vec::new(),
             log_weights: Vec::new(),
             residuals: Vec::new(),
             weights: Weights::uniform(1),
@@ -674,7 +653,6 @@ impl Tracker {
         let n = self.config.particles;
         self.init = init.to_vec();
         self.states = s.repeat(n);
-        self.velocity = vec![0.0; n * s.len()];
         self.log_weights = vec![0.0; n];
         self.residuals = vec![f64::NAN; n];
         self.weights = Weights::uniform(n);
@@ -865,47 +843,6 @@ impl Tracker {
             .collect()
     }
 
-    /// The second-order prediction of each parent: `x ← x + α v` within the
-    /// joint-limit box, `v` the particle's displacement over the last step
-    /// and `α` [`TrackerConfig::momentum`]. RTPF's motion model is a random
-    /// walk around the parent (§IV-C); with it, a limb that reaches the
-    /// image plane, where its two depth branches meet and weigh the same,
-    /// is as likely to bounce back as to pass through. A damped constant
-    /// velocity (the second-order autoregressive model of particle-filter
-    /// trackers since Condensation) carries the cloud through on the side
-    /// the limb was moving to.
-    fn predict_with_momentum(&self, centre_states: &mut [f64]) {
-        let d = self.body.dim();
-        let a = self.config.momentum;
-        let params = self.body.params();
-        for (x, v) in centre_states.chunks_mut(d).zip(self.velocity.chunks(d)) {
-            for ((x, v), p) in x.iter_mut().zip(v).zip(params) {
-                *x = (*x + a * v).clamp(p.lower, p.upper);
-            }
-        }
-    }
-
-    /// Each particle's displacement over the step just taken, from the
-    /// parent it descends from (`self.next` holds the parents' states after
-    /// the swap); zero for a flipped or lifted particle, whose jump is no
-    /// motion of the person.
-    fn record_velocity(&mut self) {
-        let d = self.body.dim();
-        self.velocity.resize(self.states.len(), 0.0);
-        for (i, v) in self.velocity.chunks_mut(d).enumerate() {
-            let o = self.origin[i];
-            if o == usize::MAX {
-                v.fill(0.0);
-            } else {
-                let new = &self.states[i * d..(i + 1) * d];
-                let old = &self.next[o * d..(o + 1) * d];
-                for ((v, a), b) in v.iter_mut().zip(new).zip(old) {
-                    *v = a - b;
-                }
-            }
-        }
-    }
-
     /// A scorer on the current back end, prior, keypoints and settings.
     fn scorer(&mut self) -> Scorer<'_> {
         Scorer::new(
@@ -991,11 +928,6 @@ impl Tracker {
         // Centre of each child's diffusion (its parent, or a simplex's best vertex).
         let mut centre: Vec<usize> = self.ancestors.clone();
         let mut centre_states = self.states.clone();
-        if self.config.momentum > 0.0 {
-            self.predict_with_momentum(&mut centre_states);
-        }
-        self.origin.clear();
-        self.origin.extend_from_slice(&self.ancestors);
         self.next.resize(n * d, 0.0);
         let mut evaluations = 0;
         let mut simplex_groups = 0;
@@ -1158,11 +1090,9 @@ impl Tracker {
             let mut picks = Vec::new();
             smc::multinomial(w.normalised(), free.len(), &mut rng, &mut picks)
                 .map_err(|source| TrackError::Weights { frame, source })?;
-            let from: Vec<usize> = free.iter().map(|&i| self.origin[i]).collect();
             for (&i, &k) in free.iter().zip(&picks) {
                 self.next[i * d..(i + 1) * d].copy_from_slice(&rows[k * d..(k + 1) * d]);
                 src[i] = k;
-                self.origin[i] = from[k];
             }
         }
         // Kinematic flipping, then keypoint lifting (crate::lift), into
@@ -1206,7 +1136,6 @@ impl Tracker {
             let placed = free.len().min(flips + lifts);
             for (k, &i) in free.iter().take(placed).enumerate() {
                 self.next[i * d..(i + 1) * d].copy_from_slice(&hyp[k * d..(k + 1) * d]);
-                self.origin[i] = usize::MAX;
             }
             lifts = placed.saturating_sub(flips);
             flips = flips.min(placed);
@@ -1229,19 +1158,6 @@ impl Tracker {
                 scores[i] = Some(s);
             }
         }
-        // A flip or a lift is a jump the motion model gives no density:
-        // weighed by its likelihood alone it would move the cloud to any
-        // depth branch that fits as well, frame after frame. Its weight
-        // carries the prior probability of such a jump, e^(−jump_cost).
-        if self.config.jump_cost > 0.0 {
-            for (s, &o) in scores.iter_mut().zip(&self.origin) {
-                if o == usize::MAX
-                    && let Some((cost, _)) = s
-                {
-                    *cost += self.config.jump_cost;
-                }
-            }
-        }
         // 4. Normalisation.
         for (i, s) in scores.iter().enumerate() {
             let (cost, f) = s.expect("every particle is scored");
@@ -1252,7 +1168,6 @@ impl Tracker {
             .update(&self.log_weights)
             .map_err(|source| TrackError::Weights { frame, source })?;
         std::mem::swap(&mut self.states, &mut self.next);
-        self.record_velocity();
         self.frame = frame;
         let t_measure = t2.elapsed();
 
