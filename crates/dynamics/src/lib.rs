@@ -45,5 +45,5 @@ pub mod spatial;
 pub use algorithms::Data;
 pub use error::{DynamicsError, Result};
 pub use inertia::{MassSource, capsule_inertia, dempster_fraction};
-pub use model::{Body, Frame, JointModel, Model, ModelOptions, STANDARD_GRAVITY};
+pub use model::{JointFrame, JointModel, Model, ModelOptions, RigidBody, STANDARD_GRAVITY};
 pub use spatial::{Force, Inertia, Motion, Se3};
