@@ -60,7 +60,7 @@ pub mod weights;
 
 pub use ancestry::Ancestry;
 pub use error::{BoxError, SmcError};
-pub use filter::{Filter, FilterConfig, History, ResamplePolicy, StepReport};
+pub use filter::{Filter, FilterConfig, FilterStepReport, History, ResamplePolicy};
 pub use model::{
     Likelihood, PerParticle, PerPrepared, Prepare, Prepared, Propagate, Term,
     prepared_log_likelihood,

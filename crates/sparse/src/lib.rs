@@ -33,4 +33,4 @@ pub use contact::{Contact, ContactConfig};
 pub use error::{Result, SparseError};
 pub use prior::{ClusterOptions, ClusteredDatabase, MotionPrior, PriorQuery};
 pub use sensors::{Imu, Marker, SensorFrame, SensorMask, SensorSet, SensorSpec, SyntheticSensors};
-pub use tracker::{SparseConfig, SparseTracker, StepReport, finite_difference_velocity};
+pub use tracker::{SparseConfig, SparseStepReport, SparseTracker, finite_difference_velocity};
