@@ -31,7 +31,7 @@ pub use gpu_likelihood::{GpuLikelihood, GpuSettings, RasterPath, Ticket};
 /// The CPU reference this back end mirrors (see the `labels` crate).
 pub use labels::{
     CLASSES, Camera, CapsuleInstance, CpuLikelihood, DEFAULT_HEIGHT, DEFAULT_WIDTH, Evaluation,
-    IDENTITY_LABEL_MAP, LabelError, LabelMap, LabelRaster, Noise, NonOverlap, Observation,
+    IDENTITY_LABEL_MAP, LabelError, LabelMap, LabelNoise, LabelRaster, NonOverlap, Observation,
     PixelRect, RasterCamera, camera, capsule_instances, capsule_rect, capsules_of_pose,
     capsules_per_pose, check_label_map, count_classes, likelihood, raster, render_label_image,
     render_labels, render_observation, synth,

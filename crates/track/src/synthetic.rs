@@ -1,7 +1,7 @@
 //! Synthetic sequences with ground truth: a BVH clip rendered to label
 //! images by the likelihood's own raster ([`labels::render_label_image`]),
 //! mapped to segmentation classes, with optional segmentation-like noise
-//! ([`labels::Noise`]). This is what the tests and `track_eval` track (RTPF
+//! ([`labels::LabelNoise`]). This is what the tests and `track_eval` track (RTPF
 //! §VII evaluates on motion-capture sequences whose joint angles are the
 //! ground truth).
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ik::ConstraintLikelihood;
 use ik::scenarios::HumanProblem;
-use labels::{Camera, CpuLikelihood, Noise, NonOverlap, Observation, render_observation};
+use labels::{Camera, CpuLikelihood, LabelNoise, NonOverlap, Observation, render_observation};
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::{BatchForwardKinematics, Posing, presets};
 use smc::{BoxError, Likelihood, PerParticle, Prepare, Prepared};
@@ -42,7 +42,8 @@ fn constraints_region_and_prior_share_one_forward_kinematics() {
         60,
     )
     .unwrap();
-    let obs = render_observation(&skel, &camera, &skel.rest_pose(), &Noise::default(), 1).unwrap();
+    let obs =
+        render_observation(&skel, &camera, &skel.rest_pose(), &LabelNoise::default(), 1).unwrap();
     let problem = HumanProblem::new(&skel).unwrap();
     let rest = skel.forward_kinematics(&skel.rest_pose()).unwrap();
     let hands = problem
