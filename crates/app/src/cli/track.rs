@@ -16,7 +16,7 @@ use track::{CameraSpec, FilterSettings, KnownPose, SessionSpec, Stage, Subject};
 
 use super::flags::in_flag_words;
 use super::keypoints::KeypointBackendArg;
-use super::progress::Progress;
+use super::progress::StderrProgress;
 use super::vision_cmds::SleevesArg;
 use super::{LabelSizeArgs, SourceArgs};
 
@@ -323,12 +323,12 @@ pub fn track_command(a: &TrackArgs) -> Result<()> {
 /// As [`run_until`].
 pub fn track_until(a: &TrackArgs, stop: &AtomicBool) -> Result<track::run::TrackSummary> {
     let run = a.to_run();
-    let mut bar: Option<Progress> = None;
+    let mut bar: Option<StderrProgress> = None;
     let mut last_stage = None;
     let summary = run_until(&run, stop, &mut |p| match p {
         RunProgress::Opened(session) => {
-            let total = Progress::frames(session.source().frame_count(), a.max_frames);
-            let b = Progress::new(total, a.quiet);
+            let total = StderrProgress::frames(session.source().frame_count(), a.max_frames);
+            let b = StderrProgress::new(total, a.quiet);
             let (w, h) = session.source().size();
             b.say(&format!(
                 "{} ({w} × {h} → {} labels); {}; body {:.2} m tall; {} N = {}; observation: {}; keypoints: {}; estimate: {}",
@@ -440,14 +440,14 @@ mod tests {
                 .settings
                 .keypoint_backend
         };
-        assert_eq!(backend(&[]), keypoints::Backend::Auto);
+        assert_eq!(backend(&[]), keypoints::DetectorBackend::Auto);
         assert_eq!(
             backend(&["--keypoint-backend", "cpu"]),
-            keypoints::Backend::Cpu
+            keypoints::DetectorBackend::Cpu
         );
         assert_eq!(
             backend(&["--keypoint-backend", "gpu"]),
-            keypoints::Backend::Gpu
+            keypoints::DetectorBackend::Gpu
         );
         let e = parse(&["--keypoint-backend", "cuda"])
             .unwrap_err()
