@@ -367,7 +367,7 @@ impl Model {
     /// the centre of mass) as its body's inertia, and gravity `−9.80665 m/s²`
     /// along `z` (ROS convention). What the import adjusted is in
     /// [`Model::warnings`]; a moving joint whose subtree has no mass or
-    /// inertia at all gets the armature [`skeleton::urdf::MASSLESS_ARMATURE`]
+    /// inertia at all gets the armature [`skeleton::MASSLESS_ARMATURE`]
     /// (Pinocchio leaves its row of `M` zero) instead of a
     /// [`DynamicsError::Degenerate`] refusal.
     pub fn from_urdf(path: impl AsRef<std::path::Path>) -> Result<Self> {
@@ -419,7 +419,7 @@ impl Model {
         }
         let extra: Vec<(usize, f64)> = massless
             .iter()
-            .map(|&j| (j, skeleton::urdf::MASSLESS_ARMATURE))
+            .map(|&j| (j, skeleton::MASSLESS_ARMATURE))
             .collect();
         let assembled = Self::assemble(
             &skeleton,

@@ -17,25 +17,15 @@
 //! The shaders are `crates/gpu/shaders/*.wgsl`, compiled into the crate.
 //!
 //! The camera, label raster, observation and CPU likelihood live in
-//! `labels`; they are re-exported here so that code holding both back ends
-//! can name them through one crate.
+//! `labels`, and callers name them there.
 
-pub mod context;
-pub mod error;
-pub mod gpu_likelihood;
+mod context;
+mod error;
+mod gpu_likelihood;
 
 pub use context::{HeadlessGpu, describe_adapter};
 pub use error::{GpuError, Result};
-pub use gpu_likelihood::{GpuLikelihood, GpuSettings, RasterPath, Ticket};
-
-/// The CPU reference this back end mirrors (see the `labels` crate).
-pub use labels::{
-    CLASSES, Camera, CapsuleInstance, CpuLikelihood, DEFAULT_HEIGHT, DEFAULT_WIDTH, Evaluation,
-    IDENTITY_LABEL_MAP, LabelError, LabelMap, LabelNoise, LabelRaster, NonOverlap, Observation,
-    PixelRect, RasterCamera, camera, capsule_instances, capsule_rect, capsules_of_pose,
-    capsules_per_pose, check_label_map, count_classes, likelihood, raster, render_label_image,
-    render_labels, render_observation, synth,
-};
+pub use gpu_likelihood::{GpuLikelihood, GpuRect, GpuSettings, RasterPath, Ticket};
 
 /// The wgpu this crate is built with, so callers share devices of the same version.
 pub use wgpu;

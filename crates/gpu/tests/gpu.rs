@@ -875,7 +875,7 @@ fn label_maps_give_the_same_counts_as_the_cpu() {
 #[test]
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn setup_pass_rectangles_equal_the_cpus() {
-    use gpu::gpu_likelihood::GpuRect;
+    use gpu::GpuRect;
     use labels::{capsule_instances, capsule_rect};
     let g = gpu();
     let camera = Camera::default();

@@ -14,16 +14,17 @@
 //! - [`scenarios`]: problems shared by the app, examples and tests (the
 //!   §6.3 human).
 
-pub mod constraint;
-pub mod error;
-pub mod jacobian;
-pub mod prior;
+mod constraint;
+mod error;
+mod jacobian;
+mod prior;
 pub mod protocol;
 pub mod scenarios;
-pub mod solver;
+mod solver;
 
 pub use constraint::{
     Constraint, ConstraintKind, ConstraintLikelihood, ConstraintSet, FloorMode, Noise,
+    smoothness_energy,
 };
 pub use error::{IkError, Result};
 pub use prior::{

@@ -21,20 +21,20 @@
 //!   segmentation-like noise;
 //! - [`error`]: [`LabelError`], which `gpu::GpuError` wraps.
 
-pub mod camera;
-pub mod error;
-pub mod likelihood;
-pub mod raster;
+mod camera;
+mod error;
+mod likelihood;
+mod raster;
 pub mod synth;
 
 pub use camera::{Camera, DEFAULT_HEIGHT, DEFAULT_WIDTH, RasterCamera};
 pub use error::{LabelError, Result};
 pub use likelihood::{
     CLASSES, CpuLikelihood, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation,
-    check_label_map, count_classes, label_map_of,
+    Poses, add_results, check_label_map, check_states, copy_results, count_classes, label_map_of,
 };
 pub use raster::{
-    CapsuleInstance, LabelRaster, PixelRect, capsule_instances, capsule_rect, capsules_of_pose,
-    capsules_per_pose, render_labels,
+    CapsuleInstance, CapsuleLayout, CapsuleRef, LabelRaster, PixelRect, capsule_instances,
+    capsule_rect, capsules_of_pose, capsules_per_pose, render_labels,
 };
 pub use synth::{LabelNoise, perturbed_poses, render_label_image, render_observation};

@@ -22,9 +22,9 @@ pub use nalgebra;
 
 mod error;
 pub mod euler;
-pub mod expmap;
-pub mod qutem;
-pub mod swing_twist;
+mod expmap;
+mod qutem;
+mod swing_twist;
 #[cfg(test)]
 mod testing;
 

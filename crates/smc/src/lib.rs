@@ -44,19 +44,19 @@
 //! error derived from the filter's asymptotic variance (`tests/kalman.rs`,
 //! on the models of [`lgssm`]).
 
-pub mod ancestry;
-pub mod error;
+mod ancestry;
+mod error;
 pub mod estimate;
-pub mod filter;
+mod filter;
 pub mod lgssm;
-pub mod model;
-pub mod particles;
-pub mod resampling;
-pub mod rng;
-pub mod smoothing;
+mod model;
+mod particles;
+mod resampling;
+mod rng;
+mod smoothing;
 mod truncated;
-pub mod viterbi;
-pub mod weights;
+mod viterbi;
+mod weights;
 
 pub use ancestry::Ancestry;
 pub use error::{BoxError, SmcError};

@@ -181,7 +181,7 @@ pub fn detect_contacts(
         model.point_jacobian(data, q, j, &com_local, jac)?;
         let v_com: Vector3<f64> = (&*jac * &vel).fixed_rows::<3>(0).into();
         // Least-velocity point: (ηI − ω̂) r = v.
-        let sys = Matrix3::identity() * config.eta - dynamics::spatial::skew(&omega);
+        let sys = Matrix3::identity() * config.eta - dynamics::skew(&omega);
         let r = sys.lu().solve(&v_com).unwrap_or_else(Vector3::zeros);
         let x = com + r;
         let c = closest_on_segment(&a, &b, &x);

@@ -23,7 +23,7 @@
 
 use std::path::Path;
 
-use skeleton::bvh::BvhWriter;
+use skeleton::BvhWriter;
 use skeleton::{Bvh, PoseBatch};
 use vision::output::{RowFile, check_distinct, check_output_file};
 

@@ -297,7 +297,7 @@ impl CameraFile {
     /// [`VisionError::Io`] when the file cannot be written.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        skeleton::bvh::write_atomically(path, self.to_toml_string().as_bytes())
+        skeleton::write_atomically(path, self.to_toml_string().as_bytes())
             .map_err(|e| VisionError::io(path, e))
     }
 }

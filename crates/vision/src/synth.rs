@@ -412,8 +412,8 @@ impl SyntheticRenderer {
     ) -> Result<RenderedFrame> {
         let world = self.skeleton.forward_kinematics(pose)?;
         let mut capsules = Vec::new();
-        labels::raster::capsules_of_pose(&self.skeleton, &world, &mut capsules);
-        let labels = labels::raster::render_labels(&self.camera.raster(), &capsules);
+        labels::capsules_of_pose(&self.skeleton, &world, &mut capsules);
+        let labels = labels::render_labels(&self.camera.raster(), &capsules);
         let (w, h) = (self.camera.width() as usize, self.camera.height() as usize);
         let light = Vector3::from(self.options.lighting.towards_light).normalize();
         let (ambient, diffuse) = (self.options.lighting.ambient, self.options.lighting.diffuse);
