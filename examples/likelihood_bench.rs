@@ -38,7 +38,8 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use gpu::{GpuLikelihood, GpuSettings, HeadlessGpu, RasterPath};
 use labels::{
-    Camera, CpuLikelihood, LabelNoise, NonOverlap, Observation, render_observation, synth,
+    Camera, CpuLikelihood, NonOverlap, Observation,
+    synth::{self, LabelNoise, render_observation},
 };
 use posecloud_examples::{Csv, median};
 use skeleton::presets;

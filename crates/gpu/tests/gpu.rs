@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use gpu::{GpuError, GpuLikelihood, GpuSettings, HeadlessGpu, RasterPath};
 use labels::{
-    CLASSES, Camera, CpuLikelihood, Evaluation, LabelError, LabelNoise, NonOverlap, Observation,
-    perturbed_poses, render_label_image, render_observation, synth,
+    CLASSES, Camera, CpuLikelihood, Evaluation, LabelError, NonOverlap, Observation,
+    synth::{self, LabelNoise, perturbed_poses, render_label_image, render_observation},
 };
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::{BodyPart, JointKind, Skeleton, SkeletonBuilder, presets};

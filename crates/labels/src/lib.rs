@@ -37,4 +37,3 @@ pub use raster::{
     CapsuleInstance, CapsuleLayout, CapsuleRef, LabelRaster, PixelRect, capsule_instances,
     capsule_rect, capsules_of_pose, capsules_per_pose, render_labels,
 };
-pub use synth::{LabelNoise, perturbed_poses, render_label_image, render_observation};

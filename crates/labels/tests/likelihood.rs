@@ -2,8 +2,8 @@
 //! Eq. 1 at and around the observed pose, the smc trait, noise, errors.
 
 use labels::{
-    CLASSES, Camera, CpuLikelihood, LabelError, LabelNoise, NonOverlap, Observation,
-    render_label_image, render_observation, synth,
+    CLASSES, Camera, CpuLikelihood, LabelError, NonOverlap, Observation,
+    synth::{self, LabelNoise, render_label_image, render_observation},
 };
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::{BodyPart, Skeleton, presets};
@@ -361,7 +361,7 @@ fn terms_read_the_prepared_forward_kinematics_and_match_the_plain_path() {
         render_observation(&skel, &camera, &skel.rest_pose(), &LabelNoise::default(), 2).unwrap();
     // 300 poses: several rayon chunks, so the chunk → particle index is used.
     let n = 300;
-    let states = labels::perturbed_poses(&skel, &skel.rest_pose(), n, 5);
+    let states = labels::synth::perturbed_poses(&skel, &skel.rest_pose(), n, 5);
     let mut plain = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
     let expected = plain.evaluate(&obs, &states).unwrap().clone();
     let mut fk = BatchForwardKinematics::new();

@@ -1108,7 +1108,7 @@ impl Segmenter {
         self.check_frame(frame)?;
         let (w, h) = (self.params.width as usize, self.params.height as usize);
         let cam = crate::camera_file::resize_camera(camera, w as u32, h as u32)?;
-        let mut labels = labels::render_label_image(skeleton, &cam, pose)?;
+        let mut labels = labels::synth::render_label_image(skeleton, &cam, pose)?;
         class_map.remap(&mut labels);
         self.features(frame);
         let fg: Option<Vec<u8>> = if self.background.is_some() {
