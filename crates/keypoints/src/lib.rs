@@ -40,7 +40,7 @@
 mod async_detector;
 mod gpu;
 mod landmarks;
-pub mod roi;
+mod roi;
 
 pub use async_detector::{AsyncDetector, Detection, Region};
 pub use gpu::{GpuDevice, describe_adapter};

@@ -19,18 +19,20 @@
 //! [`SparseTracker::step`] per 60 Hz [`SensorFrame`], which returns the pose,
 //! the contact forces and the joint torques.
 
-pub mod baseline;
-pub mod clip;
-pub mod contact;
-pub mod error;
-pub mod prior;
-pub mod sensors;
-pub mod tracker;
+mod baseline;
+mod clip;
+mod contact;
+mod error;
+mod prior;
+mod sensors;
+mod tracker;
 
 pub use baseline::{IkMethod, IkTracker};
 pub use clip::{Clip, body_errors, error_bodies};
-pub use contact::{Contact, ContactConfig};
+pub use contact::{Contact, ContactConfig, project_cones};
 pub use error::{Result, SparseError};
 pub use prior::{ClusterOptions, ClusteredDatabase, MotionPrior, PriorQuery};
+pub use sensors::ConstraintRows;
 pub use sensors::{Imu, Marker, SensorFrame, SensorMask, SensorSet, SensorSpec, SyntheticSensors};
 pub use tracker::{SparseConfig, SparseStepReport, SparseTracker, finite_difference_velocity};
+pub use tracker::{body_model, compliance, null_space_rows, torque_limits};

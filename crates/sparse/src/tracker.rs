@@ -697,7 +697,7 @@ pub fn null_space_rows(js: &DMatrix<f64>, root_dof: usize, project: bool) -> DMa
 /// whose gradient points back inside, until the KKT conditions hold (exact
 /// in a few passes when few bounds are active; capped at `2n` passes, then
 /// polished by box PGS).
-pub fn solve_spd_box(
+pub(crate) fn solve_spd_box(
     a: &DMatrix<f64>,
     b: &DVector<f64>,
     lo: &[f64],

@@ -31,41 +31,52 @@
 //! - [`smooth`]: the arms' depth branches in the cloud and the smoothed
 //!   estimate (fixed-lag or over the whole run).
 
-pub mod anatomy;
-pub mod backend;
-pub mod body;
-pub mod defaults;
-pub mod error;
+mod anatomy;
+mod backend;
+mod body;
+mod defaults;
+mod error;
 pub mod flip;
 mod foreground;
-pub mod frame;
+mod frame;
 mod keypoint_stage;
-pub mod keypoint_term;
-pub mod lift;
-pub mod prior;
-pub mod profile;
-pub mod record;
+mod keypoint_term;
+mod lift;
+mod prior;
+mod profile;
+mod record;
 pub mod run;
-pub mod session;
-pub mod simplex;
+mod session;
+mod simplex;
 pub mod smooth;
 mod spec;
-pub mod start;
+mod start;
 pub mod synthetic;
-pub mod tracker;
+mod tracker;
 
+pub use anatomy::{ArmAnatomy, DEFAULT_ANATOMY_WEIGHT};
 pub use backend::{Backend, BackendChoice, SharedDevice};
-pub use body::{Arm, Param, Selection, Side, TrackedBody, default_radii};
+pub use body::{Arm, Param, Selection, Side, TrackedBody, angle_between, default_radii};
 pub use defaults::{DEFAULT_FOV_DEG, DEFAULT_SUBJECT_HEIGHT, default_body, default_camera};
 pub use error::{Field, Result, SessionError, TrackError};
 pub use foreground::{ForegroundEvidence, Look, where_to_look};
 pub use frame::TrackFrame;
-pub use keypoint_term::{KeypointMap, KeypointObservation, KeypointTerm};
+pub use keypoint_term::{
+    DEFAULT_DEPTH_SCALE, DEFAULT_DEPTH_SIGMA, DEFAULT_KEYPOINT_LIFTS, DEFAULT_KEYPOINT_SIGMA,
+    KeypointMap, KeypointObservation, KeypointTerm, LANDMARK_SHIFT, LandmarkSource,
+    ObservedKeypoint, landmark_shift,
+};
+pub use lift::{lift_hypotheses, points_at_distance};
 pub use prior::PosePrior;
-pub use record::Recorder;
-pub use session::{Session, SessionStep, Stage, Status};
+pub use profile::{FrameTimes, Profile, STAGES, StageSummary};
+pub use record::{Recorder, write_atomically};
+pub use session::{KEYPOINT_MIN_SCORE, Session, SessionStep, Stage, Status};
+pub use simplex::LockstepSimplex;
 pub use spec::{CameraSpec, FilterSettings, GuideParams, KnownPose, SessionSpec, Subject};
-pub use start::StartPose;
+pub use start::{
+    SEARCH_EXTENT, SEARCH_STEPS, StartPose, in_front_of, place_in_view, start_pose,
+    start_pose_from, start_pose_in_view,
+};
 pub use tracker::{
     FilterKind, ObservationMode, StepReport, StepTimings, Tracker, TrackerConfig,
     search_root_position,

@@ -30,8 +30,6 @@ use vision::output::{RowFile, check_distinct, check_output_file};
 use crate::error::{Field, input, named, vision_message};
 use crate::session::Result;
 
-pub use vision::output::temporary_name;
-
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder,
 /// synced, then renamed over `path`.
 ///
@@ -105,7 +103,7 @@ impl std::fmt::Debug for Recorder {
 /// # Errors
 /// [`crate::SessionError::Input`] naming [`Field::OutCsv`] or
 /// [`Field::OutBvh`].
-pub fn check_outputs(
+pub(crate) fn check_outputs(
     csv: Option<&Path>,
     bvh: Option<&Path>,
     body: &Bvh,
@@ -129,7 +127,7 @@ pub fn check_outputs(
 /// # Errors
 /// [`crate::SessionError::Input`] naming [`Field::OutCsv`] or
 /// [`Field::OutBvh`].
-pub fn check_paths(csv: Option<&Path>, bvh: Option<&Path>) -> Result<()> {
+pub(crate) fn check_paths(csv: Option<&Path>, bvh: Option<&Path>) -> Result<()> {
     let mut outputs: Vec<(Field, &Path)> = Vec::new();
     if let Some(p) = csv {
         outputs.push((Field::OutCsv, p));
@@ -345,6 +343,7 @@ impl Drop for Recorder {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+    use vision::output::temporary_name;
 
     fn scratch(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("track_record_{}_{name}", std::process::id()));

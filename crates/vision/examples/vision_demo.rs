@@ -4,8 +4,8 @@
 //! `cargo run --release -p vision --example vision_demo -- [OUT.png]`
 
 use nalgebra::{Point3, Vector3};
-use vision::segment::iou;
-use vision::synth::class_preview;
+use vision::class_preview;
+use vision::iou;
 use vision::{RenderOptions, Segmenter, SyntheticRenderer};
 
 fn main() -> anyhow::Result<()> {

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 /// Largest |coordinate| of `position` and `look_at`, metres: a camera a
 /// thousand kilometres away films no person, and rotating points near
 /// `f64::MAX` into the camera overflows (found by `tests/fuzz.rs`).
-pub const MAX_COORDINATE: f64 = 1e6;
+pub(crate) const MAX_COORDINATE: f64 = 1e6;
 
 use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, Translation3, UnitQuaternion, Vector3};
 

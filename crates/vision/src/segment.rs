@@ -1223,7 +1223,7 @@ pub struct LearnReport {
 
 /// The 4-neighbours of pixel `i` of a `w` × `h` image inside it: left,
 /// right, above, below.
-pub fn neighbours4(i: usize, w: usize, h: usize) -> impl Iterator<Item = usize> {
+pub(crate) fn neighbours4(i: usize, w: usize, h: usize) -> impl Iterator<Item = usize> {
     let (x, y) = (i % w, i / w);
     [
         (x > 0).then(|| i - 1),

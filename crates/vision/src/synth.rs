@@ -642,7 +642,7 @@ pub fn write_render(source: &SyntheticSource, out: &Path) -> Result<RenderSummar
 ///
 /// # Errors
 /// As [`write_render`].
-pub fn write_render_with(
+pub(crate) fn write_render_with(
     source: &SyntheticSource,
     out: &Path,
     on_frame: &mut dyn FnMut(usize),
@@ -662,7 +662,7 @@ pub fn write_render_with(
 ///
 /// # Errors
 /// As [`write_render`].
-pub fn write_render_until(
+pub(crate) fn write_render_until(
     source: &SyntheticSource,
     out: &Path,
     stop: &std::sync::atomic::AtomicBool,

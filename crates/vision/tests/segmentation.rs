@@ -71,7 +71,7 @@ fn global_brightness_change_keeps_the_silhouette() {
 fn colours_learned_from_strokes_segment_like_a_known_pose() {
     use nalgebra::{Point3, Vector3};
     use skeleton::BodyPart;
-    use vision::segment::iou;
+    use vision::iou;
     use vision::{ColourClass, Segmenter, Stroke, SyntheticRenderer};
     let bvh = walk();
     let world = bvh

@@ -18,14 +18,16 @@
 //!   ellipses, MAP trajectory.
 
 pub mod anthropomorphic;
-pub mod error;
+mod error;
 pub mod kinematics;
 pub mod mocap;
 pub mod monopode;
-pub mod stochastic;
-pub mod tracker;
+mod stochastic;
+mod tracker;
 
 pub use error::{Result, WalkerError};
+pub use stochastic::ForceParams;
+pub use tracker::observe;
 pub use tracker::{
     Dynamics, Ellipse, FrameReport, InitialPose, PointObservation, Pose, WalkerConfig,
     WalkerTracker,

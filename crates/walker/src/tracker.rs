@@ -349,7 +349,7 @@ const SINCE_TRANSFER: usize = 45;
 /// the likelihood and the summaries need no second forward kinematics.
 const TRACK: usize = 46;
 /// Dimension of a particle's state.
-pub const STATE_DIM: usize = TRACK + 3 * POINTS;
+pub(crate) const STATE_DIM: usize = TRACK + 3 * POINTS;
 
 /// The walker's or monopode's state from the dynamics entries of `x`.
 fn dynamics_state<S: From<[f64; 4]>>(x: &[f64]) -> S {

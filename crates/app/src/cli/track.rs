@@ -195,22 +195,22 @@ pub struct TrackArgs {
     pub observation: ObservationArg,
     /// σ of the keypoint term as a fraction of the person's size in the
     /// image (shoulders to hips).
-    #[arg(long, default_value_t = track::keypoint_term::DEFAULT_KEYPOINT_SIGMA)]
+    #[arg(long, default_value_t = track::DEFAULT_KEYPOINT_SIGMA)]
     pub keypoint_sigma: f64,
     /// Arm hypotheses a frame lifted onto the detected elbows and wrists
     /// (0: none).
-    #[arg(long, default_value_t = track::keypoint_term::DEFAULT_KEYPOINT_LIFTS)]
+    #[arg(long, default_value_t = track::DEFAULT_KEYPOINT_LIFTS)]
     pub keypoint_lifts: usize,
     /// σ of the keypoint term's depth order (the detector's relative depth
     /// of each limb segment's ends) as a fraction of the person's size;
     /// 0 leaves the detector's depth out.
-    #[arg(long, default_value_t = track::keypoint_term::DEFAULT_DEPTH_SIGMA)]
+    #[arg(long, default_value_t = track::DEFAULT_DEPTH_SIGMA)]
     pub keypoint_depth_sigma: f64,
     /// Weight of the arms' anatomical prior: a forearm bent backwards
     /// through the elbow costs up to ≈ 11 nats × the weight (0: off, the
     /// default: it keeps implausible arms out without lowering the elbow
     /// error on the evaluation clips, docs/track.md).
-    #[arg(long, default_value_t = track::anatomy::DEFAULT_ANATOMY_WEIGHT)]
+    #[arg(long, default_value_t = track::DEFAULT_ANATOMY_WEIGHT)]
     pub anatomy_weight: f64,
     /// Where the keypoint network runs: auto (the GPU on a hardware
     /// adapter, else tract on the CPU; a software adapter such as lavapipe

@@ -10,7 +10,7 @@ use vision::Sleeves;
 use vision::batch::{
     PoseColours, RenderJob, RenderProgress, SegmentJob, SegmentProgress, SegmentSummary,
 };
-use vision::synth::{Appearance, RenderSummary};
+use vision::{Appearance, RenderSummary};
 
 use super::progress::StderrProgress;
 use super::{LabelSizeArgs, SourceArgs};

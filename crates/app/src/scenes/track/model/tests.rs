@@ -65,9 +65,9 @@ fn the_guided_start_places_a_person_who_holds_still() {
     )
     .unwrap();
     let hips = bvh.frames.pose(0)[1];
-    let mut root = track::start::in_front_of(&cam, 2.6, hips);
+    let mut root = track::in_front_of(&cam, 2.6, hips);
     root.x += 0.3;
-    let pose = track::start::start_pose(&bvh.skeleton, StartPose::ArmsDown, &cam, root).unwrap();
+    let pose = track::start_pose(&bvh.skeleton, StartPose::ArmsDown, &cam, root).unwrap();
     let mut frames = skeleton::PoseBatch::rest(&bvh.skeleton, 0);
     for _ in 0..22 {
         frames.push(&pose).unwrap();
