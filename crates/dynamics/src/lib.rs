@@ -19,7 +19,7 @@
 //!
 //! Generalised velocities follow Pinocchio (local angular velocity for ball
 //! and free joints, parameter rates for hinges, prismatic and swing joints):
-//! see [`model`] for the convention and the map to parameter rates. All
+//! see `model` for the convention and the map to parameter rates. All
 //! scratch lives in [`Data`]; nothing allocates per call.
 //!
 //! ```
@@ -46,5 +46,5 @@ pub use algorithms::Data;
 pub use error::{DynamicsError, Result};
 pub use export::model_to_json;
 pub use inertia::{MassSource, capsule_inertia, dempster_fraction};
-pub use model::{JointFrame, JointModel, Model, ModelOptions, RigidBody, STANDARD_GRAVITY};
+pub use model::{JointFrame, JointModel, Model, ModelOptions, RigidBody};
 pub use spatial::{Force, Inertia, Motion, Se3, skew};

@@ -37,7 +37,7 @@ use crate::inertia::{MassSource, segment_inertias};
 use crate::spatial::{Inertia, Se3};
 
 /// Standard gravity, m/s².
-pub const STANDARD_GRAVITY: f64 = 9.80665;
+pub(crate) const STANDARD_GRAVITY: f64 = 9.80665;
 
 /// How a body moves relative to its parent: the motion subspace `S` in the
 /// body's own frame (RBDA §4.4).

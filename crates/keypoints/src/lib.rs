@@ -19,7 +19,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The pipeline is MediaPipe's `pose_landmark_by_roi` ([`roi`] explains the
+//! The pipeline is MediaPipe's `pose_landmark_by_roi` (`roi` explains the
 //! crop): square ROI × 1.25 → bilinear 256 × 256 crop, RGB in `[0, 1]` →
 //! network → MediaPipe's heatmap refinement of `(x, y)` (7 × 7 window of the
 //! 64 × 64 heatmaps, applied where the window's peak confidence ≥ 0.5) →

@@ -10,16 +10,16 @@
 //! and the labels (segmentation, synthetic footage, the walker's tracker)
 //! without compiling wgpu:
 //!
-//! - [`camera`]: the pinhole [`Camera`] (looks along +z, image y down) and
+//! - `camera`: the pinhole [`Camera`] (looks along +z, image y down) and
 //!   its f32 form [`RasterCamera`];
-//! - [`raster`]: per-pose [`CapsuleInstance`]s (the GPU's 32-byte storage
+//! - `raster`: per-pose [`CapsuleInstance`]s (the GPU's 32-byte storage
 //!   layout) and the impostor-style ray–capsule label raster with its depth
 //!   and tie rules;
-//! - [`likelihood`]: [`Observation`], the histograms, [`NonOverlap`]
+//! - `likelihood`: [`Observation`], the histograms, [`NonOverlap`]
 //!   (Eq. 1–2) and [`CpuLikelihood`], an [`smc::Likelihood`];
 //! - [`synth`]: synthetic label images and observations with
 //!   segmentation-like noise;
-//! - [`error`]: [`LabelError`], which `gpu::GpuError` wraps.
+//! - `error`: [`LabelError`], which `gpu::GpuError` wraps.
 
 mod camera;
 mod error;
@@ -31,7 +31,7 @@ pub use camera::{Camera, DEFAULT_HEIGHT, DEFAULT_WIDTH, RasterCamera};
 pub use error::{LabelError, Result};
 pub use likelihood::{
     CLASSES, CpuLikelihood, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation,
-    Poses, add_results, check_label_map, check_states, copy_results, count_classes, label_map_of,
+    Poses, add_results, check_label_map, check_states, copy_results, label_map_of,
 };
 pub use raster::{
     CapsuleInstance, CapsuleLayout, CapsuleRef, LabelRaster, PixelRect, capsule_instances,

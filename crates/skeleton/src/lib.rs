@@ -5,9 +5,9 @@
 //! with limits and an optional body part (capsule, label class, mass). Poses
 //! are flat parameter vectors; [`BatchForwardKinematics`] turns N of them
 //! ([`PoseBatch`]) into N × J world transforms in one rayon-parallel pass.
-//! [`presets`] builds the papers' bodies; [`bvh`] and [`urdf`] read (and for
+//! [`presets`] builds the papers' bodies; `bvh` and `urdf` read (and for
 //! BVH write) real files, with errors that name the line or element;
-//! [`visual`] and [`mesh`] give URDF links their looks (shapes, colours,
+//! `visual` and `mesh` give URDF links their looks (shapes, colours,
 //! STL/OBJ/COLLADA meshes found through `package://` paths).
 
 mod bvh;
@@ -34,7 +34,7 @@ pub use urdf::{
     import_urdf_str, load_urdf, parse_urdf, parse_urdf_bytes,
 };
 
-pub use mesh::{MeshWarning, PackageResolver, TriangleMesh, VisualMeshes, load_mesh};
+pub use mesh::{MeshWarning, PackageResolver, TriangleMesh, VisualMeshes};
 pub use visual::{Visual, VisualShape};
 
 pub use nalgebra;

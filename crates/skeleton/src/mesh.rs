@@ -189,7 +189,7 @@ pub(crate) const MAX_MESH_BYTES: u64 = 128 << 20;
 /// Reads a mesh file (STL, OBJ or COLLADA; module docs). Errors name the
 /// file: larger than [`MAX_MESH_BYTES`], unreadable, unknown format,
 /// malformed, no triangles, or a non-finite coordinate.
-pub fn load_mesh(path: &Path) -> Result<TriangleMesh> {
+pub(crate) fn load_mesh(path: &Path) -> Result<TriangleMesh> {
     use std::io::Read as _;
     let io = |cause| SkeletonError::Io {
         path: path.to_path_buf(),

@@ -25,12 +25,12 @@
 //!   model's forward kinematics, computed once and read by its IK
 //!   constraints, region likelihood and prior alike. The engine only sees
 //!   an opaque `Batch`.
-//! - [`resampling`]: multinomial, stratified, systematic, residual
+//! - `resampling`: multinomial, stratified, systematic, residual
 //!   (PHYSPRIOR §3.1) and RTPF's parent–children selection (§IV-B), one
 //!   signature each.
 //! - [`estimate`]: MAP, mean, covariance, quantiles, mean rotation.
-//! - [`smoothing`]: SMC-IK Eq. 15 (lerp / slerp with factor `α`).
-//! - [`viterbi`]: the smoothed MAP path through a few candidates a step
+//! - `smoothing`: SMC-IK Eq. 15 (lerp / slerp with factor `α`).
+//! - `viterbi`: the smoothed MAP path through a few candidates a step
 //!   (max-product forward–backward, full or fixed-lag).
 //! - [`lgssm`]: the linear-Gaussian model (bootstrap proposal, likelihood,
 //!   simulation) and its exact Kalman filter, the reference for the tests.

@@ -6,12 +6,12 @@
 //!
 //! | stage | module | paper |
 //! |-------|--------|-------|
-//! | sensors, registration, synthetic streams | [`sensors`] | Eq. 2–3, §4, Fig. 5 |
-//! | motion priors REF / NGT / CD, null-space rows | [`prior`], [`tracker::null_space_rows`] | §3, Eq. 4–5 |
-//! | compliant solve, torque filter, Eq. 11, integration | [`tracker`] | Eq. 1, 6, 11, §2.3 |
-//! | contacts: velocity and proximity criteria, friction cones, PGS | [`contact`] | Eq. 7–10 |
-//! | pseudo-inverse / damped least-squares IK baseline | [`baseline`] | §4.1 "IK comparison" |
-//! | clips at 60 Hz and the error measures of Table 1 | [`clip`] | §4.1 |
+//! | sensors, registration, synthetic streams | `sensors` | Eq. 2–3, §4, Fig. 5 |
+//! | motion priors REF / NGT / CD, null-space rows | `prior`, [`null_space_rows`] | §3, Eq. 4–5 |
+//! | compliant solve, torque filter, Eq. 11, integration | `tracker` | Eq. 1, 6, 11, §2.3 |
+//! | contacts: velocity and proximity criteria, friction cones, PGS | `contact` | Eq. 7–10 |
+//! | pseudo-inverse / damped least-squares IK baseline | `baseline` | §4.1 "IK comparison" |
+//! | clips at 60 Hz and the error measures of Table 1 | `clip` | §4.1 |
 //!
 //! An application drives a [`SparseTracker`]: build it with a skeleton, a
 //! [`SensorSet`] (e.g. [`SensorSet::paper_layout`]), a [`MotionPrior`] and a

@@ -6,27 +6,27 @@
 //! particles are poses, weighed by the non-overlap of rendered and observed
 //! label regions (RTPF Eq. 1–2, [`gpu`]).
 //!
-//! - [`body`]: the tracked body — skeleton, tracked parameters and their
+//! - `body`: the tracked body — skeleton, tracked parameters and their
 //!   joint-limit boxes, default capsule radii, arms;
-//! - [`tracker`]: [`Tracker`], the filter engine with the heuristics of
+//! - `tracker`: [`Tracker`], the filter engine with the heuristics of
 //!   RTPF §IV (PFS, HSPC, HPOR, HKFS) and their combination PFRTH (§V);
-//! - [`frame`]: [`TrackFrame`], what a step hands its drivers (estimate
+//! - `frame`: [`TrackFrame`], what a step hands its drivers (estimate
 //!   in world and image, cloud with weights, heaviest particles,
 //!   diagnostics, stage times), read from the step's forward kinematics;
-//! - [`simplex`]: lockstep downhill simplex (HPOR, §IV-C1);
+//! - `simplex`: lockstep downhill simplex (HPOR, §IV-C1);
 //! - [`flip`]: kinematic flipping (HKFS, §IV-C2);
-//! - [`prior`]: the PCA Gaussian pose prior (§IV-D);
-//! - [`backend`]: GPU or CPU likelihood, chosen automatically;
+//! - `prior`: the PCA Gaussian pose prior (§IV-D);
+//! - `backend`: GPU or CPU likelihood, chosen automatically;
 //! - [`synthetic`]: synthetic sequences from BVH clips with ground truth;
-//! - [`start`]: initialisation from a standard start pose (arms down,
+//! - `start`: initialisation from a standard start pose (arms down,
 //!   T-pose) placed by a silhouette search;
-//! - [`defaults`]: the camera and body used when no file is given;
-//! - [`session`]: the tracking session (source → guided start →
+//! - `defaults`: the camera and body used when no file is given;
+//! - `session`: the tracking session (source → guided start →
 //!   segmentation → tracker → outputs) that `posecloud track` and the app
 //!   drive; [`SessionSpec`] and [`FilterSettings`]: what it tracks and
 //!   how; [`where_to_look`]: the one person-box rule of every keypoint
-//!   pipeline; [`record`]: its outputs, written as they are tracked;
-//! - [`profile`]: per-stage wall times of tracked frames (`posecloud
+//!   pipeline; `record`: its outputs, written as they are tracked;
+//! - `profile`: per-stage wall times of tracked frames (`posecloud
 //!   track --profile`);
 //! - [`smooth`]: the arms' depth branches in the cloud and the smoothed
 //!   estimate (fixed-lag or over the whole run).

@@ -333,7 +333,7 @@ pub struct BackgroundModel {
 /// count as changed in [`Segmenter::accumulate_background`]'s stillness
 /// measure: above sensor noise averaged over the label pixel and H.264
 /// flicker, below a person's edge.
-pub const STILL_LUMA_CHANGE: f32 = 12.0;
+pub(crate) const STILL_LUMA_CHANGE: f32 = 12.0;
 
 /// Running sums of frames for the background model (module docs, step 3):
 /// [`Segmenter::accumulate_background`] adds a frame,
