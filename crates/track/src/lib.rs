@@ -69,7 +69,7 @@ pub use keypoint_term::{
 pub use lift::{lift_hypotheses, points_at_distance};
 pub use prior::PosePrior;
 pub use profile::{FrameTimes, Profile, STAGES, StageSummary};
-pub use record::{Recorder, write_atomically};
+pub use record::Recorder;
 pub use session::{KEYPOINT_MIN_SCORE, Session, SessionStep, Stage, Status};
 pub use simplex::LockstepSimplex;
 pub use spec::{CameraSpec, FilterSettings, GuideParams, KnownPose, SessionSpec, Subject};

@@ -30,15 +30,6 @@ use vision::output::{RowFile, check_distinct, check_output_file};
 use crate::error::{Field, input, named, vision_message};
 use crate::session::Result;
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder,
-/// synced, then renamed over `path`.
-///
-/// # Errors
-/// The I/O error (the temporary file is removed).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    vision::output::write_atomically(path, bytes)
-}
-
 /// The BVH being recorded: its writer, rows and the resampling clock.
 struct BvhOut {
     writer: BvhWriter,

@@ -386,7 +386,7 @@ impl Settings {
         let text = toml::to_string_pretty(self).context("serialising the settings")?;
         // A temporary file renamed over the target: an interrupted save
         // leaves the old settings, never half a file.
-        track::write_atomically(path, text.as_bytes())
+        vision::output::write_atomically(path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))
     }
 }
