@@ -18,8 +18,6 @@
 //! - QuTem: `q = m · exp(ε)`, `ε ~ N(0, Σ)` in the mean's local frame
 //!   (`qutem`).
 
-pub use nalgebra;
-
 mod error;
 pub mod euler;
 mod expmap;

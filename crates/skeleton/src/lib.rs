@@ -38,4 +38,3 @@ pub use mesh::{MeshWarning, PackageResolver, TriangleMesh, VisualMeshes};
 pub use visual::{Visual, VisualShape};
 
 pub use nalgebra;
-pub use rotation;

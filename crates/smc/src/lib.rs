@@ -78,8 +78,6 @@ pub use nalgebra;
 /// The `rand` the engine's generators implement, re-exported so callers
 /// use the same version.
 pub use rand;
-/// The `rand_distr` matching [`rand`].
-pub use rand_distr;
 
 /// `f` run in a 1-thread and in a 2-thread rayon pool: the unit tests that
 /// results agree bit for bit whatever the thread count.
