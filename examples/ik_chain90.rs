@@ -35,7 +35,7 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use clap::Parser;
-use ik::constraint::smoothness_energy;
+use ik::smoothness_energy;
 use ik::{
     Adaptation, Constraint, ConstraintKind, ConstraintSet, JointNoise, LimitSampler, Noise, SmcIk,
     SmcIkConfig,

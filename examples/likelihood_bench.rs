@@ -37,7 +37,10 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use gpu::{GpuLikelihood, GpuSettings, HeadlessGpu, RasterPath};
-use labels::{Camera, CpuLikelihood, Noise, NonOverlap, Observation, render_observation, synth};
+use labels::{
+    Camera, CpuLikelihood, NonOverlap, Observation,
+    synth::{self, LabelNoise, render_observation},
+};
 use posecloud_examples::{Csv, median};
 use skeleton::presets;
 use track::{
@@ -163,7 +166,7 @@ fn main() -> Result<()> {
     let skel = presets::human();
     let camera = Camera::facing_human(w, h)?;
     let reference = synth::arm_pose(&skel, 0.5, 0.8)?;
-    let noise = Noise::flips(0.02);
+    let noise = LabelNoise::flips(0.02);
     let obs = render_observation(&skel, &camera, &reference, &noise, 1)?;
     let d = skel.dof();
     let n_max = args.particles.iter().copied().max().unwrap_or(0);

@@ -16,7 +16,7 @@ const VIRIDIS: [[u8; 3]; 9] = [
 ];
 
 /// The colour at `t` in [0, 1] (clamped; NaN maps to 0), sRGB in [0, 1].
-pub fn viridis(t: f64) -> [f32; 3] {
+pub(crate) fn viridis(t: f64) -> [f32; 3] {
     let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
     let x = t * (VIRIDIS.len() - 1) as f64;
     let i = (x.floor() as usize).min(VIRIDIS.len() - 2);
@@ -26,12 +26,12 @@ pub fn viridis(t: f64) -> [f32; 3] {
 }
 
 /// Decades of weight the colour map spans: `w / w_max` from 10⁻³ to 1.
-pub const WEIGHT_DECADES: f64 = 3.0;
+pub(crate) const WEIGHT_DECADES: f64 = 3.0;
 
 /// Position of a normalised weight on the colour map: `1 + log10(w / w_max) / 3`,
 /// clamped, so the heaviest particle is yellow and anything 1000× lighter
 /// is the darkest purple.
-pub fn weight_position(w: f64, w_max: f64) -> f64 {
+pub(crate) fn weight_position(w: f64, w_max: f64) -> f64 {
     if !(w > 0.0 && w_max > 0.0) {
         return 0.0;
     }
@@ -39,7 +39,7 @@ pub fn weight_position(w: f64, w_max: f64) -> f64 {
 }
 
 /// Opacity of a particle at colour-map position `t`: heavier is more opaque.
-pub fn weight_alpha(t: f64) -> f32 {
+pub(crate) fn weight_alpha(t: f64) -> f32 {
     (0.35 + 0.65 * t.clamp(0.0, 1.0)) as f32
 }
 

@@ -5,7 +5,7 @@
 //! ([`cli`]).
 
 pub mod cli;
-pub mod colormap;
+mod colormap;
 pub mod gui;
 pub mod runtime;
 pub mod scenes;

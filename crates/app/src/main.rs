@@ -239,8 +239,8 @@ fn main() {
 }
 
 fn gui(a: GuiArgs, launched: std::time::Instant) -> Result<()> {
-    use posecloud::scenes::ik::scene::SceneSource;
     use posecloud::scenes::ik::settings::{MAX_PARTICLES, Settings};
+    use posecloud::scenes::ik::setup::SceneSource;
     use posecloud::scenes::ik::{GuiOptions, run};
     if a.scene == SceneArg::Track {
         return track_gui(a, launched);

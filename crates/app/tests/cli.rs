@@ -581,7 +581,7 @@ fn render_force_removes_only_render_files() {
 
 /// Issue 33: `track --profile` prints, after the summary, a table of the
 /// stages' wall times per tracked frame: a header, one row per stage of
-/// `track::profile::STAGES` and the whole frame, each with finite mean,
+/// `track::STAGES` and the whole frame, each with finite mean,
 /// 95th percentile and share.
 #[test]
 fn track_profile_prints_every_stage() {
@@ -624,8 +624,8 @@ fn track_profile_prints_every_stage() {
         "{out}"
     );
     let rows: Vec<&str> = lines.collect();
-    let names = track::profile::STAGES.iter().chain(&["frame"]);
-    assert_eq!(rows.len(), track::profile::STAGES.len() + 1, "{out}");
+    let names = track::STAGES.iter().chain(&["frame"]);
+    assert_eq!(rows.len(), track::STAGES.len() + 1, "{out}");
     for (row, name) in rows.iter().zip(names) {
         let figures = row
             .strip_prefix(name)

@@ -66,10 +66,10 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use fuzzkit::{TextMutation, line_count, lines_of, measured, panic_message, replace, runs};
-use posecloud::scenes::ik::playground::Playground;
-use posecloud::scenes::ik::scene::{Scene, SceneSource};
 use posecloud::scenes::ik::script::Player;
 use posecloud::scenes::ik::settings::{ConstraintGroup, ResamplingName, Settings, SolverKind};
+use posecloud::scenes::ik::setup::{Scene, SceneSource};
+use posecloud::scenes::ik::solver::Playground;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{TestCaseError, TestRunner};

@@ -131,7 +131,7 @@ fn main() -> anyhow::Result<()> {
         for (name, model) in [("cmu", &cmu), ("human", &human), ("arm7", &arm7)] {
             std::fs::write(
                 dir.join(format!("{name}.json")),
-                dynamics::export::model_to_json(model),
+                dynamics::model_to_json(model),
             )?;
         }
         let out = std::process::Command::new("python3")

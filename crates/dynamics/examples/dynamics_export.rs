@@ -43,7 +43,7 @@ fn main() -> anyhow::Result<()> {
         ("branchy", &branchy),
     ] {
         let path = out.join(format!("{name}.json"));
-        std::fs::write(&path, dynamics::export::model_to_json(model))
+        std::fs::write(&path, dynamics::model_to_json(model))
             .with_context(|| format!("writing {}", path.display()))?;
         println!(
             "{}: nv = {}, {} bodies",

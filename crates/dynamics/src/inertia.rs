@@ -90,7 +90,7 @@ pub fn capsule_inertia(capsule: &Capsule, mass: f64) -> Inertia {
 }
 
 /// The mass of each joint's body under `source` (0 for joints without one).
-pub fn segment_masses(skeleton: &Skeleton, source: MassSource) -> Vec<f64> {
+pub(crate) fn segment_masses(skeleton: &Skeleton, source: MassSource) -> Vec<f64> {
     match source {
         MassSource::Skeleton => skeleton
             .joints()
@@ -128,7 +128,7 @@ fn class_index(part: BodyPart) -> usize {
 }
 
 /// Inertia of each joint's body (in its joint frame) under `source`.
-pub fn segment_inertias(skeleton: &Skeleton, source: MassSource) -> Vec<Option<Inertia>> {
+pub(crate) fn segment_inertias(skeleton: &Skeleton, source: MassSource) -> Vec<Option<Inertia>> {
     let masses = segment_masses(skeleton, source);
     skeleton
         .joints()

@@ -19,7 +19,7 @@
 //!
 //! Generalised velocities follow Pinocchio (local angular velocity for ball
 //! and free joints, parameter rates for hinges, prismatic and swing joints):
-//! see [`model`] for the convention and the map to parameter rates. All
+//! see `model` for the convention and the map to parameter rates. All
 //! scratch lives in [`Data`]; nothing allocates per call.
 //!
 //! ```
@@ -35,15 +35,16 @@
 //! assert!((data.tau()[1] - m * 9.80665).abs() < 1e-9 * m);
 //! ```
 
-pub mod algorithms;
-pub mod error;
-pub mod export;
-pub mod inertia;
-pub mod model;
-pub mod spatial;
+mod algorithms;
+mod error;
+mod export;
+mod inertia;
+mod model;
+mod spatial;
 
 pub use algorithms::Data;
 pub use error::{DynamicsError, Result};
+pub use export::model_to_json;
 pub use inertia::{MassSource, capsule_inertia, dempster_fraction};
-pub use model::{Body, Frame, JointModel, Model, ModelOptions, STANDARD_GRAVITY};
-pub use spatial::{Force, Inertia, Motion, Se3};
+pub use model::{JointFrame, JointModel, Model, ModelOptions, RigidBody};
+pub use spatial::{Force, Inertia, Motion, Se3, skew};

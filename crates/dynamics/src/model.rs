@@ -37,7 +37,7 @@ use crate::inertia::{MassSource, segment_inertias};
 use crate::spatial::{Inertia, Se3};
 
 /// Standard gravity, m/s².
-pub const STANDARD_GRAVITY: f64 = 9.80665;
+pub(crate) const STANDARD_GRAVITY: f64 = 9.80665;
 
 /// How a body moves relative to its parent: the motion subspace `S` in the
 /// body's own frame (RBDA §4.4).
@@ -90,7 +90,7 @@ impl JointModel {
 
 /// One moving body.
 #[derive(Clone, Debug)]
-pub struct Body {
+pub struct RigidBody {
     /// The skeleton joint that moves it.
     pub joint: usize,
     /// The parent body (`None`: attached to the world or a fixed root).
@@ -109,7 +109,7 @@ pub struct Body {
 
 /// Where a skeleton joint's frame sits: on which body, and its pose there.
 #[derive(Clone, Copy, Debug)]
-pub struct Frame {
+pub struct JointFrame {
     pub body: Option<usize>,
     /// Pose of the joint's frame in the body frame (in the world frame when
     /// `body` is `None`).
@@ -120,8 +120,8 @@ pub struct Frame {
 #[derive(Clone, Debug)]
 pub struct Model {
     skeleton: Skeleton,
-    pub(crate) bodies: Vec<Body>,
-    pub(crate) frames: Vec<Frame>,
+    pub(crate) bodies: Vec<RigidBody>,
+    pub(crate) frames: Vec<JointFrame>,
     /// Parent of each velocity index in the tree of DOFs (RBDA §6.5's λ):
     /// the previous index of the same joint, else the last of the parent body.
     pub(crate) dof_parent: Vec<Option<usize>>,
@@ -276,8 +276,8 @@ impl Model {
                 value: armature,
             });
         }
-        let mut bodies: Vec<Body> = Vec::new();
-        let mut frames: Vec<Frame> = Vec::with_capacity(skeleton.len());
+        let mut bodies: Vec<RigidBody> = Vec::new();
+        let mut frames: Vec<JointFrame> = Vec::with_capacity(skeleton.len());
         for (j, joint) in skeleton.joints().iter().enumerate() {
             if let Some(i) = &inertias[j] {
                 check_inertia(&joint.name, i)?;
@@ -290,7 +290,7 @@ impl Model {
             };
             match JointModel::from_kind(&joint.kind) {
                 Some(joint_model) => {
-                    bodies.push(Body {
+                    bodies.push(RigidBody {
                         joint: j,
                         parent: parent_body,
                         placement: in_parent,
@@ -299,12 +299,12 @@ impl Model {
                         inertia: Inertia::zero(),
                         com_form: (Vector3::zeros(), Matrix3::zeros()),
                     });
-                    frames.push(Frame {
+                    frames.push(JointFrame {
                         body: Some(bodies.len() - 1),
                         in_body: Se3::identity(),
                     });
                 }
-                None => frames.push(Frame {
+                None => frames.push(JointFrame {
                     body: parent_body,
                     in_body: in_parent,
                 }),
@@ -367,7 +367,7 @@ impl Model {
     /// the centre of mass) as its body's inertia, and gravity `−9.80665 m/s²`
     /// along `z` (ROS convention). What the import adjusted is in
     /// [`Model::warnings`]; a moving joint whose subtree has no mass or
-    /// inertia at all gets the armature [`skeleton::urdf::MASSLESS_ARMATURE`]
+    /// inertia at all gets the armature [`skeleton::MASSLESS_ARMATURE`]
     /// (Pinocchio leaves its row of `M` zero) instead of a
     /// [`DynamicsError::Degenerate`] refusal.
     pub fn from_urdf(path: impl AsRef<std::path::Path>) -> Result<Self> {
@@ -419,7 +419,7 @@ impl Model {
         }
         let extra: Vec<(usize, f64)> = massless
             .iter()
-            .map(|&j| (j, skeleton::urdf::MASSLESS_ARMATURE))
+            .map(|&j| (j, skeleton::MASSLESS_ARMATURE))
             .collect();
         let assembled = Self::assemble(
             &skeleton,
@@ -483,12 +483,12 @@ impl Model {
         self.nv
     }
 
-    pub fn bodies(&self) -> &[Body] {
+    pub fn bodies(&self) -> &[RigidBody] {
         &self.bodies
     }
 
     /// Where each skeleton joint's frame sits (indexed like the skeleton).
-    pub fn frames(&self) -> &[Frame] {
+    pub fn frames(&self) -> &[JointFrame] {
         &self.frames
     }
 

@@ -7,8 +7,8 @@
 
 use dynamics::{DynamicsError, Model};
 use nalgebra::Vector3;
+use skeleton::MASSLESS_ARMATURE;
 use skeleton::UrdfAdjustment;
-use skeleton::urdf::MASSLESS_ARMATURE;
 
 /// A base, a massive upper arm on a hinge, then `{CHILD}`.
 fn robot(child: &str) -> String {

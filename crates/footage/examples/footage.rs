@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Parser;
-use footage::{FootageOptions, Preset, Session, write_session};
+use footage::{FootageOptions, Preset, SessionRenderer, write_session};
 use vision::Sleeves;
 
 #[derive(Parser, Debug)]
@@ -99,7 +99,7 @@ fn main() -> anyhow::Result<()> {
 
     if !args.png.is_empty() {
         let t0 = Instant::now();
-        let session = Session::new(&o)?;
+        let session = SessionRenderer::new(&o)?;
         println!("session set up in {:.2} s", t0.elapsed().as_secs_f64());
         for &i in &args.png {
             let t = Instant::now();

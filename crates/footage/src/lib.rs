@@ -81,7 +81,7 @@
 //! | `body` | the body's signed-distance primitives for one pose |
 //! | `colour`, `room` | sRGB, hashed noise; the textured room, ray-cast |
 //! | `camera` | the webcam's pinhole and its pixel rays |
-//! | `session` | [`Session`]: the room once, then a frame: sphere tracing, shadows, noise |
+//! | `session` | [`SessionRenderer`]: the room once, then a frame: sphere tracing, shadows, noise |
 //! | `write` | [`write_session`]: H.264 through `ffmpeg`, truth CSV/BVH, camera, metadata |
 
 mod body;
@@ -104,7 +104,7 @@ pub use options::{
     Build, CameraSetup, Clothing, FloorStyle, FootageOptions, HairStyle, Light, Preset, Room,
     Setup, Staging, Timing, WallStyle,
 };
-pub use session::{Footage, FootageFrame, Session, render_session};
+pub use session::{Footage, FootageFrame, SessionRenderer, render_session};
 pub use truth::{Phase, PhaseSpan, TRUTH_JOINTS, TruthRow, interior_angle_deg, truth_csv_header};
 pub use write::{WriteReport, write_session};
 

@@ -256,7 +256,7 @@ impl MocapMoves {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{FootageOptions, Phase, Preset, Session};
+    use crate::{FootageOptions, Phase, Preset, SessionRenderer};
 
     fn clip() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/motions/cmu_cc_006_15.bvh")
@@ -272,7 +272,7 @@ mod tests {
         o.moves_clip = Some(clip());
         o.moves_start = 0.5;
         o.timing.moves = 2.0;
-        let session = Session::new(&o).unwrap();
+        let session = SessionRenderer::new(&o).unwrap();
         let moves = session
             .phases()
             .iter()

@@ -41,7 +41,7 @@ pub struct Footage {
 }
 
 /// A session ready to render frame by frame (the room is pre-rendered).
-pub struct Session {
+pub struct SessionRenderer {
     options: FootageOptions,
     subject: Subject,
     clip_channels: Vec<Vec<skeleton::Channel>>,
@@ -60,7 +60,7 @@ pub struct Session {
     srgb: SrgbTable,
 }
 
-impl Session {
+impl SessionRenderer {
     /// Builds the subject, the motion and the room.
     ///
     /// # Errors
@@ -670,9 +670,9 @@ fn blur(img: &[V3], w: usize, h: usize) -> Vec<V3> {
 /// [`write_session`](crate::write_session) for files.
 ///
 /// # Errors
-/// As [`Session::new`] and [`Session::render`].
+/// As [`SessionRenderer::new`] and [`SessionRenderer::render`].
 pub fn render_session(options: &FootageOptions) -> Result<Footage> {
-    let session = Session::new(options)?;
+    let session = SessionRenderer::new(options)?;
     let mut frames = Vec::with_capacity(session.len());
     let mut masks = Vec::with_capacity(session.len());
     let mut truth = Vec::with_capacity(session.len());

@@ -9,10 +9,10 @@ use std::process::{Command, Stdio};
 use vision::{CameraFile, Result, Sleeves, VisionError};
 
 use crate::options::FootageOptions;
-use crate::session::Session;
+use crate::session::SessionRenderer;
 use crate::truth::{PhaseSpan, TRUTH_JOINTS, truth_csv_header};
 
-impl Session {
+impl SessionRenderer {
     /// The metadata (JSON): subject, phases, camera, seed, joint mapping.
     pub fn meta_json(&self) -> String {
         let o = self.options();
@@ -145,12 +145,12 @@ pub struct WriteReport {
 /// (names get `_<tag>` when [`FootageOptions::tag`] is set).
 ///
 /// # Errors
-/// As [`Session::new`]; [`VisionError::Io`] for files;
+/// As [`SessionRenderer::new`]; [`VisionError::Io`] for files;
 /// [`VisionError::Program`] when `ffmpeg` cannot start or fails.
 pub fn write_session(options: &FootageOptions, out_dir: impl AsRef<Path>) -> Result<WriteReport> {
     let out_dir = out_dir.as_ref();
     std::fs::create_dir_all(out_dir).map_err(|e| VisionError::io(out_dir, e))?;
-    let session = Session::new(options)?;
+    let session = SessionRenderer::new(options)?;
     let path = |stem: &str, ext: &str| out_dir.join(options.file(stem, ext));
     let video = path("session", "mp4");
     let program = options.ffmpeg.display().to_string();

@@ -2,8 +2,8 @@
 //! BVH round trip and the angle columns (small frames, few of them).
 
 use footage::{
-    FootageOptions, Phase, Preset, Session, TRUTH_JOINTS, interior_angle_deg, render_session,
-    truth_csv_header,
+    FootageOptions, Phase, Preset, SessionRenderer, TRUTH_JOINTS, interior_angle_deg,
+    render_session, truth_csv_header,
 };
 use nalgebra::Point3;
 use skeleton::Bvh;
@@ -15,7 +15,7 @@ fn small(preset: Preset) -> FootageOptions {
     o
 }
 
-fn span(session: &Session, phase: Phase) -> std::ops::Range<usize> {
+fn span(session: &SessionRenderer, phase: Phase) -> std::ops::Range<usize> {
     let p = session
         .phases()
         .iter()
@@ -27,7 +27,7 @@ fn span(session: &Session, phase: Phase) -> std::ops::Range<usize> {
 #[test]
 fn phases_follow_the_documented_timing() {
     let o = small(Preset::A);
-    let s = Session::new(&o).unwrap();
+    let s = SessionRenderer::new(&o).unwrap();
     let names: Vec<Phase> = s.phases().iter().map(|p| p.phase).collect();
     assert_eq!(
         names,
@@ -55,7 +55,7 @@ fn phases_follow_the_documented_timing() {
 
     let mut leave = small(Preset::B);
     leave.leave = true;
-    let s = Session::new(&leave).unwrap();
+    let s = SessionRenderer::new(&leave).unwrap();
     let names: Vec<Phase> = s.phases().iter().map(|p| p.phase).collect();
     assert_eq!(
         names,
@@ -73,7 +73,7 @@ fn phases_follow_the_documented_timing() {
 
     let mut short = small(Preset::A);
     short.frames = Some(50);
-    let s = Session::new(&short).unwrap();
+    let s = SessionRenderer::new(&short).unwrap();
     assert_eq!(s.len(), 50);
     assert_eq!(s.phases().last().unwrap().end, 50);
     assert_eq!(s.phases().len(), 2);
@@ -114,7 +114,7 @@ fn the_empty_room_has_no_body_and_changes_only_by_noise() {
 fn the_standing_phase_is_still() {
     let mut o = small(Preset::C);
     o.noise = 0.0;
-    let s = Session::new(&o).unwrap();
+    let s = SessionRenderer::new(&o).unwrap();
     let stand = span(&s, Phase::Stand);
     for i in stand.clone() {
         assert_eq!(s.pose(i), s.pose(stand.start));
@@ -147,7 +147,7 @@ fn the_standing_phase_is_still() {
 fn truth_joints_project_onto_body_pixels() {
     for preset in Preset::ALL {
         let o = small(preset);
-        let s = Session::new(&o).unwrap();
+        let s = SessionRenderer::new(&o).unwrap();
         let walk = span(&s, Phase::WalkIn);
         let moves = span(&s, Phase::Move);
         let frames = [
@@ -198,7 +198,7 @@ fn truth_joints_project_onto_body_pixels() {
 fn the_bvh_reads_back_with_the_truth_positions() {
     let mut o = small(Preset::B);
     o.frames = Some(240);
-    let s = Session::new(&o).unwrap();
+    let s = SessionRenderer::new(&o).unwrap();
     let text = s.bvh().unwrap().to_bvh_string().unwrap();
     let back = Bvh::parse(&text, "truth.bvh").unwrap();
     assert_eq!(back.frames.len(), 240);
@@ -226,7 +226,7 @@ fn the_bvh_reads_back_with_the_truth_positions() {
 #[test]
 fn the_angle_columns_match_the_joint_positions() {
     let o = small(Preset::A);
-    let s = Session::new(&o).unwrap();
+    let s = SessionRenderer::new(&o).unwrap();
     let moves = span(&s, Phase::Move);
     let (mut bent, mut straight) = (false, false);
     let header_columns = truth_csv_header().split(',').count();
@@ -258,7 +258,7 @@ fn the_angle_columns_match_the_joint_positions() {
 fn the_camera_is_a_webcam_in_front_of_the_subject() {
     for preset in Preset::ALL {
         let o = small(preset);
-        let s = Session::new(&o).unwrap();
+        let s = SessionRenderer::new(&o).unwrap();
         let cam = s.camera();
         let hfov = 2.0 * (0.5 * f64::from(cam.width()) / cam.fx()).atan();
         assert!((60.0..=65.0).contains(&hfov.to_degrees()), "{preset:?}");

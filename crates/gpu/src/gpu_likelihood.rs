@@ -31,7 +31,7 @@
 //! 2. **Compute pass: capsules and rectangles.** One invocation per
 //!    particle (`shaders/capsule_setup.wgsl`) takes its K capsules to camera
 //!    space and computes each one's bounding rectangle exactly as
-//!    [`labels::raster::capsule_rect`] does on the CPU, and their union: the
+//!    [`labels::capsule_rect`] does on the CPU, and their union: the
 //!    rectangle of pixels the particle may label.
 //! 3. **Compute pass: raster and count** ([`RasterPath::Compute`], the
 //!    default; `shaders/raster_count.wgsl`). One workgroup per particle
@@ -142,7 +142,7 @@
 mod pipelines;
 mod readback;
 mod resources;
-pub mod uniforms;
+pub(crate) mod uniforms;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -152,31 +152,32 @@ use rayon::prelude::*;
 use skeleton::{BatchForwardKinematics, Skeleton};
 use smc::{BoxError, Likelihood, Term};
 
+use labels::CapsuleLayout;
 use labels::LabelError;
-use labels::camera::{Camera, RasterCamera};
-use labels::likelihood::{
+use labels::{
     CLASSES, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation, Poses, add_results,
     check_label_map, check_states, copy_results,
 };
-use labels::raster::CapsuleLayout;
+use labels::{Camera, RasterCamera};
 
 use crate::error::{GpuError, Result};
 use pipelines::{PathPipelines, Pipelines, scoped};
 use readback::{MapResult, Wait, map_for_reading, read_mapped, wait_mapped, wait_submitted};
 use resources::{AtlasLayout, PathResources, Resources, encode_compute, pass_capacity};
 use uniforms::COUNTS_STRIDE;
-pub use uniforms::{DEPTH_SCALE, GpuRect, RasterUniforms};
+pub use uniforms::GpuRect;
+pub(crate) use uniforms::RasterUniforms;
 
 /// Invocations per setup and histogram workgroup (`WORKGROUP_SIZE` in the
 /// WGSL); the histogram pass strides an 8-wide grid of them over a tile's
 /// rectangle.
-pub const WORKGROUP_SIZE: u32 = 64;
+pub(crate) const WORKGROUP_SIZE: u32 = 64;
 const _: () = assert!(WORKGROUP_SIZE.is_multiple_of(8));
 
 /// Invocations per raster-and-count workgroup (`COUNT_WORKGROUP_SIZE` in
 /// `raster_count.wgsl`), i.e. per particle: a block of 8 × 16 pixels, one
 /// each. Within the 256 every device allows.
-pub const COUNT_WORKGROUP_SIZE: u32 = 128;
+pub(crate) const COUNT_WORKGROUP_SIZE: u32 = 128;
 const _: () = assert!(COUNT_WORKGROUP_SIZE <= 256 && COUNT_WORKGROUP_SIZE.is_multiple_of(8));
 
 /// Particles per pass on the compute path unless
@@ -184,7 +185,7 @@ const _: () = assert!(COUNT_WORKGROUP_SIZE <= 256 && COUNT_WORKGROUP_SIZE.is_mul
 /// workgroups to fill a large GPU, few enough that the CPU prepares pass
 /// k + 1 while the GPU runs pass k (10⁵ particles take 13 passes), and
 /// the readback timeout bounds one pass.
-pub const COMPUTE_TILES_PER_PASS: usize = 8_192;
+pub(crate) const COMPUTE_TILES_PER_PASS: usize = 8_192;
 const _: () = assert!(
     COMPUTE_TILES_PER_PASS <= 65_535,
     "one dispatch's workgroups"
@@ -754,7 +755,7 @@ impl GpuLikelihood {
 
     /// The bounding rectangles the GPU's setup pass derives for a batch
     /// (`shaders/capsule_setup.wgsl`): per particle, its K capsules'
-    /// rectangles (`N × K`, as [`labels::raster::capsule_rect`] gives them on
+    /// rectangles (`N × K`, as [`labels::capsule_rect`] gives them on
     /// the CPU) and their union (`N`). A diagnostic that reads both back.
     ///
     /// # Errors

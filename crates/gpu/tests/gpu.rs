@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use gpu::{GpuError, GpuLikelihood, GpuSettings, HeadlessGpu, RasterPath};
 use labels::{
-    CLASSES, Camera, CpuLikelihood, Evaluation, LabelError, Noise, NonOverlap, Observation,
-    perturbed_poses, render_label_image, render_observation, synth,
+    CLASSES, Camera, CpuLikelihood, Evaluation, LabelError, NonOverlap, Observation,
+    synth::{self, LabelNoise, perturbed_poses, render_label_image, render_observation},
 };
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::{BodyPart, JointKind, Skeleton, SkeletonBuilder, presets};
@@ -319,7 +319,7 @@ fn hand_built_scenes_agree_with_the_cpu() {
     assert!(count(BodyPart::UpperArm) > 20 && count(BodyPart::Torso) > 100);
     assert!((1..=8).contains(&count(BodyPart::Finger)), "tiny capsule");
     assert!(count(BodyPart::Shank) > 0, "straddling capsule");
-    let obs = render_observation(&skel, &camera, &rest, &Noise::flips(0.05), 9).unwrap();
+    let obs = render_observation(&skel, &camera, &rest, &LabelNoise::flips(0.05), 9).unwrap();
     let mut states = Vec::new();
     for k in 0..8 {
         let mut p = rest.clone();
@@ -359,7 +359,7 @@ impl Human {
     }
 
     /// The reference pose rendered, with `noise`.
-    fn observe(&self, noise: &Noise, seed: u64) -> Observation {
+    fn observe(&self, noise: &LabelNoise, seed: u64) -> Observation {
         render_observation(&self.skel, &self.camera, &self.reference, noise, seed).unwrap()
     }
 
@@ -406,7 +406,7 @@ fn passes_of(tiles: usize) -> GpuSettings {
 fn random_human_poses_match_the_cpu() {
     let g = gpu();
     let human = Human::new(0.5);
-    let obs = human.observe(&Noise::flips(0.05), 3);
+    let obs = human.observe(&LabelNoise::flips(0.05), 3);
     let states = human.perturbed(200, 11);
     let Human { skel, camera, .. } = &human;
     assert_same_as_cpu(&g, skel, camera, &obs, &states, "200 random human poses");
@@ -419,7 +419,7 @@ fn reproduction_gives_zero_and_f_grows_over_a_shoulder_sweep() {
     let human = Human::new(0.4);
     let mut gpu = human.gpu(&g, GpuSettings::default());
 
-    let clean = human.observe(&Noise::default(), 0);
+    let clean = human.observe(&LabelNoise::default(), 0);
     let ev = gpu.evaluate(&clean, &human.reference).unwrap();
     for c in 1..=CLASSES {
         let a = clean.areas()[c - 1];
@@ -428,7 +428,7 @@ fn reproduction_gives_zero_and_f_grows_over_a_shoulder_sweep() {
     assert_eq!(ev.non_overlap[0], 0.0);
     assert_eq!(ev.log_likelihood[0], 0.0);
 
-    let obs = human.observe(&Noise::flips(0.05), 42);
+    let obs = human.observe(&LabelNoise::flips(0.05), 42);
     let states: Vec<f64> = (0..=10)
         .flat_map(|k| arm_pose(&human.skel, 0.4 + 0.03 * k as f64))
         .collect();
@@ -441,7 +441,7 @@ fn reproduction_gives_zero_and_f_grows_over_a_shoulder_sweep() {
 fn batches_larger_than_the_atlas_run_in_several_passes() {
     let g = gpu();
     let human = Human::new(0.3);
-    let obs = human.observe(&Noise::flips(0.02), 5);
+    let obs = human.observe(&LabelNoise::flips(0.02), 5);
     let n = 53;
     let states = human.perturbed(n, 17);
     let mut chunked = human.gpu(&g, passes_of(16));
@@ -490,7 +490,7 @@ fn batches_larger_than_the_atlas_run_in_several_passes() {
 fn batches_beyond_the_old_atlas_limit_match_the_cpu() {
     let g = gpu();
     let human = Human::new(0.35);
-    let obs = human.observe(&Noise::flips(0.02), 6);
+    let obs = human.observe(&LabelNoise::flips(0.02), 6);
     let n = 3_600;
     let states = human.perturbed(n, 47);
     let expected = human.cpu().evaluate(&obs, &states).unwrap().clone();
@@ -523,7 +523,7 @@ fn batches_beyond_the_old_atlas_limit_match_the_cpu() {
 fn a_readback_past_its_timeout_is_an_error_naming_the_stage() {
     let g = gpu();
     let human = Human::new(0.3);
-    let obs = human.observe(&Noise::default(), 2);
+    let obs = human.observe(&LabelNoise::default(), 2);
     let states = human.perturbed(400, 53);
     let mut gpu = human.gpu(
         &g,
@@ -571,7 +571,7 @@ fn prepared_forward_kinematics_give_the_same_counts_in_every_pass() {
     let g = gpu();
     let human = Human::new(0.4);
     let skel = &human.skel;
-    let obs = human.observe(&Noise::default(), 9);
+    let obs = human.observe(&LabelNoise::default(), 9);
     let n = 53;
     let states = human.perturbed(n, 23);
     // Four passes of 16 tiles: pass k reads poses 16k.. of the shared batch.
@@ -603,7 +603,7 @@ fn overlapped_submit_and_collect_match_the_synchronous_path() {
         camera,
         reference,
     } = &human;
-    let noise = Noise::flips(0.03);
+    let noise = LabelNoise::flips(0.03);
     // Four frames, each with its own observation and batch size.
     let frames: Vec<(Observation, Vec<f64>)> = (0..4)
         .map(|k| {
@@ -770,7 +770,8 @@ fn a_lost_device_is_an_error_not_a_panic() {
     let g = fresh_gpu();
     let skel = presets::human();
     let camera = Camera::default();
-    let obs = render_observation(&skel, &camera, &skel.rest_pose(), &Noise::default(), 0).unwrap();
+    let obs =
+        render_observation(&skel, &camera, &skel.rest_pose(), &LabelNoise::default(), 0).unwrap();
     let mut gpu = gpu_likelihood(&g, &skel, &camera, GpuSettings::default());
     assert!(gpu.evaluate(&obs, &skel.rest_pose()).is_ok());
     g.device.destroy();
@@ -817,7 +818,7 @@ fn the_camera_pose_does_not_matter_to_agreement() {
     )
     .unwrap();
     let reference = arm_pose(&skel, 0.2);
-    let obs = render_observation(&skel, &camera, &reference, &Noise::flips(0.05), 8).unwrap();
+    let obs = render_observation(&skel, &camera, &reference, &LabelNoise::flips(0.05), 8).unwrap();
     let states = perturbed_poses(&skel, &reference, 24, 99);
     assert_same_as_cpu(&g, &skel, &camera, &obs, &states, "tilted camera");
 }
@@ -835,7 +836,7 @@ fn label_maps_give_the_same_counts_as_the_cpu() {
         .iter()
         .map(|&l| if l == 0 { 0 } else { map[usize::from(l) - 1] })
         .collect();
-    Noise::flips(0.03)
+    LabelNoise::flips(0.03)
         .apply(&mut segmented, W as u32, H as u32, 4)
         .unwrap();
     let obs = Observation::new(W as u32, H as u32, segmented).unwrap();
@@ -874,7 +875,7 @@ fn label_maps_give_the_same_counts_as_the_cpu() {
 #[test]
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn setup_pass_rectangles_equal_the_cpus() {
-    use gpu::gpu_likelihood::GpuRect;
+    use gpu::GpuRect;
     use labels::{capsule_instances, capsule_rect};
     let g = gpu();
     let camera = Camera::default();
@@ -959,7 +960,7 @@ fn a_device_polled_by_another_thread_still_reads_back_every_batch() {
     use std::sync::atomic::{AtomicBool, Ordering};
     let g = fresh_gpu();
     let human = Human::new(0.3);
-    let obs = human.observe(&Noise::default(), 4);
+    let obs = human.observe(&LabelNoise::default(), 4);
     let states = human.perturbed(2, 41);
     let mut gpu = human.gpu(&g, GpuSettings::default());
     let expected = gpu.evaluate(&obs, &states).unwrap().clone();

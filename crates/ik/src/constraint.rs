@@ -34,7 +34,7 @@ use crate::error::{IkError, Result};
 /// Residual function of a [`ConstraintKind::Custom`] constraint: writes `m`
 /// residuals into the slice given the skeleton, the world transforms of every
 /// joint and the pose parameters.
-pub type CustomResidual =
+pub(crate) type CustomResidual =
     Arc<dyn Fn(&Skeleton, &[Isometry3<f64>], &[f64], &mut [f64]) + Send + Sync>;
 
 /// Whether a floor constraint keeps a point *on* the floor or only *above* it.

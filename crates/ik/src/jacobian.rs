@@ -917,7 +917,7 @@ impl JacobianScratch {
 }
 
 /// Iterations without a 0.1% cost decrease that count as stagnation.
-pub const STAGNATION_WINDOW: usize = 10;
+pub(crate) const STAGNATION_WINDOW: usize = 10;
 
 /// A restart pose: every joint with limits drawn uniformly within them
 /// ([`crate::sample_within_limits`]), unlimited angles uniformly in ±π and

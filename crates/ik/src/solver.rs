@@ -669,7 +669,7 @@ fn filter_config(config: &SmcIkConfig) -> FilterConfig {
 /// # Errors
 /// [`IkError::InvalidConfig`] when `a`, `b` or `out` is not one pose of
 /// `skeleton` long.
-pub fn interpolate_pose(
+pub(crate) fn interpolate_pose(
     skeleton: &Skeleton,
     a: &[f64],
     b: &[f64],

@@ -6,8 +6,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::Arc;
 
-use ik::jacobian::{Difference, JacobianKind, JacobianScratch, JacobianSolver, Method};
 use ik::{Constraint, ConstraintKind, ConstraintSet, FloorMode, IkError, Noise};
+use ik::{Difference, JacobianKind, JacobianScratch, JacobianSolver, Method};
 use nalgebra::{DMatrix, Point3, Unit, UnitQuaternion, Vector3};
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};

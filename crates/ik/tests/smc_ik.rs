@@ -278,9 +278,9 @@ fn residuals_vanish_when_constraints_hold() {
     for j in 0..5 {
         p[3 * j + 2] = 0.2;
     }
-    assert!(ik::constraint::smoothness_energy(&chain, &p, &joints, 2) < 1e-12);
+    assert!(ik::smoothness_energy(&chain, &p, &joints, 2) < 1e-12);
     p[5] = 0.5;
-    assert!(ik::constraint::smoothness_energy(&chain, &p, &joints, 2) > 0.1);
+    assert!(ik::smoothness_energy(&chain, &p, &joints, 2) > 0.1);
 }
 
 #[test]

@@ -13,7 +13,7 @@
 //! network alone; `detect` adds the crop, refinement and projection.
 
 use anyhow::{Context, Result, bail};
-use keypoints::{Backend, Detector, DetectorOptions, GpuDevice, INPUT_SIZE, PersonBox};
+use keypoints::{Detector, DetectorBackend, DetectorOptions, GpuDevice, INPUT_SIZE, PersonBox};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -94,9 +94,12 @@ fn main() -> Result<()> {
         None
     };
     // (label, threads, backend)
-    let mut backends = vec![("tract 1", 1, Backend::Cpu), ("tract 2", 2, Backend::Cpu)];
+    let mut backends = vec![
+        ("tract 1", 1, DetectorBackend::Cpu),
+        ("tract 2", 2, DetectorBackend::Cpu),
+    ];
     if device.is_some() {
-        backends.push(("gpu", 1, Backend::Gpu));
+        backends.push(("gpu", 1, DetectorBackend::Gpu));
     }
 
     let mut rows = Vec::new();
@@ -111,7 +114,7 @@ fn main() -> Result<()> {
                 };
                 let t = Instant::now();
                 let d = match (path, &device) {
-                    (Some(p), Some(gpu)) if backend == Backend::Gpu => {
+                    (Some(p), Some(gpu)) if backend == DetectorBackend::Gpu => {
                         let bytes = std::fs::read(p)?;
                         Detector::from_onnx_bytes_on(
                             &bytes,
@@ -120,7 +123,9 @@ fn main() -> Result<()> {
                             gpu,
                         )?
                     }
-                    (None, Some(gpu)) if backend == Backend::Gpu => Detector::new_on(gpu, options)?,
+                    (None, Some(gpu)) if backend == DetectorBackend::Gpu => {
+                        Detector::new_on(gpu, options)?
+                    }
                     (Some(p), _) => Detector::load_with(p, options)?,
                     (None, _) => Detector::new_with(options)?,
                 };

@@ -19,7 +19,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The pipeline is MediaPipe's `pose_landmark_by_roi` ([`roi`] explains the
+//! The pipeline is MediaPipe's `pose_landmark_by_roi` (`roi` explains the
 //! crop): square ROI × 1.25 → bilinear 256 × 256 crop, RGB in `[0, 1]` →
 //! network → MediaPipe's heatmap refinement of `(x, y)` (7 × 7 window of the
 //! 64 × 64 heatmaps, applied where the window's peak confidence ≥ 0.5) →
@@ -32,7 +32,7 @@
 //! docs/keypoints.md), so a tracker that must keep ≥ 10 frames/s runs it on its own
 //! thread with [`AsyncDetector`] and uses the latest finished result.
 //!
-//! Two back ends run the network ([`Backend`]): tract on the CPU, and WGSL
+//! Two back ends run the network ([`DetectorBackend`]): tract on the CPU, and WGSL
 //! compute kernels of our own on wgpu ([`Detector::new_on`] with the app's
 //! device, or a headless one). Both produce the same [`RawOutput`], so the
 //! post-processing is shared.
@@ -40,7 +40,7 @@
 mod async_detector;
 mod gpu;
 mod landmarks;
-pub mod roi;
+mod roi;
 
 pub use async_detector::{AsyncDetector, Detection, Region};
 pub use gpu::{GpuDevice, describe_adapter};
@@ -142,8 +142,8 @@ pub struct DetectorOptions {
     /// The depthwise convolutions that dominate BlazePose stay on the calling
     /// thread, so 2 threads gain little (see docs/keypoints.md).
     pub threads: usize,
-    /// Where the network runs. Default [`Backend::Cpu`].
-    pub backend: Backend,
+    /// Where the network runs. Default [`DetectorBackend::Cpu`].
+    pub backend: DetectorBackend,
 }
 
 impl Default for DetectorOptions {
@@ -152,14 +152,14 @@ impl Default for DetectorOptions {
             refine_with_heatmap: true,
             roi_scale: Roi::MEDIAPIPE_SCALE,
             threads: 1,
-            backend: Backend::Cpu,
+            backend: DetectorBackend::Cpu,
         }
     }
 }
 
 /// Where a [`Detector`] runs the network.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Backend {
+pub enum DetectorBackend {
     /// tract on the calling thread (and `threads` for matrix products).
     #[default]
     Cpu,
@@ -174,7 +174,7 @@ pub enum Backend {
     Auto,
 }
 
-impl Backend {
+impl DetectorBackend {
     /// The word a setting or a flag uses: `cpu`, `gpu` or `auto`.
     pub fn name(self) -> &'static str {
         match self {
@@ -275,16 +275,16 @@ impl Detector {
     /// An ONNX model held in memory; `name` labels errors. A panic inside
     /// the ONNX parser (a hostile file) is an error, not a crash.
     ///
-    /// [`Backend::Gpu`] and [`Backend::Auto`] ask for a headless device
+    /// [`DetectorBackend::Gpu`] and [`DetectorBackend::Auto`] ask for a headless device
     /// ([`GpuDevice::headless`]); the app, which has its own device, uses
     /// [`Detector::from_onnx_bytes_on`].
     pub fn from_onnx_bytes(bytes: &[u8], name: &str, options: DetectorOptions) -> Result<Self> {
         match options.backend {
-            Backend::Cpu => {}
-            Backend::Gpu => {
+            DetectorBackend::Cpu => {}
+            DetectorBackend::Gpu => {
                 return Self::from_onnx_bytes_on(bytes, name, options, &GpuDevice::headless()?);
             }
-            Backend::Auto => {
+            DetectorBackend::Auto => {
                 return match GpuDevice::headless() {
                     Ok(device) => Self::from_onnx_bytes_on(bytes, name, options, &device),
                     Err(e) => Self::cpu_because(bytes, name, options, e.to_string()),
@@ -325,7 +325,7 @@ impl Detector {
     }
 
     /// The embedded default model on `device`, as `options.backend` says
-    /// ([`Backend::Cpu`] ignores the device).
+    /// ([`DetectorBackend::Cpu`] ignores the device).
     pub fn new_on(device: &GpuDevice, options: DetectorOptions) -> Result<Self> {
         Self::from_onnx_bytes_on(DEFAULT_MODEL, DEFAULT_MODEL_NAME, options, device)
     }
@@ -339,20 +339,20 @@ impl Detector {
         device: &GpuDevice,
     ) -> Result<Self> {
         match options.backend {
-            Backend::Cpu => Self::from_onnx_bytes(bytes, name, options),
-            Backend::Gpu => Self::gpu(bytes, name, options, device),
-            Backend::Auto if device.is_cpu() => Self::cpu_because(
+            DetectorBackend::Cpu => Self::from_onnx_bytes(bytes, name, options),
+            DetectorBackend::Gpu => Self::gpu(bytes, name, options, device),
+            DetectorBackend::Auto if device.is_cpu() => Self::cpu_because(
                 bytes,
                 name,
                 options,
                 format!("{} is a software adapter", device.describe()),
             ),
-            Backend::Auto => Self::gpu(bytes, name, options, device)
+            DetectorBackend::Auto => Self::gpu(bytes, name, options, device)
                 .or_else(|e| Self::cpu_because(bytes, name, options, e.to_string())),
         }
     }
 
-    /// tract, under [`Backend::Auto`], for the reason `why`.
+    /// tract, under [`DetectorBackend::Auto`], for the reason `why`.
     fn cpu_because(
         bytes: &[u8],
         name: &str,
@@ -360,7 +360,7 @@ impl Detector {
         why: String,
     ) -> Result<Self> {
         let cpu = DetectorOptions {
-            backend: Backend::Cpu,
+            backend: DetectorBackend::Cpu,
             ..options
         };
         let mut detector = Self::from_onnx_bytes(bytes, name, cpu)?;
@@ -407,12 +407,12 @@ impl Detector {
 
     /// Which back end runs the network, for a status line: `"tract (CPU, 1
     /// thread)"` or `"wgpu on NAME (BACKEND, DEVICE TYPE) (N kernel
-    /// launches)"`; under [`Backend::Auto`] a CPU choice says why.
+    /// launches)"`; under [`DetectorBackend::Auto`] a CPU choice says why.
     pub fn backend_description(&self) -> &str {
         &self.backend
     }
 
-    /// Why [`Backend::Auto`] chose tract (a software adapter, no adapter,
+    /// Why [`DetectorBackend::Auto`] chose tract (a software adapter, no adapter,
     /// a model the kernels do not cover); `None` when it did not (or was
     /// not asked to choose).
     pub fn why_not_gpu(&self) -> Option<&str> {

@@ -272,7 +272,7 @@ pub(crate) fn check_image(rgb: &[u8], width: u32, height: u32) -> Result<()> {
 /// Resamples `roi` of an interleaved 8-bit RGB frame into the model's input:
 /// `INPUT_SIZE² × 3` floats in `[0, 1]`, row-major HWC, bilinear, zero
 /// outside the frame.
-pub fn crop(rgb: &[u8], width: u32, height: u32, roi: &Roi) -> Result<Vec<f32>> {
+pub(crate) fn crop(rgb: &[u8], width: u32, height: u32, roi: &Roi) -> Result<Vec<f32>> {
     check_image(rgb, width, height)?;
     roi.validate(width, height)?;
     let n = INPUT_SIZE;

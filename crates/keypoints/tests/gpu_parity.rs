@@ -8,7 +8,7 @@
 //! `POSECLOUD_REQUIRE_GPU=1`.
 
 use keypoints::{
-    Backend, Detector, DetectorOptions, Error, GpuDevice, INPUT_SIZE, PersonBox, RawOutput,
+    Detector, DetectorBackend, DetectorOptions, Error, GpuDevice, INPUT_SIZE, PersonBox, RawOutput,
 };
 use std::sync::OnceLock;
 
@@ -45,7 +45,7 @@ fn detectors(heatmap: bool) -> &'static (Detector, Detector) {
         let gpu = Detector::new_on(
             &gpu(),
             DetectorOptions {
-                backend: Backend::Gpu,
+                backend: DetectorBackend::Gpu,
                 ..options
             },
         )
@@ -134,7 +134,7 @@ fn pipeline_matches_tract_on_the_test_frame() {
 fn auto_passes_over_a_software_adapter() {
     let device = gpu();
     let options = DetectorOptions {
-        backend: Backend::Auto,
+        backend: DetectorBackend::Auto,
         ..Default::default()
     };
     let d = Detector::new_on(&device, options).unwrap();

@@ -10,31 +10,30 @@
 //! and the labels (segmentation, synthetic footage, the walker's tracker)
 //! without compiling wgpu:
 //!
-//! - [`camera`]: the pinhole [`Camera`] (looks along +z, image y down) and
+//! - `camera`: the pinhole [`Camera`] (looks along +z, image y down) and
 //!   its f32 form [`RasterCamera`];
-//! - [`raster`]: per-pose [`CapsuleInstance`]s (the GPU's 32-byte storage
+//! - `raster`: per-pose [`CapsuleInstance`]s (the GPU's 32-byte storage
 //!   layout) and the impostor-style ray–capsule label raster with its depth
 //!   and tie rules;
-//! - [`likelihood`]: [`Observation`], the histograms, [`NonOverlap`]
+//! - `likelihood`: [`Observation`], the histograms, [`NonOverlap`]
 //!   (Eq. 1–2) and [`CpuLikelihood`], an [`smc::Likelihood`];
 //! - [`synth`]: synthetic label images and observations with
 //!   segmentation-like noise;
-//! - [`error`]: [`LabelError`], which `gpu::GpuError` wraps.
+//! - `error`: [`LabelError`], which `gpu::GpuError` wraps.
 
-pub mod camera;
-pub mod error;
-pub mod likelihood;
-pub mod raster;
+mod camera;
+mod error;
+mod likelihood;
+mod raster;
 pub mod synth;
 
 pub use camera::{Camera, DEFAULT_HEIGHT, DEFAULT_WIDTH, RasterCamera};
 pub use error::{LabelError, Result};
 pub use likelihood::{
     CLASSES, CpuLikelihood, Evaluation, IDENTITY_LABEL_MAP, LabelMap, NonOverlap, Observation,
-    check_label_map, count_classes, label_map_of,
+    Poses, add_results, check_label_map, check_states, copy_results, label_map_of,
 };
 pub use raster::{
-    CapsuleInstance, LabelRaster, PixelRect, capsule_instances, capsule_rect, capsules_of_pose,
-    capsules_per_pose, render_labels,
+    CapsuleInstance, CapsuleLayout, CapsuleRef, LabelRaster, PixelRect, capsule_instances,
+    capsule_rect, capsules_of_pose, capsules_per_pose, render_labels,
 };
-pub use synth::{Noise, perturbed_poses, render_label_image, render_observation};

@@ -250,7 +250,7 @@ impl NonOverlap {
 /// |A_c ∩ B_c|`, where a rendered label `l` counts as class `map[l − 1]`
 /// (none when that is 0). With `clear`, the visited tile pixels are reset
 /// to 0 (so the tile is ready for the next draw).
-pub fn count_classes(
+pub(crate) fn count_classes(
     observed: &[u8],
     tile: &mut [u8],
     width: u32,

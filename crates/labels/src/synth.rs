@@ -22,7 +22,7 @@ use crate::raster::{capsules_of_pose, render_labels};
 
 /// Segmentation-like noise for synthetic observations; the default is none.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Noise {
+pub struct LabelNoise {
     /// Probability that a pixel takes a uniformly random label in `0..=C`.
     pub flip_probability: f64,
     /// Number of discs of a random label painted over the image.
@@ -33,7 +33,7 @@ pub struct Noise {
     pub missing: Vec<BodyPart>,
 }
 
-impl Noise {
+impl LabelNoise {
     /// Only flipped pixels: each takes a random label with probability `p`.
     pub fn flips(p: f64) -> Self {
         Self {
@@ -134,12 +134,12 @@ pub fn render_label_image(skeleton: &Skeleton, camera: &Camera, pose: &[f64]) ->
 /// applied with `seed`.
 ///
 /// # Errors
-/// As [`render_label_image`] and [`Noise::apply`].
+/// As [`render_label_image`] and [`LabelNoise::apply`].
 pub fn render_observation(
     skeleton: &Skeleton,
     camera: &Camera,
     pose: &[f64],
-    noise: &Noise,
+    noise: &LabelNoise,
     seed: u64,
 ) -> Result<Observation> {
     let mut labels = render_label_image(skeleton, camera, pose)?;

@@ -2,8 +2,8 @@
 //! Eq. 1 at and around the observed pose, the smc trait, noise, errors.
 
 use labels::{
-    CLASSES, Camera, CpuLikelihood, LabelError, Noise, NonOverlap, Observation, render_label_image,
-    render_observation, synth,
+    CLASSES, Camera, CpuLikelihood, LabelError, NonOverlap, Observation,
+    synth::{self, LabelNoise, render_label_image, render_observation},
 };
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::{BodyPart, Skeleton, presets};
@@ -70,7 +70,7 @@ fn human_reproduction_has_zero_non_overlap_and_counts_equal_areas() {
     let skel = presets::human();
     let camera = Camera::default();
     let pose = arm_pose(&skel, 0.4);
-    let obs = render_observation(&skel, &camera, &pose, &Noise::default(), 0).unwrap();
+    let obs = render_observation(&skel, &camera, &pose, &LabelNoise::default(), 0).unwrap();
     let mut lik = CpuLikelihood::new(skel, camera, NonOverlap::default());
     let ev = lik.evaluate(&obs, &pose).unwrap();
     for c in 1..=CLASSES {
@@ -87,7 +87,7 @@ fn non_overlap_grows_monotonically_as_the_shoulder_moves_away() {
     let camera = Camera::default();
     let reference = arm_pose(&skel, 0.4);
     // Segmentation noise, so that no class matches exactly (see below).
-    let noise = Noise::flips(0.05);
+    let noise = LabelNoise::flips(0.05);
     let obs = render_observation(&skel, &camera, &reference, &noise, 42).unwrap();
     let states: Vec<f64> = (0..=10)
         .flat_map(|k| arm_pose(&skel, 0.4 + 0.03 * k as f64))
@@ -97,7 +97,7 @@ fn non_overlap_grows_monotonically_as_the_shoulder_moves_away() {
     synth::check_sweep(ev).unwrap();
     // Eq. 1 is a geometric mean: with a noiseless observation the classes
     // the sweep does not touch match exactly and keep F at 0.
-    let clean = render_observation(&skel, &camera, &reference, &Noise::default(), 0).unwrap();
+    let clean = render_observation(&skel, &camera, &reference, &LabelNoise::default(), 0).unwrap();
     let ev = lik.evaluate(&clean, &states).unwrap();
     assert!(ev.non_overlap.iter().all(|&f| f == 0.0));
 }
@@ -107,7 +107,7 @@ fn smc_trait_matches_evaluate_and_thread_count_does_not_matter() {
     let skel = presets::human();
     let camera = Camera::default();
     let reference = arm_pose(&skel, 0.4);
-    let obs = render_observation(&skel, &camera, &reference, &Noise::flips(0.02), 1).unwrap();
+    let obs = render_observation(&skel, &camera, &reference, &LabelNoise::flips(0.02), 1).unwrap();
     let d = skel.dof();
     let states: Vec<f64> = (0..37)
         .flat_map(|k| {
@@ -165,7 +165,7 @@ fn ratio_skips_classes_absent_from_both_images() {
 #[test]
 fn noise_statistics_and_reproducibility() {
     let (w, h) = (W as u32, H as u32);
-    let flips = Noise::flips(0.2);
+    let flips = LabelNoise::flips(0.2);
     let mut a = vec![0u8; W * H];
     flips.apply(&mut a, w, h, 7).unwrap();
     let changed = a.iter().filter(|&&l| l != 0).count() as f64 / (W * H) as f64;
@@ -181,10 +181,10 @@ fn noise_statistics_and_reproducibility() {
     flips.apply(&mut b, w, h, 8).unwrap();
     assert_ne!(a, b);
 
-    let blobs = Noise {
+    let blobs = LabelNoise {
         blobs: 4,
         blob_radius: (3.0, 8.0),
-        ..Noise::default()
+        ..LabelNoise::default()
     };
     let mut img = vec![0u8; W * H];
     blobs.apply(&mut img, w, h, 3).unwrap();
@@ -195,9 +195,9 @@ fn noise_statistics_and_reproducibility() {
     let camera = Camera::default();
     let pose = skel.rest_pose();
     let clean = render_label_image(&skel, &camera, &pose).unwrap();
-    let missing = Noise {
+    let missing = LabelNoise {
         missing: vec![BodyPart::Torso],
-        ..Noise::default()
+        ..LabelNoise::default()
     };
     let obs = render_observation(&skel, &camera, &pose, &missing, 0).unwrap();
     assert!(clean.contains(&3));
@@ -268,7 +268,7 @@ fn bad_input_is_a_clear_error() {
     assert!(lik.log_likelihood(&obs, &[], d, &mut out).is_err());
     assert!(NonOverlap::new(0.0).is_err());
     assert!(NonOverlap::new(f64::NAN).is_err());
-    let bad_noise = Noise::flips(1.5);
+    let bad_noise = LabelNoise::flips(1.5);
     let mut img = vec![0u8; 16];
     assert!(matches!(
         bad_noise.apply(&mut img, 4, 4, 0),
@@ -357,10 +357,11 @@ fn terms_read_the_prepared_forward_kinematics_and_match_the_plain_path() {
     use smc::{PerParticle, Prepared};
     let skel = presets::human();
     let camera = Camera::default();
-    let obs = render_observation(&skel, &camera, &skel.rest_pose(), &Noise::default(), 2).unwrap();
+    let obs =
+        render_observation(&skel, &camera, &skel.rest_pose(), &LabelNoise::default(), 2).unwrap();
     // 300 poses: several rayon chunks, so the chunk → particle index is used.
     let n = 300;
-    let states = labels::perturbed_poses(&skel, &skel.rest_pose(), n, 5);
+    let states = labels::synth::perturbed_poses(&skel, &skel.rest_pose(), n, 5);
     let mut plain = CpuLikelihood::new(skel.clone(), camera.clone(), NonOverlap::default());
     let expected = plain.evaluate(&obs, &states).unwrap().clone();
     let mut fk = BatchForwardKinematics::new();

@@ -136,14 +136,14 @@ pub enum Corner {
 
 /// One axis of a panel.
 #[derive(Clone, Debug, Default)]
-pub struct Axis {
+pub struct PlotAxis {
     pub label: String,
     pub scale: Scale,
     /// The range drawn instead of the data's with a margin.
     pub range: Option<Range<f64>>,
 }
 
-impl Axis {
+impl PlotAxis {
     /// A linear axis over the data's span.
     pub fn new(label: impl Into<String>) -> Self {
         Self {
@@ -167,8 +167,8 @@ impl Axis {
 #[derive(Clone, Debug, Default)]
 pub struct Panel {
     pub title: String,
-    pub x: Axis,
-    pub y: Axis,
+    pub x: PlotAxis,
+    pub y: PlotAxis,
     /// Same length per unit on both axes (drawings of bodies).
     pub equal_aspect: bool,
     pub series: Vec<Series>,
@@ -191,8 +191,8 @@ impl Panel {
     ) -> Self {
         Self {
             title: title.into(),
-            x: Axis::new(x_label),
-            y: Axis::new(y_label),
+            x: PlotAxis::new(x_label),
+            y: PlotAxis::new(y_label),
             ..Self::default()
         }
     }

@@ -13,18 +13,16 @@
 //! - angular velocity in [`vdot_from_omega`] is in the world (parent) frame,
 //!   `q̇ = ½ ω q` (EXPMAP §4.1); [`vdot_from_body_omega`] takes the body
 //!   frame;
-//! - swing–twist: `q = exp(s₁ u + s₂ w) · R_t(τ)` ([`swing_twist`]);
+//! - swing–twist: `q = exp(s₁ u + s₂ w) · R_t(τ)` (`swing_twist`);
 //! - Euler (BVH): `R = R_{a₀}(θ₀) R_{a₁}(θ₁) R_{a₂}(θ₂)` ([`euler`]);
 //! - QuTem: `q = m · exp(ε)`, `ε ~ N(0, Σ)` in the mean's local frame
-//!   ([`qutem`]).
-
-pub use nalgebra;
+//!   (`qutem`).
 
 mod error;
 pub mod euler;
-pub mod expmap;
-pub mod qutem;
-pub mod swing_twist;
+mod expmap;
+mod qutem;
+mod swing_twist;
 #[cfg(test)]
 mod testing;
 

@@ -222,11 +222,11 @@ pub fn write_through(tmp: &Path, path: &Path, parts: &[&[u8]]) -> std::io::Resul
 /// corrupt file, and bounding every value keeps forward kinematics, capsule
 /// volumes and masses finite (a chain of `n` joints reaches at most
 /// `2·√3·n·MAX_VALUE`).
-pub const MAX_VALUE: f64 = 1e9;
+pub(crate) const MAX_VALUE: f64 = 1e9;
 
 /// Frame times accepted (seconds): positive, and printable with the six
 /// decimals files use (a denormal `1e-320` would be written as `0.000000`).
-pub const FRAME_TIME: std::ops::RangeInclusive<f64> = 1e-6..=MAX_VALUE;
+pub(crate) const FRAME_TIME: std::ops::RangeInclusive<f64> = 1e-6..=MAX_VALUE;
 
 /// Decodes UTF-8, or names the 1-based line of the first invalid byte.
 pub(crate) fn utf8_or_error(bytes: &[u8]) -> std::result::Result<&str, (usize, String)> {
@@ -961,7 +961,7 @@ impl BvhWriter {
 ///
 /// # Errors
 /// [`SkeletonError::InvalidPose`] saying the bounds.
-pub fn check_frame_time(frame_time: f64) -> Result<()> {
+pub(crate) fn check_frame_time(frame_time: f64) -> Result<()> {
     if FRAME_TIME.contains(&frame_time) {
         Ok(())
     } else {

@@ -56,7 +56,7 @@ use nalgebra::{
     Isometry3, Matrix3, Quaternion, Translation3, Unit, UnitQuaternion, Vector2, Vector3,
 };
 use rotation::euler::{self, EulerOrder};
-use rotation::swing_twist::{SwingTwistFrame, SwingTwistLimit};
+use rotation::{SwingTwistFrame, SwingTwistLimit};
 
 /// A closed interval `[min, max]` for one scalar parameter.
 #[derive(Clone, Copy, Debug, PartialEq)]

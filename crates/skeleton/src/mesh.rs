@@ -184,12 +184,12 @@ fn within(path: &Path, root: &Path) -> bool {
 
 /// The largest mesh file read (robot meshes are kilobytes to tens of
 /// megabytes); a larger file is refused before it is read.
-pub const MAX_MESH_BYTES: u64 = 128 << 20;
+pub(crate) const MAX_MESH_BYTES: u64 = 128 << 20;
 
 /// Reads a mesh file (STL, OBJ or COLLADA; module docs). Errors name the
 /// file: larger than [`MAX_MESH_BYTES`], unreadable, unknown format,
 /// malformed, no triangles, or a non-finite coordinate.
-pub fn load_mesh(path: &Path) -> Result<TriangleMesh> {
+pub(crate) fn load_mesh(path: &Path) -> Result<TriangleMesh> {
     use std::io::Read as _;
     let io = |cause| SkeletonError::Io {
         path: path.to_path_buf(),
@@ -215,7 +215,7 @@ pub fn load_mesh(path: &Path) -> Result<TriangleMesh> {
 
 /// As [`load_mesh`] for the bytes of a file; `path` names the format (by
 /// its extension) and the file in errors.
-pub fn parse_mesh(bytes: &[u8], path: &Path) -> Result<TriangleMesh> {
+pub(crate) fn parse_mesh(bytes: &[u8], path: &Path) -> Result<TriangleMesh> {
     let fail = |message: String| SkeletonError::Mesh {
         file: path.display().to_string(),
         message,

@@ -8,7 +8,7 @@
 
 use nalgebra::{Unit, Vector3};
 use rotation::euler::{Axis, EulerOrder};
-use rotation::swing_twist::{SwingTwistFrame, SwingTwistLimit};
+use rotation::{SwingTwistFrame, SwingTwistLimit};
 
 use crate::joint::{BallRotation, JointKind, Range};
 use crate::skeleton::{BodyPart, Joint, Skeleton, SkeletonBuilder};

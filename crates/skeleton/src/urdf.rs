@@ -66,7 +66,7 @@ pub const MASSLESS_ARMATURE: f64 = 1e-6;
 /// The absolute floor matters for small links: tiago's antenna has the
 /// eigenvalues `(9.1, 3.5, −3.5) · 10⁻⁸ kg·m²`, rounding in the file that is
 /// large relative to its own trace but negligible for any motion.
-pub const INERTIA_CLAMP_TOLERANCE: f64 = 1e-6;
+pub(crate) const INERTIA_CLAMP_TOLERANCE: f64 = 1e-6;
 
 /// What a URDF import adjusted (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,7 +164,7 @@ pub fn parse_urdf_bytes(bytes: &[u8], file: &str) -> Result<Skeleton> {
 }
 
 /// As [`parse_urdf_bytes`], with everything [`import_urdf`] returns.
-pub fn import_urdf_bytes(bytes: &[u8], file: &str) -> Result<UrdfImport> {
+pub(crate) fn import_urdf_bytes(bytes: &[u8], file: &str) -> Result<UrdfImport> {
     let text = utf8_or_error(bytes).map_err(|(line, message)| SkeletonError::UrdfAt {
         file: file.to_string(),
         line,

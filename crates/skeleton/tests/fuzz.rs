@@ -232,7 +232,7 @@ fn check_bvh(bytes: &[u8]) -> Result<(), TestCaseError> {
 
 fn check_urdf(bytes: &[u8]) -> Result<(), TestCaseError> {
     let (result, peak) =
-        measured(|| catch_unwind(|| skeleton::urdf::parse_urdf_bytes(bytes, "fuzz.urdf")));
+        measured(|| catch_unwind(|| skeleton::parse_urdf_bytes(bytes, "fuzz.urdf")));
     let result = result.map_err(|p| TestCaseError::fail(format!("panic: {}", panic_message(p))))?;
     check_memory(bytes, peak)?;
     match result {
@@ -245,9 +245,9 @@ fn check_urdf(bytes: &[u8]) -> Result<(), TestCaseError> {
             // Written as BVH (where it can be: no prismatic joints, one-word
             // names), it must read back with the same joints.
             let written = catch_unwind(AssertUnwindSafe(|| {
-                let channels = skeleton::bvh::default_channels(&s).ok()?;
+                let channels = skeleton::default_channels(&s).ok()?;
                 let frames = skeleton::PoseBatch::rest(&s, 1);
-                let text = skeleton::bvh::write_bvh(&s, &channels, 0.01, &frames).ok()?;
+                let text = skeleton::write_bvh(&s, &channels, 0.01, &frames).ok()?;
                 Some(Bvh::parse(&text, "export.bvh").map(|b| b.skeleton.len()))
             }))
             .map_err(|p| TestCaseError::fail(format!("panic in export: {}", panic_message(p))))?;
@@ -288,7 +288,7 @@ fn fuzz(base: &str, bvh: bool) {
             Ok(Bvh::parse_bytes(b, "f").is_ok())
         } else {
             check_urdf(b)?;
-            Ok(skeleton::urdf::parse_urdf_bytes(b, "f").is_ok())
+            Ok(skeleton::parse_urdf_bytes(b, "f").is_ok())
         }
     };
     let name = if bvh { "bvh" } else { "urdf" };

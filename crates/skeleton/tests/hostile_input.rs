@@ -274,7 +274,7 @@ fn invalid_utf8_is_an_error_naming_the_line() {
     let mut bytes = URDF.as_bytes().to_vec();
     let at = bytes.windows(3).position(|w| w == b"arm").unwrap();
     bytes[at] = 0xc3;
-    let e = skeleton::urdf::parse_urdf_bytes(&bytes, "u.urdf")
+    let e = skeleton::parse_urdf_bytes(&bytes, "u.urdf")
         .unwrap_err()
         .to_string();
     assert!(e.starts_with("u.urdf:6: ") && e.contains("UTF-8"), "{e}");
@@ -339,12 +339,12 @@ fn names_bvh_cannot_hold_are_export_errors() {
         r#"<joint name="left shoulder""#,
     );
     let s = parse_urdf(&text, "spaces.urdf").unwrap();
-    let channels = skeleton::bvh::default_channels(&s).unwrap();
+    let channels = skeleton::default_channels(&s).unwrap();
     let frames = skeleton::PoseBatch::rest(&s, 1);
-    let e = skeleton::bvh::write_bvh(&s, &channels, 0.01, &frames).unwrap_err();
+    let e = skeleton::write_bvh(&s, &channels, 0.01, &frames).unwrap_err();
     assert!(e.to_string().contains("'left shoulder'"), "{e}");
     let ok = parse_urdf(URDF, "ok.urdf").unwrap();
-    let text = skeleton::bvh::write_bvh(&ok, &channels, 0.01, &frames).unwrap();
+    let text = skeleton::write_bvh(&ok, &channels, 0.01, &frames).unwrap();
     assert_eq!(Bvh::parse(&text, "w.bvh").unwrap().skeleton.len(), ok.len());
 }
 

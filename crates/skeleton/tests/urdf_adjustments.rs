@@ -283,7 +283,7 @@ fn the_old_entry_points_drop_the_warnings_and_agree() {
     );
     let s = skeleton::parse_urdf(&text, "r.urdf").unwrap();
     assert_eq!(s.dof(), import(&text).skeleton.dof());
-    let s2 = skeleton::urdf::parse_urdf_bytes(text.as_bytes(), "r.urdf").unwrap();
+    let s2 = skeleton::parse_urdf_bytes(text.as_bytes(), "r.urdf").unwrap();
     assert_eq!(s.len(), s2.len());
 }
 

@@ -92,7 +92,7 @@ impl Default for FilterConfig {
 
 /// What one step did.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StepReport {
+pub struct FilterStepReport {
     /// The step index `t`.
     pub step: usize,
     /// Whether the step resampled.
@@ -303,7 +303,7 @@ impl Filter {
         model: &M,
         likelihood: &L,
         obs: &O,
-    ) -> Result<StepReport, SmcError>
+    ) -> Result<FilterStepReport, SmcError>
     where
         O: ?Sized + Sync,
         M: Propagate<O>,
@@ -478,7 +478,7 @@ impl Filter {
         particles: &mut ParticleSet,
         likelihood: &L,
         obs: &O,
-    ) -> Result<StepReport, SmcError>
+    ) -> Result<FilterStepReport, SmcError>
     where
         O: ?Sized + Sync,
         L: Likelihood<O>,
@@ -514,7 +514,7 @@ impl Filter {
             let parents = self.resampled.then_some(&self.ancestors[..]);
             a.push(step, parents, particles.states(), dim);
         }
-        let report = StepReport {
+        let report = FilterStepReport {
             step,
             resampled: self.resampled,
             ess: particles.weights().ess(),
@@ -545,7 +545,7 @@ impl Filter {
         model: &M,
         likelihood: &L,
         obs: &O,
-    ) -> Result<StepReport, SmcError>
+    ) -> Result<FilterStepReport, SmcError>
     where
         O: ?Sized + Sync,
         M: Propagate<O>,

@@ -25,12 +25,12 @@
 //!   model's forward kinematics, computed once and read by its IK
 //!   constraints, region likelihood and prior alike. The engine only sees
 //!   an opaque `Batch`.
-//! - [`resampling`]: multinomial, stratified, systematic, residual
+//! - `resampling`: multinomial, stratified, systematic, residual
 //!   (PHYSPRIOR §3.1) and RTPF's parent–children selection (§IV-B), one
 //!   signature each.
 //! - [`estimate`]: MAP, mean, covariance, quantiles, mean rotation.
-//! - [`smoothing`]: SMC-IK Eq. 15 (lerp / slerp with factor `α`).
-//! - [`viterbi`]: the smoothed MAP path through a few candidates a step
+//! - `smoothing`: SMC-IK Eq. 15 (lerp / slerp with factor `α`).
+//! - `viterbi`: the smoothed MAP path through a few candidates a step
 //!   (max-product forward–backward, full or fixed-lag).
 //! - [`lgssm`]: the linear-Gaussian model (bootstrap proposal, likelihood,
 //!   simulation) and its exact Kalman filter, the reference for the tests.
@@ -44,23 +44,23 @@
 //! error derived from the filter's asymptotic variance (`tests/kalman.rs`,
 //! on the models of [`lgssm`]).
 
-pub mod ancestry;
-pub mod error;
+mod ancestry;
+mod error;
 pub mod estimate;
-pub mod filter;
+mod filter;
 pub mod lgssm;
-pub mod model;
-pub mod particles;
-pub mod resampling;
-pub mod rng;
-pub mod smoothing;
+mod model;
+mod particles;
+mod resampling;
+mod rng;
+mod smoothing;
 mod truncated;
-pub mod viterbi;
-pub mod weights;
+mod viterbi;
+mod weights;
 
 pub use ancestry::Ancestry;
 pub use error::{BoxError, SmcError};
-pub use filter::{Filter, FilterConfig, History, ResamplePolicy, StepReport};
+pub use filter::{Filter, FilterConfig, FilterStepReport, History, ResamplePolicy};
 pub use model::{
     Likelihood, PerParticle, PerPrepared, Prepare, Prepared, Propagate, Term,
     prepared_log_likelihood,
@@ -78,8 +78,6 @@ pub use nalgebra;
 /// The `rand` the engine's generators implement, re-exported so callers
 /// use the same version.
 pub use rand;
-/// The `rand_distr` matching [`rand`].
-pub use rand_distr;
 
 /// `f` run in a 1-thread and in a 2-thread rayon pool: the unit tests that
 /// results agree bit for bit whatever the thread count.

@@ -16,7 +16,7 @@ use nalgebra::Isometry3;
 use plotkit::{Corner, Panel, Series};
 use sparse::{
     Clip, ClusterOptions, ClusteredDatabase, IkMethod, IkTracker, MotionPrior, SensorFrame,
-    SensorSet, SparseConfig, SparseTracker, StepReport, SyntheticSensors, body_errors,
+    SensorSet, SparseConfig, SparseStepReport, SparseTracker, SyntheticSensors, body_errors,
     error_bodies, finite_difference_velocity,
 };
 
@@ -91,7 +91,7 @@ struct Run {
     pos_cm: Vec<f64>,
     ang_deg: Vec<f64>,
     ms: f64,
-    reports: Vec<StepReport>,
+    reports: Vec<SparseStepReport>,
 }
 
 impl Run {
@@ -157,7 +157,7 @@ fn record(
     sensors: &SensorSet,
     frames: usize,
     label: String,
-    mut step: impl FnMut(&SensorFrame) -> Result<(Vec<f64>, Option<StepReport>), Box<dyn Error>>,
+    mut step: impl FnMut(&SensorFrame) -> Result<(Vec<f64>, Option<SparseStepReport>), Box<dyn Error>>,
 ) -> Result<Run, Box<dyn Error>> {
     let readings =
         SyntheticSensors::default().synthesize(sensors, &clip.skeleton, &clip.poses[..frames])?;

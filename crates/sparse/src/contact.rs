@@ -134,7 +134,7 @@ fn closest_on_segment(a: &Point3<f64>, b: &Point3<f64>, x: &Point3<f64>) -> Poin
 }
 
 /// Two unit tangents completing `n` to an orthonormal basis.
-pub fn tangents(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
+pub(crate) fn tangents(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
     let a = if n.x.abs() < 0.9 {
         Vector3::x()
     } else {
@@ -148,7 +148,7 @@ pub fn tangents(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
 /// Finds the contacts under the velocities `v` (module docs). `gravity` is
 /// the model's gravity vector; `jac` is 3 × nv scratch.
 #[allow(clippy::too_many_arguments)]
-pub fn detect_contacts(
+pub(crate) fn detect_contacts(
     model: &Model,
     data: &mut Data,
     q: &[f64],
@@ -181,7 +181,7 @@ pub fn detect_contacts(
         model.point_jacobian(data, q, j, &com_local, jac)?;
         let v_com: Vector3<f64> = (&*jac * &vel).fixed_rows::<3>(0).into();
         // Least-velocity point: (ηI − ω̂) r = v.
-        let sys = Matrix3::identity() * config.eta - dynamics::spatial::skew(&omega);
+        let sys = Matrix3::identity() * config.eta - dynamics::skew(&omega);
         let r = sys.lu().solve(&v_com).unwrap_or_else(Vector3::zeros);
         let x = com + r;
         let c = closest_on_segment(&a, &b, &x);
@@ -214,7 +214,7 @@ pub fn detect_contacts(
 /// The generalised forces of the contact basis: column `4j + k` is
 /// `J_cᵀ B_j e_k` (`J_c = (J_ω; J_v)` at the contact point), so that
 /// `Σ_j J_cᵀ B_j λ_j = G λ`. `g` is resized to nv × 4n_c.
-pub fn contact_generalized_forces(
+pub(crate) fn contact_generalized_forces(
     model: &Model,
     data: &mut Data,
     q: &[f64],
@@ -243,7 +243,7 @@ pub fn contact_generalized_forces(
 /// at `λ_n = 1` is the diamond `|λ_t1| + |λ_t2| ≤ μ` times the interval
 /// `|λ_τ| ≤ sμ`, a polytope with the eight vertices `(1, ±μ, 0, ±sμ)`,
 /// `(1, 0, ±μ, ±sμ)`. Every λ in the cone is `Σ_k α_k r_k` with `α ≥ 0`.
-pub fn cone_rays(mu: f64, s: f64) -> [[f64; 4]; 8] {
+pub(crate) fn cone_rays(mu: f64, s: f64) -> [[f64; 4]; 8] {
     let t = s * mu;
     [
         [1.0, mu, 0.0, t],
@@ -267,7 +267,7 @@ pub fn cone_rays(mu: f64, s: f64) -> [[f64; 4]; 8] {
 /// none) scales its block down after each sweep, a safety cap. `lambda`
 /// receives the result. Returns the sweeps run.
 #[allow(clippy::too_many_arguments)]
-pub fn solve_friction_pgs(
+pub(crate) fn solve_friction_pgs(
     q: &DMatrix<f64>,
     c: &DVector<f64>,
     mu: f64,
@@ -340,7 +340,7 @@ pub fn project_cones(lambda: &mut DVector<f64>, mu: f64, torsion_scale: f64, max
 
 /// Box-constrained PGS for `min ½ xᵀAx − bᵀx`, `lo ≤ x ≤ hi` (A symmetric
 /// positive definite). Warm start in `x`. Returns the sweeps run.
-pub fn solve_box_pgs(
+pub(crate) fn solve_box_pgs(
     a: &DMatrix<f64>,
     b: &DVector<f64>,
     lo: &[f64],

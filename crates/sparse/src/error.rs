@@ -55,7 +55,7 @@ pub enum SparseError {
 pub type Result<T, E = SparseError> = std::result::Result<T, E>;
 
 /// `Ok(x)` when `x` is finite and positive, else a [`SparseError::InvalidParameter`].
-pub fn require_positive(name: &str, x: f64) -> Result<f64> {
+pub(crate) fn require_positive(name: &str, x: f64) -> Result<f64> {
     if x.is_finite() && x > 0.0 {
         Ok(x)
     } else {
@@ -68,7 +68,7 @@ pub fn require_positive(name: &str, x: f64) -> Result<f64> {
 }
 
 /// `Ok(x)` when `x` is finite and ≥ 0.
-pub fn require_non_negative(name: &str, x: f64) -> Result<f64> {
+pub(crate) fn require_non_negative(name: &str, x: f64) -> Result<f64> {
     if x.is_finite() && x >= 0.0 {
         Ok(x)
     } else {

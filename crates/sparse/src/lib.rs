@@ -6,12 +6,12 @@
 //!
 //! | stage | module | paper |
 //! |-------|--------|-------|
-//! | sensors, registration, synthetic streams | [`sensors`] | Eq. 2–3, §4, Fig. 5 |
-//! | motion priors REF / NGT / CD, null-space rows | [`prior`], [`tracker::null_space_rows`] | §3, Eq. 4–5 |
-//! | compliant solve, torque filter, Eq. 11, integration | [`tracker`] | Eq. 1, 6, 11, §2.3 |
-//! | contacts: velocity and proximity criteria, friction cones, PGS | [`contact`] | Eq. 7–10 |
-//! | pseudo-inverse / damped least-squares IK baseline | [`baseline`] | §4.1 "IK comparison" |
-//! | clips at 60 Hz and the error measures of Table 1 | [`clip`] | §4.1 |
+//! | sensors, registration, synthetic streams | `sensors` | Eq. 2–3, §4, Fig. 5 |
+//! | motion priors REF / NGT / CD, null-space rows | `prior`, [`null_space_rows`] | §3, Eq. 4–5 |
+//! | compliant solve, torque filter, Eq. 11, integration | `tracker` | Eq. 1, 6, 11, §2.3 |
+//! | contacts: velocity and proximity criteria, friction cones, PGS | `contact` | Eq. 7–10 |
+//! | pseudo-inverse / damped least-squares IK baseline | `baseline` | §4.1 "IK comparison" |
+//! | clips at 60 Hz and the error measures of Table 1 | `clip` | §4.1 |
 //!
 //! An application drives a [`SparseTracker`]: build it with a skeleton, a
 //! [`SensorSet`] (e.g. [`SensorSet::paper_layout`]), a [`MotionPrior`] and a
@@ -19,18 +19,20 @@
 //! [`SparseTracker::step`] per 60 Hz [`SensorFrame`], which returns the pose,
 //! the contact forces and the joint torques.
 
-pub mod baseline;
-pub mod clip;
-pub mod contact;
-pub mod error;
-pub mod prior;
-pub mod sensors;
-pub mod tracker;
+mod baseline;
+mod clip;
+mod contact;
+mod error;
+mod prior;
+mod sensors;
+mod tracker;
 
 pub use baseline::{IkMethod, IkTracker};
 pub use clip::{Clip, body_errors, error_bodies};
-pub use contact::{Contact, ContactConfig};
+pub use contact::{Contact, ContactConfig, project_cones};
 pub use error::{Result, SparseError};
 pub use prior::{ClusterOptions, ClusteredDatabase, MotionPrior, PriorQuery};
+pub use sensors::ConstraintRows;
 pub use sensors::{Imu, Marker, SensorFrame, SensorMask, SensorSet, SensorSpec, SyntheticSensors};
-pub use tracker::{SparseConfig, SparseTracker, StepReport, finite_difference_velocity};
+pub use tracker::{SparseConfig, SparseStepReport, SparseTracker, finite_difference_velocity};
+pub use tracker::{body_model, compliance, null_space_rows, torque_limits};

@@ -361,7 +361,7 @@ fn root_relative(
 /// Weighted blend of poses, joint by joint: rotations by the normalised,
 /// sign-aligned weighted sum of quaternions (written back with parameters
 /// nearest `near`), other parameters linearly.
-pub fn blend_poses(
+pub(crate) fn blend_poses(
     skeleton: &Skeleton,
     poses: &[&[f64]],
     weights: &[f64],
@@ -482,7 +482,7 @@ fn kmeans_medoids(points: &[&[f64]], k: usize, iterations: usize, seed: u64) -> 
 /// in one unit of time — `log(R_jᵀ R̃_j)` (the joint's own frame, matching a
 /// ball joint's generalised velocity) for rotations, `q̃ − q` for hinge,
 /// swing and prismatic parameters. Writes `nv − root_dof` values.
-pub fn prior_residual(skeleton: &Skeleton, q: &[f64], estimate: &[f64], out: &mut [f64]) {
+pub(crate) fn prior_residual(skeleton: &Skeleton, q: &[f64], estimate: &[f64], out: &mut [f64]) {
     let root = skeleton.joint(0).kind.dof();
     for (j, joint) in skeleton.joints().iter().enumerate().skip(1) {
         let r = skeleton.param_range(j);

@@ -211,7 +211,7 @@ pub fn torque_limits(skeleton: &Skeleton, total_mass: f64, scale: f64) -> Vec<f6
 
 /// What one tracker step produced.
 #[derive(Clone, Debug)]
-pub struct StepReport {
+pub struct SparseStepReport {
     /// Pose after the step.
     pub pose: Vec<f64>,
     /// Generalised velocity after the step.
@@ -468,7 +468,7 @@ impl SparseTracker {
     }
 
     /// One frame of SPARSE tracking (module docs, steps 1–5).
-    pub fn step(&mut self, reading: &SensorFrame) -> Result<StepReport> {
+    pub fn step(&mut self, reading: &SensorFrame) -> Result<SparseStepReport> {
         // Sensor rows (Eq. 2, 3) and the prior's estimate (Eq. 4).
         let ns = self.body.sense(reading)?;
         let body = &mut self.body;
@@ -658,7 +658,7 @@ impl SparseTracker {
         body.q = q_next;
         self.v.copy_from_slice(qdot_plus.as_slice());
         body.frame += 1;
-        Ok(StepReport {
+        Ok(SparseStepReport {
             pose: body.q.clone(),
             velocity: self.v.clone(),
             contacts: self.contacts.clone(),
@@ -697,7 +697,7 @@ pub fn null_space_rows(js: &DMatrix<f64>, root_dof: usize, project: bool) -> DMa
 /// whose gradient points back inside, until the KKT conditions hold (exact
 /// in a few passes when few bounds are active; capped at `2n` passes, then
 /// polished by box PGS).
-pub fn solve_spd_box(
+pub(crate) fn solve_spd_box(
     a: &DMatrix<f64>,
     b: &DVector<f64>,
     lo: &[f64],

@@ -4,13 +4,13 @@
 #![allow(clippy::needless_range_loop)]
 
 use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
-use sparse::sensors::ConstraintRows;
-use sparse::tracker::{compliance, null_space_rows};
+use sparse::ConstraintRows;
 use sparse::{
     Clip, ClusterOptions, ClusteredDatabase, IkMethod, IkTracker, MotionPrior, SensorMask,
     SensorSet, SensorSpec, SparseConfig, SparseError, SparseTracker, SyntheticSensors, body_errors,
     error_bodies, finite_difference_velocity,
 };
+use sparse::{compliance, null_space_rows};
 
 fn walk() -> Clip {
     Clip::load_bvh(
@@ -74,7 +74,7 @@ fn synthesis_matches_forward_kinematics_noise_and_dropouts() {
     let exact = SyntheticSensors::default()
         .synthesize(&s, &clip.skeleton, poses)
         .unwrap();
-    let model = sparse::tracker::body_model(&clip.skeleton, 70.0, 1e-3).unwrap();
+    let model = sparse::body_model(&clip.skeleton, 70.0, 1e-3).unwrap();
     let mut data = model.data();
     let mut world = vec![Isometry3::identity(); clip.skeleton.len()];
     let mut rows = ConstraintRows::new(s.max_rows(), 96);
@@ -133,7 +133,7 @@ fn synthesis_matches_forward_kinematics_noise_and_dropouts() {
 fn null_space_rows_cannot_move_the_sensors() {
     let clip = walk();
     let s = SensorSet::paper_layout(&clip.skeleton).unwrap();
-    let model = sparse::tracker::body_model(&clip.skeleton, 70.0, 1e-3).unwrap();
+    let model = sparse::body_model(&clip.skeleton, 70.0, 1e-3).unwrap();
     let mut data = model.data();
     let mut world = vec![Isometry3::identity(); clip.skeleton.len()];
     let mut rows = ConstraintRows::new(33, 96);
@@ -442,7 +442,7 @@ fn final_torques_respect_the_limits() {
         torque_limit_scale: 0.05,
         ..SparseConfig::tuned()
     };
-    let limits = sparse::tracker::torque_limits(sk, config.total_mass, config.torque_limit_scale);
+    let limits = sparse::torque_limits(sk, config.total_mass, config.torque_limit_scale);
     let (sensors, mut t) = paper_tracker(&clip, config, 0);
     let r = SyntheticSensors::default()
         .synthesize(&sensors, sk, &clip.poses[..12])

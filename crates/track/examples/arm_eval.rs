@@ -41,8 +41,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use labels::Camera;
 use nalgebra::Point3;
-use track::body::angle_between;
-use track::keypoint_term::landmark_shift;
+use track::angle_between;
+use track::landmark_shift;
 use track::run::{Progress, TrackRun, run_until};
 use track::smooth::{Candidate, PathSmoother, Smoothing};
 
@@ -124,7 +124,7 @@ fn rms(v: &[f64]) -> f64 {
 /// `centre` (both branches where the ray meets that sphere twice).
 fn branches(camera: &Camera, (u, v): (f64, f64), centre: &Point3<f64>, r: f64) -> Vec<Point3<f64>> {
     let (c, d) = camera.ray_through(u, v);
-    track::lift::points_at_distance(&c, &d, centre, r, centre)
+    track::points_at_distance(&c, &d, centre, r, centre)
 }
 
 const SIDES: [&str; 2] = ["right", "left"];
@@ -170,7 +170,7 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
     let tag = &clip.tag;
     let video = dir.join(format!("session_{tag}.mp4"));
     let truth = Csv::load(&dir.join(format!("truth_{tag}.csv")))?;
-    let camera = vision::camera_file::load_camera(dir.join(format!("camera_{tag}.toml")))
+    let camera = vision::load_camera(dir.join(format!("camera_{tag}.toml")))
         .with_context(|| format!("camera_{tag}.toml"))?;
     let out = std::env::temp_dir().join(format!("arm_eval_{}_{tag}_{seed}", std::process::id()));
     std::fs::create_dir_all(&out)?;
@@ -453,9 +453,9 @@ fn main() -> Result<()> {
     let mut o = Settings {
         particles: 300,
         observation: "both".into(),
-        depth_sigma: track::keypoint_term::DEFAULT_DEPTH_SIGMA,
-        lifts: track::keypoint_term::DEFAULT_KEYPOINT_LIFTS,
-        keypoint_sigma: track::keypoint_term::DEFAULT_KEYPOINT_SIGMA,
+        depth_sigma: track::DEFAULT_DEPTH_SIGMA,
+        lifts: track::DEFAULT_KEYPOINT_LIFTS,
+        keypoint_sigma: track::DEFAULT_KEYPOINT_SIGMA,
         smoothing: track::FilterSettings::default().smoothing,
         grid: false,
         hand_speed: track::smooth::DEFAULT_HAND_SPEED,
@@ -463,7 +463,7 @@ fn main() -> Result<()> {
         lagged: false,
         dump: None,
         truth_body: false,
-        anatomy: track::anatomy::DEFAULT_ANATOMY_WEIGHT,
+        anatomy: track::DEFAULT_ANATOMY_WEIGHT,
     };
     let mut split = "validation".to_string();
     let mut seeds = vec![1u64, 2, 3];

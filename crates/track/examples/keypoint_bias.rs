@@ -1,6 +1,6 @@
 //! `keypoint_bias`: where the keypoint detector puts the arm joints on a
 //! footage clip with ground truth, measured against the skeleton's joint
-//! centres — the figures behind `track::keypoint_term::LANDMARK_SHIFT` and
+//! centres — the figures behind `track::LANDMARK_SHIFT` and
 //! `DEFAULT_DEPTH_SCALE`.
 //!
 //! For each arm, over the `stand` and `move` frames (2D bones of at least
@@ -39,8 +39,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use labels::Camera;
 use nalgebra::{Point3, Vector3};
-use track::body::angle_between;
-use track::keypoint_term::landmark_shift;
+use track::angle_between;
+use track::landmark_shift;
 
 #[path = "common/csv.rs"]
 mod csv;
@@ -56,7 +56,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// The point of the ray of sight through the pixel `(u, v)` at distance
 /// `r` from `centre`: the one farther from the camera when `far`, else the
-/// nearer ([`track::lift::points_at_distance`]: the point at `r` towards
+/// nearer ([`track::points_at_distance`]: the point at `r` towards
 /// the ray when the ray passes farther than `r`).
 fn on_ray(
     camera: &Camera,
@@ -68,7 +68,7 @@ fn on_ray(
     let (c, d) = camera.ray_through(u, v);
     let forward = camera.world_from_camera().rotation * Vector3::z();
     let prefer = centre + forward * if far { r } else { -r };
-    track::lift::points_at_distance(&c, &d, centre, r, &prefer)
+    track::points_at_distance(&c, &d, centre, r, &prefer)
         .first()
         .copied()
         .unwrap_or(*centre)
@@ -84,7 +84,7 @@ fn main() -> Result<()> {
     let dir = Path::new(dir);
     let truth = Csv::load(&dir.join(format!("truth_{tag}.csv")))?;
     let kp = Csv::load(Path::new(kp_path))?;
-    let camera = vision::camera_file::load_camera(dir.join(format!("camera_{tag}.toml")))
+    let camera = vision::load_camera(dir.join(format!("camera_{tag}.toml")))
         .with_context(|| format!("camera_{tag}.toml"))?;
     let kp_rows: std::collections::HashMap<usize, &Vec<String>> = kp
         .rows

@@ -183,11 +183,11 @@ fn main() -> Result<()> {
         filter: "pfrth".into(),
         seed: 1,
         observation: "both".into(),
-        keypoint_sigma: track::keypoint_term::DEFAULT_KEYPOINT_SIGMA,
+        keypoint_sigma: track::DEFAULT_KEYPOINT_SIGMA,
         truth_body: false,
         mean_estimate: false,
-        lifts: track::keypoint_term::DEFAULT_KEYPOINT_LIFTS,
-        depth_sigma: track::keypoint_term::DEFAULT_DEPTH_SIGMA,
+        lifts: track::DEFAULT_KEYPOINT_LIFTS,
+        depth_sigma: track::DEFAULT_DEPTH_SIGMA,
     };
     let mut tags = Vec::new();
     let mut it = std::env::args().skip(1);

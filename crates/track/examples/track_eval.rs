@@ -101,7 +101,7 @@ fn parse() -> Res<Args> {
         partitioned: false,
         renderer: "raster".into(),
         observations: vec![ObservationMode::Regions],
-        keypoint_sigma: track::keypoint_term::DEFAULT_KEYPOINT_SIGMA,
+        keypoint_sigma: track::DEFAULT_KEYPOINT_SIGMA,
         min_score: 0.5,
     };
     let mut it = std::env::args().skip(1);
@@ -260,10 +260,10 @@ fn detect_keypoints(
         roi = Some(kp.tracking_roi(true));
         for ((b, t), e) in map.bindings().iter().zip(&truth).zip(&mut errors) {
             let [u, v] = match b.source {
-                track::keypoint_term::LandmarkSource::One(i) => {
+                track::LandmarkSource::One(i) => {
                     [f64::from(kp.points[i].u), f64::from(kp.points[i].v)]
                 }
-                track::keypoint_term::LandmarkSource::Midpoint(i, j) => [
+                track::LandmarkSource::Midpoint(i, j) => [
                     f64::from(kp.points[i].u + kp.points[j].u) / 2.0,
                     f64::from(kp.points[i].v + kp.points[j].v) / 2.0,
                 ],

@@ -57,11 +57,11 @@ use crate::error::{Result, TrackError};
 
 /// `ψ_max` of the module docs: the largest bend direction away from the
 /// front (either way) that costs nothing, radians.
-pub const BEND_LIMIT: f64 = 110.0 * std::f64::consts::PI / 180.0;
+pub(crate) const BEND_LIMIT: f64 = 110.0 * std::f64::consts::PI / 180.0;
 /// `σ_ψ`: the softness beyond [`BEND_LIMIT`], radians.
-pub const BEND_SIGMA: f64 = 15.0 * std::f64::consts::PI / 180.0;
+pub(crate) const BEND_SIGMA: f64 = 15.0 * std::f64::consts::PI / 180.0;
 /// `β_max`: the deepest flexion that costs nothing, radians.
-pub const FLEXION_LIMIT: f64 = 160.0 * std::f64::consts::PI / 180.0;
+pub(crate) const FLEXION_LIMIT: f64 = 160.0 * std::f64::consts::PI / 180.0;
 /// The tracker's default weight of the prior
 /// ([`crate::tracker::TrackerConfig::anatomy_weight`]): off. On the tuning
 /// clips (3 seeds) weight 1 left the elbow error where it was (the
@@ -69,7 +69,7 @@ pub const FLEXION_LIMIT: f64 = 160.0 * std::f64::consts::PI / 180.0;
 /// an option, not a default (docs/track.md).
 pub const DEFAULT_ANATOMY_WEIGHT: f64 = 0.0;
 /// `σ_β` beyond [`FLEXION_LIMIT`], radians.
-pub const FLEXION_SIGMA: f64 = 10.0 * std::f64::consts::PI / 180.0;
+pub(crate) const FLEXION_SIGMA: f64 = 10.0 * std::f64::consts::PI / 180.0;
 
 /// `0` below `a`, `1` above `b`, a cubic smoothstep between.
 fn ramp(x: f64, a: f64, b: f64) -> f64 {
@@ -80,7 +80,7 @@ fn ramp(x: f64, a: f64, b: f64) -> f64 {
 /// The chest frame of the module docs from the shoulders and the pelvis:
 /// `(x, y, z)` = (the person's left, up, forward); `None` when the
 /// shoulders coincide or the trunk is along the shoulder line.
-pub fn chest_frame(
+pub(crate) fn chest_frame(
     left_shoulder: &Point3<f64>,
     right_shoulder: &Point3<f64>,
     pelvis: &Point3<f64>,
@@ -95,7 +95,7 @@ pub fn chest_frame(
 /// radians, from its upper-arm and forearm directions in the (mirrored)
 /// chest frame; `None` for a zero-length segment or an arm pointing
 /// straight up (where `ψ`'s reference is undefined).
-pub fn flexion_and_bend(u: &Vector3<f64>, f: &Vector3<f64>) -> Option<(f64, f64)> {
+pub(crate) fn flexion_and_bend(u: &Vector3<f64>, f: &Vector3<f64>) -> Option<(f64, f64)> {
     let u = u.try_normalize(1e-12)?;
     let f = f.try_normalize(1e-12)?;
     let beta = crate::body::angle_between(&u, &f);
@@ -109,7 +109,7 @@ pub fn flexion_and_bend(u: &Vector3<f64>, f: &Vector3<f64>) -> Option<(f64, f64)
 }
 
 /// The negative log prior of one arm's directions (module docs), ≥ 0.
-pub fn arm_cost(u: &Vector3<f64>, f: &Vector3<f64>) -> f64 {
+pub(crate) fn arm_cost(u: &Vector3<f64>, f: &Vector3<f64>) -> f64 {
     let Some((beta, psi)) = flexion_and_bend(u, f) else {
         return 0.0;
     };

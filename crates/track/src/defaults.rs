@@ -75,7 +75,7 @@ pub fn default_camera(width: u32, height: u32, fov_deg: f64) -> Result<Camera> {
 ///
 /// # Errors
 /// A pose that forward kinematics rejects.
-pub fn stature(skeleton: &Skeleton, pose: &[f64]) -> Result<f64> {
+pub(crate) fn stature(skeleton: &Skeleton, pose: &[f64]) -> Result<f64> {
     let world = skeleton.forward_kinematics(pose)?;
     let ys = world.iter().map(|w| w.translation.vector.y);
     let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| {
@@ -89,7 +89,7 @@ pub fn stature(skeleton: &Skeleton, pose: &[f64]) -> Result<f64> {
 ///
 /// # Errors
 /// A non-finite or non-positive `factor`.
-pub fn scale_body(bvh: &Bvh, factor: f64) -> Result<Bvh> {
+pub(crate) fn scale_body(bvh: &Bvh, factor: f64) -> Result<Bvh> {
     if !(factor.is_finite() && factor > 0.0) {
         return Err(TrackError::InvalidSetting {
             field: "body scale",
@@ -171,7 +171,7 @@ fn check_subject_height(subject_height: f64) -> Result<()> {
 /// # Errors
 /// As [`scale_body`]; a frame outside the file; a height outside
 /// 0.5 – 2.5 m.
-pub fn body_at_height(bvh: &Bvh, frame: usize, subject_height: f64) -> Result<Bvh> {
+pub(crate) fn body_at_height(bvh: &Bvh, frame: usize, subject_height: f64) -> Result<Bvh> {
     check_subject_height(subject_height)?;
     if frame >= bvh.frames.len() {
         return Err(TrackError::InvalidSetting {

@@ -184,7 +184,7 @@ pub enum SessionError {
     /// adapter, or on a device that cannot run it).
     #[error("setting `keypoint_backend` = {}: {source}", .backend.name())]
     KeypointBackend {
-        backend: keypoints::Backend,
+        backend: keypoints::DetectorBackend,
         #[source]
         source: keypoints::Error,
     },

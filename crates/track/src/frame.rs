@@ -25,7 +25,7 @@ use crate::tracker::StepReport;
 
 /// Heaviest particles a frame lists by default
 /// ([`TrackerConfig::top_particles`](crate::TrackerConfig::top_particles)).
-pub const DEFAULT_TOP_PARTICLES: usize = 12;
+pub(crate) const DEFAULT_TOP_PARTICLES: usize = 12;
 
 /// One tracked frame, as drivers read it (module docs). Joint positions are
 /// `f32`, what drawing needs: a few tenths of a micrometre at the scale of a

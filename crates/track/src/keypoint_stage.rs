@@ -30,7 +30,7 @@ const DETECTION_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 pub(crate) struct KeypointStage {
     pub(crate) detector: keypoints::AsyncDetector,
     /// The setting it was built for ([`crate::FilterSettings::keypoint_backend`]).
-    pub(crate) backend: keypoints::Backend,
+    pub(crate) backend: keypoints::DetectorBackend,
     /// Where the network runs, in words ([`crate::Session::describe_keypoints`]).
     pub(crate) description: String,
     pub(crate) map: KeypointMap,
@@ -110,17 +110,17 @@ impl KeypointStage {
 /// [`SessionError::KeypointBackend`]: `Gpu` and no adapter, or a device
 /// that cannot run the network.
 pub(crate) fn keypoint_network(
-    backend: keypoints::Backend,
+    backend: keypoints::DetectorBackend,
     shared: Option<&SharedDevice>,
 ) -> Result<(keypoints::Detector, String)> {
-    use keypoints::{Backend, Detector, DetectorOptions, GpuDevice};
+    use keypoints::{Detector, DetectorBackend, DetectorOptions, GpuDevice};
     let fail = |source| SessionError::KeypointBackend { backend, source };
     let options = DetectorOptions {
         backend,
         ..DetectorOptions::default()
     };
     let device = match (backend, shared) {
-        (Backend::Cpu, _) => None,
+        (DetectorBackend::Cpu, _) => None,
         (_, Some(s)) => Some(Ok(GpuDevice::from_parts(
             s.device.clone(),
             s.queue.clone(),
@@ -147,9 +147,9 @@ pub(crate) fn keypoint_network(
             let why = d.why_not_gpu().map(str::to_string);
             (d, why)
         }
-        Some(Err(e)) if backend == Backend::Auto => {
+        Some(Err(e)) if backend == DetectorBackend::Auto => {
             let cpu = DetectorOptions {
-                backend: Backend::Cpu,
+                backend: DetectorBackend::Cpu,
                 ..options
             };
             (Detector::new_with(cpu).map_err(fail)?, Some(e.to_string()))

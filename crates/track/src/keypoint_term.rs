@@ -630,7 +630,7 @@ pub const DEFAULT_DEPTH_SCALE: f64 = 1.7;
 /// The segments whose depth order the depth part compares: each arm's
 /// upper arm and forearm, each leg's thigh and shin, and the shoulder and
 /// hip lines (the trunk's turn).
-pub const DEPTH_SEGMENTS: [(&str, &str); 10] = [
+pub(crate) const DEPTH_SEGMENTS: [(&str, &str); 10] = [
     ("left_shoulder", "left_elbow"),
     ("left_elbow", "left_wrist"),
     ("right_shoulder", "right_elbow"),

@@ -6,66 +6,77 @@
 //! particles are poses, weighed by the non-overlap of rendered and observed
 //! label regions (RTPF Eq. 1–2, [`gpu`]).
 //!
-//! - [`body`]: the tracked body — skeleton, tracked parameters and their
+//! - `body`: the tracked body — skeleton, tracked parameters and their
 //!   joint-limit boxes, default capsule radii, arms;
-//! - [`tracker`]: [`Tracker`], the filter engine with the heuristics of
+//! - `tracker`: [`Tracker`], the filter engine with the heuristics of
 //!   RTPF §IV (PFS, HSPC, HPOR, HKFS) and their combination PFRTH (§V);
-//! - [`frame`]: [`TrackFrame`], what a step hands its drivers (estimate
+//! - `frame`: [`TrackFrame`], what a step hands its drivers (estimate
 //!   in world and image, cloud with weights, heaviest particles,
 //!   diagnostics, stage times), read from the step's forward kinematics;
-//! - [`simplex`]: lockstep downhill simplex (HPOR, §IV-C1);
+//! - `simplex`: lockstep downhill simplex (HPOR, §IV-C1);
 //! - [`flip`]: kinematic flipping (HKFS, §IV-C2);
-//! - [`prior`]: the PCA Gaussian pose prior (§IV-D);
-//! - [`backend`]: GPU or CPU likelihood, chosen automatically;
+//! - `prior`: the PCA Gaussian pose prior (§IV-D);
+//! - `backend`: GPU or CPU likelihood, chosen automatically;
 //! - [`synthetic`]: synthetic sequences from BVH clips with ground truth;
-//! - [`start`]: initialisation from a standard start pose (arms down,
+//! - `start`: initialisation from a standard start pose (arms down,
 //!   T-pose) placed by a silhouette search;
-//! - [`defaults`]: the camera and body used when no file is given;
-//! - [`session`]: the tracking session (source → guided start →
+//! - `defaults`: the camera and body used when no file is given;
+//! - `session`: the tracking session (source → guided start →
 //!   segmentation → tracker → outputs) that `posecloud track` and the app
 //!   drive; [`SessionSpec`] and [`FilterSettings`]: what it tracks and
 //!   how; [`where_to_look`]: the one person-box rule of every keypoint
-//!   pipeline; [`record`]: its outputs, written as they are tracked;
-//! - [`profile`]: per-stage wall times of tracked frames (`posecloud
+//!   pipeline; `record`: its outputs, written as they are tracked;
+//! - `profile`: per-stage wall times of tracked frames (`posecloud
 //!   track --profile`);
 //! - [`smooth`]: the arms' depth branches in the cloud and the smoothed
 //!   estimate (fixed-lag or over the whole run).
 
-pub mod anatomy;
-pub mod backend;
-pub mod body;
-pub mod defaults;
-pub mod error;
+mod anatomy;
+mod backend;
+mod body;
+mod defaults;
+mod error;
 pub mod flip;
 mod foreground;
-pub mod frame;
+mod frame;
 mod keypoint_stage;
-pub mod keypoint_term;
-pub mod lift;
-pub mod prior;
-pub mod profile;
-pub mod record;
+mod keypoint_term;
+mod lift;
+mod prior;
+mod profile;
+mod record;
 pub mod run;
-pub mod session;
-pub mod simplex;
+mod session;
+mod simplex;
 pub mod smooth;
 mod spec;
-pub mod start;
+mod start;
 pub mod synthetic;
-pub mod tracker;
+mod tracker;
 
+pub use anatomy::{ArmAnatomy, DEFAULT_ANATOMY_WEIGHT};
 pub use backend::{Backend, BackendChoice, SharedDevice};
-pub use body::{Arm, Param, Selection, Side, TrackedBody, default_radii};
+pub use body::{Arm, Param, Selection, Side, TrackedBody, angle_between, default_radii};
 pub use defaults::{DEFAULT_FOV_DEG, DEFAULT_SUBJECT_HEIGHT, default_body, default_camera};
 pub use error::{Field, Result, SessionError, TrackError};
 pub use foreground::{ForegroundEvidence, Look, where_to_look};
 pub use frame::TrackFrame;
-pub use keypoint_term::{KeypointMap, KeypointObservation, KeypointTerm};
+pub use keypoint_term::{
+    DEFAULT_DEPTH_SCALE, DEFAULT_DEPTH_SIGMA, DEFAULT_KEYPOINT_LIFTS, DEFAULT_KEYPOINT_SIGMA,
+    KeypointMap, KeypointObservation, KeypointTerm, LANDMARK_SHIFT, LandmarkSource,
+    ObservedKeypoint, landmark_shift,
+};
+pub use lift::{lift_hypotheses, points_at_distance};
 pub use prior::PosePrior;
+pub use profile::{FrameTimes, Profile, STAGES, StageSummary};
 pub use record::Recorder;
-pub use session::{Session, SessionStep, Stage, Status};
+pub use session::{KEYPOINT_MIN_SCORE, Session, SessionStep, Stage, Status};
+pub use simplex::LockstepSimplex;
 pub use spec::{CameraSpec, FilterSettings, GuideParams, KnownPose, SessionSpec, Subject};
-pub use start::StartPose;
+pub use start::{
+    SEARCH_EXTENT, SEARCH_STEPS, StartPose, in_front_of, place_in_view, start_pose,
+    start_pose_from, start_pose_in_view,
+};
 pub use tracker::{
     FilterKind, ObservationMode, StepReport, StepTimings, Tracker, TrackerConfig,
     search_root_position,

@@ -102,7 +102,7 @@ fn observed(
 /// ray at its own distance `|P − S|` from the shoulder, then the elbow
 /// beyond it along `S → P` at the upper arm's length (the wrist alike from
 /// the elbow).
-pub fn arm_lifts(
+pub(crate) fn arm_lifts(
     camera: &Camera,
     world: &[nalgebra::Isometry3<f64>],
     flip: &FlipArm,

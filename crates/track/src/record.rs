@@ -23,23 +23,12 @@
 
 use std::path::Path;
 
-use skeleton::bvh::BvhWriter;
+use skeleton::BvhWriter;
 use skeleton::{Bvh, PoseBatch};
 use vision::output::{RowFile, check_distinct, check_output_file};
 
 use crate::error::{Field, input, named, vision_message};
 use crate::session::Result;
-
-pub use vision::output::temporary_name;
-
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder,
-/// synced, then renamed over `path`.
-///
-/// # Errors
-/// The I/O error (the temporary file is removed).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    vision::output::write_atomically(path, bytes)
-}
 
 /// The BVH being recorded: its writer, rows and the resampling clock.
 struct BvhOut {
@@ -105,7 +94,7 @@ impl std::fmt::Debug for Recorder {
 /// # Errors
 /// [`crate::SessionError::Input`] naming [`Field::OutCsv`] or
 /// [`Field::OutBvh`].
-pub fn check_outputs(
+pub(crate) fn check_outputs(
     csv: Option<&Path>,
     bvh: Option<&Path>,
     body: &Bvh,
@@ -129,7 +118,7 @@ pub fn check_outputs(
 /// # Errors
 /// [`crate::SessionError::Input`] naming [`Field::OutCsv`] or
 /// [`Field::OutBvh`].
-pub fn check_paths(csv: Option<&Path>, bvh: Option<&Path>) -> Result<()> {
+pub(crate) fn check_paths(csv: Option<&Path>, bvh: Option<&Path>) -> Result<()> {
     let mut outputs: Vec<(Field, &Path)> = Vec::new();
     if let Some(p) = csv {
         outputs.push((Field::OutCsv, p));
@@ -345,6 +334,7 @@ impl Drop for Recorder {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+    use vision::output::temporary_name;
 
     fn scratch(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("track_record_{}_{name}", std::process::id()));

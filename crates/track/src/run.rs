@@ -54,7 +54,7 @@ impl TrackRun {
                 ..SessionSpec::default()
             },
             settings: FilterSettings::default(),
-            fps: vision::sources::DEFAULT_SEQUENCE_FPS,
+            fps: vision::DEFAULT_SEQUENCE_FPS,
             out_csv: out_csv.into(),
             out_bvh: None,
             max_frames: None,

@@ -78,7 +78,7 @@ use crate::tracker::{ObservationMode, StepReport, Tracker};
 /// out of the keypoint term.
 pub const KEYPOINT_MIN_SCORE: f32 = 0.5;
 
-pub type Result<T, E = SessionError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = SessionError> = std::result::Result<T, E>;
 
 /// The stages of a session (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -18,11 +18,11 @@ use crate::body::TrackedBody;
 use crate::error::Result;
 
 /// A scored point: `(cost, F)`; cost = `−log w`.
-pub type Score = (f64, f64);
+pub(crate) type Score = (f64, f64);
 
 /// Weighs a batch of states (row-major): one score per state, replacing
 /// the contents of the vector it is given.
-pub type ScoreBatch<'a> = dyn FnMut(&[f64], &mut Vec<Score>) -> Result<()> + 'a;
+pub(crate) type ScoreBatch<'a> = dyn FnMut(&[f64], &mut Vec<Score>) -> Result<()> + 'a;
 
 /// Where a group's trial of round 2 stands until its batch is scored.
 #[derive(Clone, Copy, Debug)]
@@ -47,7 +47,7 @@ enum Pending {
 /// allocates only when it has more groups or vertices than any before.
 ///
 /// ```
-/// use track::simplex::LockstepSimplex;
+/// use track::LockstepSimplex;
 /// let body = track::TrackedBody::rtpf_upper_body();
 /// let d = body.dim();
 /// let start = body.state_of(body.base());

@@ -115,7 +115,7 @@ pub struct FilterSettings {
     /// adapter, else tract (a software adapter such as lavapipe runs the
     /// kernels slower than tract). Both give the same landmarks (within
     /// 0.05 px), so the choice changes speed, not results.
-    pub keypoint_backend: keypoints::Backend,
+    pub keypoint_backend: keypoints::DetectorBackend,
     /// How the recorded estimate is smoothed over time ([`crate::smooth`]).
     pub smoothing: crate::smooth::Smoothing,
     /// σ_v of the path smoother: hand speed, metres a second.
@@ -144,7 +144,7 @@ impl Default for FilterSettings {
             keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
             anatomy_weight: crate::anatomy::DEFAULT_ANATOMY_WEIGHT,
             lagged_detections: true,
-            keypoint_backend: keypoints::Backend::Auto,
+            keypoint_backend: keypoints::DetectorBackend::Auto,
             smoothing: crate::smooth::Smoothing::None,
             smoothing_hand_speed: crate::smooth::DEFAULT_HAND_SPEED,
             smoothing_temperature: crate::smooth::DEFAULT_TEMPERATURE,

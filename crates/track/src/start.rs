@@ -57,7 +57,7 @@ pub const SEARCH_STEPS: usize = 9;
 
 /// Every part of the body → class 1: the silhouette the foreground mask
 /// shows.
-pub const SILHOUETTE_LABEL_MAP: LabelMap = [1; labels::CLASSES];
+pub(crate) const SILHOUETTE_LABEL_MAP: LabelMap = [1; labels::CLASSES];
 
 /// `skeleton` standing upright in `kind`, facing the camera, its root at
 /// `root` (world): every angle starts at the rest pose, then the root's
@@ -202,7 +202,7 @@ fn coordinate_descent(x: &mut [f64], free: &[usize], cost: &dyn Fn(&[f64]) -> f6
 ///
 /// # Errors
 /// A mask of another size than the camera, or as [`search_root_position`].
-pub fn place_by_silhouette(
+pub(crate) fn place_by_silhouette(
     body: &TrackedBody,
     camera: &Camera,
     mask: &Observation,

@@ -1,7 +1,7 @@
 //! Synthetic sequences with ground truth: a BVH clip rendered to label
-//! images by the likelihood's own raster ([`labels::render_label_image`]),
+//! images by the likelihood's own raster ([`labels::synth::render_label_image`]),
 //! mapped to segmentation classes, with optional segmentation-like noise
-//! ([`labels::Noise`]). This is what the tests and `track_eval` track (RTPF
+//! ([`labels::synth::LabelNoise`]). This is what the tests and `track_eval` track (RTPF
 //! §VII evaluates on motion-capture sequences whose joint angles are the
 //! ground truth).
 
@@ -251,7 +251,8 @@ pub fn render_observation(
         source: source.into(),
     };
     labels::check_label_map(map).map_err(wrap)?;
-    let mut labels = labels::render_label_image(body.skeleton(), camera, pose).map_err(wrap)?;
+    let mut labels =
+        labels::synth::render_label_image(body.skeleton(), camera, pose).map_err(wrap)?;
     for l in &mut labels {
         if *l != 0 {
             *l = map[usize::from(*l) - 1];

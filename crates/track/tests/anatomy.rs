@@ -9,8 +9,8 @@
 
 use skeleton::nalgebra::{Point3, Rotation3, Unit};
 use skeleton::{Bvh, Skeleton};
-use track::anatomy::ArmAnatomy;
-use track::body::{Arm, Side};
+use track::ArmAnatomy;
+use track::{Arm, Side};
 
 fn asset(path: &str) -> String {
     format!("{}/../../assets/{path}", env!("CARGO_MANIFEST_DIR"))
@@ -75,9 +75,7 @@ fn a_forearm_turned_backwards_about_the_upper_arm_is_expensive() {
         for arm in arms {
             let (s, e, w) = (p[arm.shoulder], p[arm.elbow], p[arm.wrist]);
             let (u, f) = (e - s, w - e);
-            if track::body::angle_between(&u, &f) < 35f64.to_radians()
-                || (e - s).normalize().y > 0.3
-            {
+            if track::angle_between(&u, &f) < 35f64.to_radians() || (e - s).normalize().y > 0.3 {
                 continue;
             }
             bent += 1;

@@ -10,7 +10,7 @@
 //! lavapipe runs the network at about a second a frame in a debug build, so
 //! each session tracks two frames.
 
-use keypoints::{Backend, GpuDevice};
+use keypoints::{DetectorBackend, GpuDevice};
 use skeleton::Bvh;
 use track::{BackendChoice, ObservationMode, SharedDevice};
 use track::{CameraSpec, FilterSettings, KnownPose, Session, SessionSpec, Subject};
@@ -60,7 +60,7 @@ fn require_gpu() -> GpuDevice {
 /// The walk from its known first pose, keypoints only (the regions
 /// would not tell the back ends apart), `keypoint_backend` on `device`
 /// (the app's, as the window shares its own) or a headless one.
-fn session(keypoint_backend: Backend, device: Option<&GpuDevice>) -> Session {
+fn session(keypoint_backend: DetectorBackend, device: Option<&GpuDevice>) -> Session {
     let bvh = Bvh::load(WALK).unwrap();
     let camera = resize_camera(&load_camera(CAMERA).unwrap(), 320, 240).unwrap();
     let renderer = SyntheticRenderer::new(&bvh.skeleton, camera, RenderOptions::default()).unwrap();
@@ -113,14 +113,14 @@ fn track(mut s: Session) -> Vec<(Vec<[f32; 2]>, Vec<f64>)> {
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn a_session_on_the_gpu_network_tracks_as_on_tract() {
     let device = require_gpu();
-    let gpu = session(Backend::Gpu, Some(&device));
+    let gpu = session(DetectorBackend::Gpu, Some(&device));
     let said = gpu.describe_keypoints();
     assert!(
         said.starts_with(&format!("BlazePose full on {} (GPU", device.info.name))
             && said.contains("the app's device"),
         "{said}"
     );
-    let cpu = session(Backend::Cpu, None);
+    let cpu = session(DetectorBackend::Cpu, None);
     assert_eq!(
         cpu.describe_keypoints(),
         "BlazePose full on the CPU (tract)"
@@ -154,7 +154,7 @@ fn a_session_on_the_gpu_network_tracks_as_on_tract() {
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn auto_says_where_the_network_runs() {
     let device = require_gpu();
-    let said = session(Backend::Auto, None).describe_keypoints();
+    let said = session(DetectorBackend::Auto, None).describe_keypoints();
     if device.is_cpu() {
         assert!(
             said.starts_with("BlazePose full on the CPU (tract); not the GPU: ")

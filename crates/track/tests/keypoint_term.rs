@@ -12,12 +12,12 @@ use rand_distr::{Distribution, Normal};
 use rand_pcg::Pcg64Mcg;
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::{Bvh, JointKind, SkeletonBuilder};
-use track::keypoint_term::{KeypointMap, KeypointObservation, KeypointTerm, LandmarkSource};
 use track::synthetic::{ClipSpec, clip_camera, render_observation, upper_body_parts};
 use track::{
     Arm, BackendChoice, ObservationMode, Selection, Side, TrackedBody, Tracker, TrackerConfig,
     default_radii,
 };
+use track::{KeypointMap, KeypointObservation, KeypointTerm, LandmarkSource};
 
 fn motion(name: &str) -> Bvh {
     Bvh::load(format!(
@@ -100,7 +100,7 @@ fn the_map_follows_each_naming_scheme() {
     // The elbow and the wrist sit on the bone above, short of the joint
     // (LANDMARK_SHIFT); the shoulder on its joint.
     let skel = &walk.skeleton;
-    for (k, frac) in track::keypoint_term::LANDMARK_SHIFT {
+    for (k, frac) in track::LANDMARK_SHIFT {
         let b = cmu.get(&format!("left_{k}")).unwrap();
         let named = skel.joint(b.joint);
         assert_eq!(Some(b.point.joint), named.parent, "{k}");
@@ -556,13 +556,12 @@ fn observed_with_depth(
     cam: &Camera,
     world: &[skeleton::nalgebra::Isometry3<f64>],
 ) -> KeypointObservation {
-    let kappa = track::keypoint_term::DEFAULT_DEPTH_SCALE;
+    let kappa = track::DEFAULT_DEPTH_SCALE;
     let pixels = map.project(world, cam);
     let mut points: Vec<_> = KeypointObservation::from_pixels(map, &pixels)
         .points()
         .to_vec();
-    let depth =
-        |p: &track::keypoint_term::ObservedKeypoint| cam.project(&p.point.world(world)).unwrap().2;
+    let depth = |p: &track::ObservedKeypoint| cam.project(&p.point.world(world)).unwrap().2;
     let mean = points.iter().map(depth).sum::<f64>() / points.len() as f64;
     for p in &mut points {
         p.z = Some(kappa * (depth(p) - mean) * cam.fx() / mean);
@@ -651,7 +650,7 @@ fn lifting_puts_the_arm_on_the_detected_elbow_and_wrist() {
     }
     assert!(body.within_limits(&body.state_of(&start)));
     let mut out = Vec::new();
-    let made = track::lift::lift_hypotheses(
+    let made = track::lift_hypotheses(
         &body,
         &arms,
         &cam,

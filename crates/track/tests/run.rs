@@ -284,7 +284,7 @@ fn init_pose_check_names_the_bad_value() {
 /// silhouette is, and tracks from there; rows start at that frame.
 #[test]
 fn the_guided_start_places_a_person_who_holds_still() {
-    use track::start::{in_front_of, start_pose};
+    use track::{in_front_of, start_pose};
     let dir = scratch("start_pose");
     let mut bvh = Bvh::load(WALK).unwrap();
     let cam = resize_camera(&load_camera(CAMERA).unwrap(), 320, 240).unwrap();
@@ -332,7 +332,7 @@ fn no_set_up_files_are_needed() {
     let cam = track::default_camera(320, 240, 60.0).unwrap();
     let renderer =
         SyntheticRenderer::new(&body.skeleton, cam.clone(), RenderOptions::default()).unwrap();
-    let probe = track::start::start_pose_from(
+    let probe = track::start_pose_from(
         &body.skeleton,
         track::StartPose::ArmsDown,
         &cam,

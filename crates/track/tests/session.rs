@@ -65,21 +65,16 @@ impl Scene {
         let skel = &self.body.skeleton;
         let cam = self.renderer.camera();
         let base = self.body.frames.pose(0);
-        let probe = track::start::start_pose_from(
-            skel,
-            StartPose::ArmsDown,
-            cam,
-            Point3::new(x, 0.0, z),
-            base,
-        )
-        .unwrap();
+        let probe =
+            track::start_pose_from(skel, StartPose::ArmsDown, cam, Point3::new(x, 0.0, z), base)
+                .unwrap();
         let w = skel.forward_kinematics(&probe).unwrap();
         let low = w
             .iter()
             .map(|t| t.translation.vector.y)
             .fold(f64::INFINITY, f64::min);
         let root = Point3::new(x, -CAMERA_HEIGHT - low + 0.02, z);
-        track::start::start_pose_from(skel, StartPose::ArmsDown, cam, root, base).unwrap()
+        track::start_pose_from(skel, StartPose::ArmsDown, cam, root, base).unwrap()
     }
 
     fn render(&self, shots: &[Shot]) -> Frames {

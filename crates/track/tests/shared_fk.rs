@@ -8,7 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ik::ConstraintLikelihood;
 use ik::scenarios::HumanProblem;
-use labels::{Camera, CpuLikelihood, Noise, NonOverlap, Observation, render_observation};
+use labels::{
+    Camera, CpuLikelihood, NonOverlap, Observation,
+    synth::{LabelNoise, render_observation},
+};
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::{BatchForwardKinematics, Posing, presets};
 use smc::{BoxError, Likelihood, PerParticle, Prepare, Prepared};
@@ -42,7 +45,8 @@ fn constraints_region_and_prior_share_one_forward_kinematics() {
         60,
     )
     .unwrap();
-    let obs = render_observation(&skel, &camera, &skel.rest_pose(), &Noise::default(), 1).unwrap();
+    let obs =
+        render_observation(&skel, &camera, &skel.rest_pose(), &LabelNoise::default(), 1).unwrap();
     let problem = HumanProblem::new(&skel).unwrap();
     let rest = skel.forward_kinematics(&skel.rest_pose()).unwrap();
     let hands = problem
@@ -53,7 +57,7 @@ fn constraints_region_and_prior_share_one_forward_kinematics() {
     let prior = |_: &Observation, x: &[f64]| -0.5 * x[3..].iter().map(|a| a * a).sum::<f64>();
     let n = 200;
     let dof = skel.dof();
-    let states = labels::perturbed_poses(&skel, &skel.rest_pose(), n, 7);
+    let states = labels::synth::perturbed_poses(&skel, &skel.rest_pose(), n, 7);
 
     let terms = (
         ConstraintLikelihood {

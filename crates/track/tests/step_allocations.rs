@@ -21,11 +21,11 @@ use std::cell::Cell;
 
 use labels::{Camera, Observation};
 use skeleton::nalgebra::{Point3, Vector3};
-use track::keypoint_term::{KeypointMap, KeypointObservation};
 use track::synthetic::{render_observation, upper_body_parts};
 use track::{
     BackendChoice, FilterKind, ObservationMode, TrackFrame, TrackedBody, Tracker, TrackerConfig,
 };
+use track::{KeypointMap, KeypointObservation};
 
 struct Counting;
 

@@ -7,8 +7,8 @@ mod common;
 use common::{preset_camera, upper_body_pfrth};
 use labels::{Camera, IDENTITY_LABEL_MAP, LabelMap, Observation};
 use skeleton::nalgebra::Point3;
+use track::LockstepSimplex;
 use track::flip::{FlipArm, flip_hypotheses};
-use track::simplex::LockstepSimplex;
 use track::synthetic::{render_observation, upper_body_parts};
 use track::{
     Arm, BackendChoice, FilterKind, Side, TrackedBody, Tracker, TrackerConfig, search_root_position,
@@ -601,7 +601,7 @@ fn the_anatomy_weight_adds_the_arms_prior_to_each_score() {
         anatomy_weight,
         ..TrackerConfig::default()
     };
-    let prior = track::anatomy::ArmAnatomy::new(body.skeleton()).unwrap();
+    let prior = track::ArmAnatomy::new(body.skeleton()).unwrap();
     let mut states = Vec::new();
     let mut costs = Vec::new();
     // The right elbow bent both ways about its hinge: one of the two is

@@ -4,8 +4,8 @@
 //! `cargo run --release -p vision --example vision_demo -- [OUT.png]`
 
 use nalgebra::{Point3, Vector3};
-use vision::segment::iou;
-use vision::synth::class_preview;
+use vision::class_preview;
+use vision::iou;
 use vision::{RenderOptions, Segmenter, SyntheticRenderer};
 
 fn main() -> anyhow::Result<()> {
@@ -38,7 +38,7 @@ fn main() -> anyhow::Result<()> {
     let ms = 1e3 * t0.elapsed().as_secs_f64();
     let small = vision::resize_camera(&camera, s.width, s.height)?;
     let mut truth =
-        labels::render_label_image(renderer.skeleton(), &small, bvh.frames.pose(shown))?;
+        labels::synth::render_label_image(renderer.skeleton(), &small, bvh.frames.pose(shown))?;
     renderer.class_map().remap(&mut truth);
     // Three 640 × 480 panels: frame | segmentation | truth (labels ×4, nearest).
     let (w, h) = (640usize, 480usize);

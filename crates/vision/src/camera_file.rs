@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 /// Largest |coordinate| of `position` and `look_at`, metres: a camera a
 /// thousand kilometres away films no person, and rotating points near
 /// `f64::MAX` into the camera overflows (found by `tests/fuzz.rs`).
-pub const MAX_COORDINATE: f64 = 1e6;
+pub(crate) const MAX_COORDINATE: f64 = 1e6;
 
 use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, Translation3, UnitQuaternion, Vector3};
 
@@ -297,7 +297,7 @@ impl CameraFile {
     /// [`VisionError::Io`] when the file cannot be written.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        skeleton::bvh::write_atomically(path, self.to_toml_string().as_bytes())
+        skeleton::write_atomically(path, self.to_toml_string().as_bytes())
             .map_err(|e| VisionError::io(path, e))
     }
 }

@@ -16,7 +16,7 @@
 //! | 3  | shirt      | torso; upper arms and forearms with long sleeves; links |
 //! | 4  | trousers   | pelvis, thighs, shanks, feet (shoes count as trousers)  |
 
-use labels::likelihood::LabelMap;
+use labels::LabelMap;
 use skeleton::BodyPart;
 
 /// A segmentation class; the discriminant is the label-image id.
@@ -137,7 +137,7 @@ impl ClassMap {
     }
 
     /// `table[l − 1]` = the class id of body-part label `l` (`1..=12`), the
-    /// [`labels::likelihood::LabelMap`] the tracker remaps rendered labels with.
+    /// [`labels::LabelMap`] the tracker remaps rendered labels with.
     pub fn label_table(&self) -> LabelMap {
         self.table.map(SegClass::id)
     }
@@ -181,7 +181,7 @@ mod tests {
         let t = long.label_table();
         assert_eq!(t[usize::from(BodyPart::Torso.label()) - 1], 3);
         assert!(t.iter().all(|&c| (1..=SEG_CLASSES as u8).contains(&c)));
-        labels::likelihood::check_label_map(&t).unwrap();
+        labels::check_label_map(&t).unwrap();
     }
 
     #[test]

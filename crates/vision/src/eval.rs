@@ -114,7 +114,7 @@ pub fn evaluate(bvh: &Bvh, s: &Scenario) -> Result<Scores> {
                 *v = (f64::from(*v) * s.gain).round().clamp(0.0, 255.0) as u8;
             }
         }
-        let mut truth = labels::render_label_image(renderer.skeleton(), &small, pose)?;
+        let mut truth = labels::synth::render_label_image(renderer.skeleton(), &small, pose)?;
         map.remap(&mut truth);
         let t0 = std::time::Instant::now();
         let out = seg.segment(&r.frame)?;

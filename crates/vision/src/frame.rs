@@ -16,7 +16,7 @@ pub const MAX_FRAME_SIDE: u32 = 8192;
 /// what one frame of the largest accepted size costs. A source holds at
 /// most a few such buffers at a time (Y4M: the planes and the RGB frame;
 /// video: two frames in its pipe; webcam: the newest frame and a copy).
-pub const MAX_FRAME_BYTES: usize = 3 * (MAX_FRAME_SIDE as usize) * (MAX_FRAME_SIDE as usize);
+pub(crate) const MAX_FRAME_BYTES: usize = 3 * (MAX_FRAME_SIDE as usize) * (MAX_FRAME_SIDE as usize);
 
 /// Checks a frame size that `source_name` declares (a header, `ffprobe`'s
 /// answer, a driver's format) against [`MAX_FRAME_SIDE`] and
@@ -28,7 +28,7 @@ pub const MAX_FRAME_BYTES: usize = 3 * (MAX_FRAME_SIDE as usize) * (MAX_FRAME_SI
 /// [`VisionError::FrameLimit`] naming the source and the field: a zero
 /// side, a side above [`MAX_FRAME_SIDE`], or a frame above
 /// [`MAX_FRAME_BYTES`].
-pub fn check_frame_size(
+pub(crate) fn check_frame_size(
     source_name: &str,
     fields: [&str; 2],
     width: u64,

@@ -30,7 +30,7 @@ use crate::error::{Result, VisionError};
 
 /// `dir/.name.partial`: where a file is written before it is renamed.
 pub fn temporary_name(path: &Path) -> PathBuf {
-    skeleton::bvh::hidden_beside(path, "partial")
+    skeleton::hidden_beside(path, "partial")
 }
 
 /// Checks that `path`, given with `flag`, can be an output file: not
@@ -235,8 +235,8 @@ fn salvage(l: &Live) -> std::io::Result<Option<usize>> {
 
 /// `parts` into a second temporary name, synced, renamed over `path`.
 fn write_directly(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
-    let tmp = skeleton::bvh::hidden_beside(path, "salvage");
-    skeleton::bvh::write_through(&tmp, path, parts)
+    let tmp = skeleton::hidden_beside(path, "salvage");
+    skeleton::write_through(&tmp, path, parts)
 }
 
 /// Writes every live [`RowFile`]'s complete rows under its target's name

@@ -333,7 +333,7 @@ pub struct BackgroundModel {
 /// count as changed in [`Segmenter::accumulate_background`]'s stillness
 /// measure: above sensor noise averaged over the label pixel and H.264
 /// flicker, below a person's edge.
-pub const STILL_LUMA_CHANGE: f32 = 12.0;
+pub(crate) const STILL_LUMA_CHANGE: f32 = 12.0;
 
 /// Running sums of frames for the background model (module docs, step 3):
 /// [`Segmenter::accumulate_background`] adds a frame,
@@ -1108,7 +1108,7 @@ impl Segmenter {
         self.check_frame(frame)?;
         let (w, h) = (self.params.width as usize, self.params.height as usize);
         let cam = crate::camera_file::resize_camera(camera, w as u32, h as u32)?;
-        let mut labels = labels::render_label_image(skeleton, &cam, pose)?;
+        let mut labels = labels::synth::render_label_image(skeleton, &cam, pose)?;
         class_map.remap(&mut labels);
         self.features(frame);
         let fg: Option<Vec<u8>> = if self.background.is_some() {
@@ -1223,7 +1223,7 @@ pub struct LearnReport {
 
 /// The 4-neighbours of pixel `i` of a `w` × `h` image inside it: left,
 /// right, above, below.
-pub fn neighbours4(i: usize, w: usize, h: usize) -> impl Iterator<Item = usize> {
+pub(crate) fn neighbours4(i: usize, w: usize, h: usize) -> impl Iterator<Item = usize> {
     let (x, y) = (i % w, i / w);
     [
         (x > 0).then(|| i - 1),

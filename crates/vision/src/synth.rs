@@ -412,8 +412,8 @@ impl SyntheticRenderer {
     ) -> Result<RenderedFrame> {
         let world = self.skeleton.forward_kinematics(pose)?;
         let mut capsules = Vec::new();
-        labels::raster::capsules_of_pose(&self.skeleton, &world, &mut capsules);
-        let labels = labels::raster::render_labels(&self.camera.raster(), &capsules);
+        labels::capsules_of_pose(&self.skeleton, &world, &mut capsules);
+        let labels = labels::render_labels(&self.camera.raster(), &capsules);
         let (w, h) = (self.camera.width() as usize, self.camera.height() as usize);
         let light = Vector3::from(self.options.lighting.towards_light).normalize();
         let (ambient, diffuse) = (self.options.lighting.ambient, self.options.lighting.diffuse);
@@ -642,7 +642,7 @@ pub fn write_render(source: &SyntheticSource, out: &Path) -> Result<RenderSummar
 ///
 /// # Errors
 /// As [`write_render`].
-pub fn write_render_with(
+pub(crate) fn write_render_with(
     source: &SyntheticSource,
     out: &Path,
     on_frame: &mut dyn FnMut(usize),
@@ -662,7 +662,7 @@ pub fn write_render_with(
 ///
 /// # Errors
 /// As [`write_render`].
-pub fn write_render_until(
+pub(crate) fn write_render_until(
     source: &SyntheticSource,
     out: &Path,
     stop: &std::sync::atomic::AtomicBool,

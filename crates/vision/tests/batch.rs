@@ -1,8 +1,8 @@
 //! What `posecloud render` then `posecloud segment` run: the library's
 //! jobs ([`vision::batch`]).
 
+use vision::Appearance;
 use vision::batch::{PoseColours, RenderJob, SegmentJob, load_strokes, render, segment};
-use vision::synth::Appearance;
 use vision::{EmptyScene, Sleeves};
 
 const WALK: &str = concat!(

@@ -39,7 +39,7 @@ use fuzzkit::{TextMutation, lines_of, measured, panic_message, replace, runs};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{TestCaseError, TestRunner};
-use vision::sources::Y4mFile;
+use vision::Y4mFile;
 use vision::{CameraFile, FrameSource, MAX_FRAME_SIDE, VisionError};
 
 #[global_allocator]
@@ -309,7 +309,7 @@ fn check_camera(bytes: &[u8]) -> Result<bool, TestCaseError> {
                 }
                 // A point on the optical axis projects finitely.
                 let p = file.look_at;
-                if let Some((u, v, z)) = vision::camera_file::project(&camera, p)
+                if let Some((u, v, z)) = vision::project(&camera, p)
                     && !(u.is_finite() && v.is_finite() && z.is_finite())
                 {
                     return Err(format!("look_at projects to ({u}, {v}, {z})"));

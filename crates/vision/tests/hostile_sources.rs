@@ -17,8 +17,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use vision::batch::{SegmentJob, segment};
-use vision::sources::{VideoFile, VideoOptions, Y4mFile, probe_with};
 use vision::{FrameSource, MAX_FRAME_SIDE, VisionError};
+use vision::{VideoFile, VideoOptions, Y4mFile, probe_with};
 
 #[global_allocator]
 static ALLOCATOR: common::Counting = common::Counting;
@@ -183,10 +183,7 @@ fn an_ffmpeg_error_exit_reports_its_last_stderr_lines() {
     assert!(s.contains("Invalid NAL unit size"), "{s}");
     assert!(s.contains(SPEW), "{s}");
     // The last STDERR_LINES lines, not 20,000.
-    assert!(
-        s.lines().count() <= vision::sources::STDERR_LINES + 3,
-        "{s}"
-    );
+    assert!(s.lines().count() <= vision::STDERR_LINES + 3, "{s}");
 }
 
 #[test]

@@ -71,7 +71,7 @@ fn global_brightness_change_keeps_the_silhouette() {
 fn colours_learned_from_strokes_segment_like_a_known_pose() {
     use nalgebra::{Point3, Vector3};
     use skeleton::BodyPart;
-    use vision::segment::iou;
+    use vision::iou;
     use vision::{ColourClass, Segmenter, Stroke, SyntheticRenderer};
     let bvh = walk();
     let world = bvh
@@ -117,7 +117,8 @@ fn colours_learned_from_strokes_segment_like_a_known_pose() {
     let g = r.render(bvh.frames.pose(630), 2, 2, 0.0).unwrap();
     let out = seg.segment(&g.frame).unwrap();
     let small = vision::resize_camera(&camera, 160, 120).unwrap();
-    let mut truth = labels::render_label_image(r.skeleton(), &small, bvh.frames.pose(630)).unwrap();
+    let mut truth =
+        labels::synth::render_label_image(r.skeleton(), &small, bvh.frames.pose(630)).unwrap();
     r.class_map().remap(&mut truth);
     let fg = iou(&out.labels, &truth, |l| l != 0, |l| l != 0).unwrap();
     let classes: Vec<f64> = (1..=4u8)

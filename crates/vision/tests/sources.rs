@@ -6,8 +6,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use vision::sources::{ImageSequence, VideoFile, Y4mFile};
 use vision::{FrameSource, VisionError, open_source};
+use vision::{ImageSequence, VideoFile, Y4mFile};
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("src", name)

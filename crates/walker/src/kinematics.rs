@@ -127,7 +127,7 @@ pub fn heading_axes(theta: f64) -> (Vector3<f64>, Vector3<f64>) {
 
 /// Parameters of one joint's evolution (PHYSPRIOR Table 2.5).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct JointModel {
+pub struct JointEvolution {
     /// Angle noise per second `τ⁻¹σ`.
     pub noise: f64,
     /// Velocity decay `α`.
@@ -138,37 +138,37 @@ pub struct JointModel {
     pub limits: (f64, f64),
 }
 
-impl JointModel {
+impl JointEvolution {
     /// Table 2.5: torso (heading).
-    pub const TORSO: JointModel = JointModel {
+    pub const TORSO: JointEvolution = JointEvolution {
         noise: 0.2,
         alpha: 1.0,
         kappa: 0.0,
         limits: (f64::NEG_INFINITY, f64::INFINITY),
     };
     /// Table 2.5: hip (where the dynamics do not fix it).
-    pub const HIP: JointModel = JointModel {
+    pub const HIP: JointEvolution = JointEvolution {
         noise: std::f64::consts::PI,
         alpha: 0.75,
         kappa: 0.0,
         limits: (f64::NEG_INFINITY, f64::INFINITY),
     };
     /// Table 2.5: knee.
-    pub const KNEE: JointModel = JointModel {
+    pub const KNEE: JointEvolution = JointEvolution {
         noise: std::f64::consts::FRAC_PI_4,
         alpha: 1.0,
         kappa: 2.0,
         limits: (-std::f64::consts::PI, 0.0),
     };
     /// Table 2.5: ankle pitch.
-    pub const ANKLE_X: JointModel = JointModel {
+    pub const ANKLE_X: JointEvolution = JointEvolution {
         noise: std::f64::consts::FRAC_PI_4,
         alpha: 0.75,
         kappa: 2.0,
         limits: (-std::f64::consts::FRAC_PI_2, std::f64::consts::FRAC_PI_2),
     };
     /// Table 2.5: ankle yaw.
-    pub const ANKLE_Z: JointModel = JointModel {
+    pub const ANKLE_Z: JointEvolution = JointEvolution {
         noise: std::f64::consts::FRAC_PI_4,
         alpha: 0.75,
         kappa: 5.0,
@@ -358,9 +358,9 @@ mod tests {
     /// at rest; with α = 1 (the knee) it oscillates without decay.
     #[test]
     fn joint_model_is_a_damped_spring() {
-        let m = JointModel {
+        let m = JointEvolution {
             noise: 1e-12,
-            ..JointModel::ANKLE_X
+            ..JointEvolution::ANKLE_X
         };
         let mut r = rng();
         let (mut psi, mut dpsi) = (-1.0, 0.0);

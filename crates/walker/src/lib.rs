@@ -10,22 +10,24 @@
 //! - [`monopode`]: the monopode (§2.1.1, Eq. 2.1–2.4).
 //! - [`kinematics`]: the kinematic lower body, joint evolution (Eq. 2.6)
 //!   with truncated normals (Table 2.5).
-//! - [`stochastic`]: stochastic forces (Tables 2.2, 2.4; App. B.2) and
+//! - `stochastic`: stochastic forces (Tables 2.2, 2.4; App. B.2) and
 //!   anthropometric segment lengths (Eq. 2.7–2.8, Table 2.6, §3.2).
 //! - [`mocap`]: tracking points from CMU BVH clips.
-//! - [`tracker`]: [`WalkerTracker`], SIR (Alg. 1) over the prior with the
+//! - `tracker`: [`WalkerTracker`], SIR (Alg. 1) over the prior with the
 //!   2D point likelihood of Ch. 4 (Table 4.1); mean pose, covariance
 //!   ellipses, MAP trajectory.
 
 pub mod anthropomorphic;
-pub mod error;
+mod error;
 pub mod kinematics;
 pub mod mocap;
 pub mod monopode;
-pub mod stochastic;
-pub mod tracker;
+mod stochastic;
+mod tracker;
 
 pub use error::{Result, WalkerError};
+pub use stochastic::ForceParams;
+pub use tracker::observe;
 pub use tracker::{
     Dynamics, Ellipse, FrameReport, InitialPose, PointObservation, Pose, WalkerConfig,
     WalkerTracker,

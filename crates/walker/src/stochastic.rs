@@ -123,7 +123,7 @@ impl ForceStats {
 }
 
 /// `𝒢(shape, rate)` draw (the thesis' parameterisation).
-pub fn gamma<R: Rng + ?Sized>(shape: f64, rate: f64, rng: &mut R) -> f64 {
+pub(crate) fn gamma<R: Rng + ?Sized>(shape: f64, rate: f64, rng: &mut R) -> f64 {
     match Gamma::new(shape, 1.0 / rate) {
         Ok(g) => g.sample(rng),
         Err(_) => shape / rate,

@@ -32,7 +32,7 @@ use smc::{
 
 use crate::anthropomorphic::{Walker, WalkerParams, WalkerState};
 use crate::error::{Result, WalkerError, require_positive};
-use crate::kinematics::{JointModel, LegAngles, LegPoints, Segments, heading_axes, leg_points};
+use crate::kinematics::{JointEvolution, LegAngles, LegPoints, Segments, heading_axes, leg_points};
 use crate::mocap::{POINTS, TruthClip};
 use crate::monopode::{Monopode, MonopodeParams, MonopodeState};
 use crate::stochastic::{ForceParams, ForceStats, SegmentPrior};
@@ -65,25 +65,25 @@ impl Dynamics {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct JointTable {
     /// Heading about the vertical.
-    pub torso: JointModel,
+    pub torso: JointEvolution,
     /// Hips not fixed by the dynamics.
-    pub hip: JointModel,
+    pub hip: JointEvolution,
     /// Knees.
-    pub knee: JointModel,
+    pub knee: JointEvolution,
     /// Ankle pitch.
-    pub ankle_x: JointModel,
+    pub ankle_x: JointEvolution,
     /// Ankle yaw.
-    pub ankle_z: JointModel,
+    pub ankle_z: JointEvolution,
 }
 
 impl Default for JointTable {
     fn default() -> Self {
         JointTable {
-            torso: JointModel::TORSO,
-            hip: JointModel::HIP,
-            knee: JointModel::KNEE,
-            ankle_x: JointModel::ANKLE_X,
-            ankle_z: JointModel::ANKLE_Z,
+            torso: JointEvolution::TORSO,
+            hip: JointEvolution::HIP,
+            knee: JointEvolution::KNEE,
+            ankle_x: JointEvolution::ANKLE_X,
+            ankle_z: JointEvolution::ANKLE_Z,
         }
     }
 }
@@ -349,7 +349,7 @@ const SINCE_TRANSFER: usize = 45;
 /// the likelihood and the summaries need no second forward kinematics.
 const TRACK: usize = 46;
 /// Dimension of a particle's state.
-pub const STATE_DIM: usize = TRACK + 3 * POINTS;
+pub(crate) const STATE_DIM: usize = TRACK + 3 * POINTS;
 
 /// The walker's or monopode's state from the dynamics entries of `x`.
 fn dynamics_state<S: From<[f64; 4]>>(x: &[f64]) -> S {

@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use walker::InitialPose;
+use walker::Pose;
 use walker::kinematics::ANKLE_HEIGHT;
 use walker::mocap::TruthClip;
-use walker::tracker::Pose;
 
 fn clip() -> TruthClip {
     let path =

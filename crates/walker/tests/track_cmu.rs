@@ -7,7 +7,7 @@ use std::path::Path;
 use labels::Camera;
 use nalgebra::{Point3, Vector3};
 use walker::mocap::{POINTS, TruthClip};
-use walker::tracker::observe;
+use walker::observe;
 use walker::{Dynamics, InitialPose, WalkerConfig, WalkerTracker};
 
 /// 30 frames at 60 frames/s from one frame before the first heel strike of

@@ -93,7 +93,7 @@ mod tests {
     #[test]
     fn library_names_become_flags() {
         let session = anyhow::Error::from(track::SessionError::KeypointBackend {
-            backend: keypoints::Backend::Gpu,
+            backend: keypoints::DetectorBackend::Gpu,
             source: keypoints::Error::NoGpu("no adapter: none found".into()),
         });
         assert!(

@@ -33,7 +33,7 @@ use vision::{
 };
 
 /// Where the keypoint network runs (`--keypoint-backend`,
-/// [`keypoints::Backend`]); the landmarks agree within 0.05 px, so the
+/// [`keypoints::DetectorBackend`]); the landmarks agree within 0.05 px, so the
 /// choice changes speed, not results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum KeypointBackendArg {
@@ -46,7 +46,7 @@ pub enum KeypointBackendArg {
     Gpu,
 }
 
-impl From<KeypointBackendArg> for keypoints::Backend {
+impl From<KeypointBackendArg> for keypoints::DetectorBackend {
     fn from(b: KeypointBackendArg) -> Self {
         match b {
             KeypointBackendArg::Auto => Self::Auto,
@@ -59,8 +59,11 @@ impl From<KeypointBackendArg> for keypoints::Backend {
 /// The keypoint network's failure to start on `backend`, in the command
 /// line's words (`--keypoint-backend`, where the library says the
 /// setting).
-pub fn backend_error(backend: keypoints::Backend, source: &keypoints::Error) -> anyhow::Error {
-    let hint = if backend == keypoints::Backend::Gpu {
+pub fn backend_error(
+    backend: keypoints::DetectorBackend,
+    source: &keypoints::Error,
+) -> anyhow::Error {
+    let hint = if backend == keypoints::DetectorBackend::Gpu {
         " (--keypoint-backend auto runs the network with tract on the CPU when there is no GPU)"
     } else {
         ""
@@ -216,8 +219,8 @@ pub fn keypoints_until(args: &KeypointsArgs, stop: &AtomicBool) -> Result<usize>
     let mut out = RowFile::create(&args.out_csv, &header).with_context(|| csv_what.clone())?;
     let started = Instant::now();
     let (mut rows, mut found, mut failed) = (0usize, 0usize, 0usize);
-    let total = super::progress::Progress::frames(source.frame_count(), args.max_frames);
-    let mut progress = super::progress::Progress::new(total, args.quiet);
+    let total = super::progress::StderrProgress::frames(source.frame_count(), args.max_frames);
+    let mut progress = super::progress::StderrProgress::new(total, args.quiet);
     progress.say(&format!(
         "keypoints: {} on {}",
         detector.model_name(),
@@ -341,20 +344,21 @@ mod tests {
         use clap::Parser as _;
         let base = ["keypoints", "--frames", "x", "--out-csv", "y.csv"];
         let parse = |extra: &[&str]| Cli::try_parse_from(base.iter().chain(extra));
-        let backend =
-            |extra: &[&str]| keypoints::Backend::from(parse(extra).unwrap().args.keypoint_backend);
-        assert_eq!(backend(&[]), keypoints::Backend::Auto);
+        let backend = |extra: &[&str]| {
+            keypoints::DetectorBackend::from(parse(extra).unwrap().args.keypoint_backend)
+        };
+        assert_eq!(backend(&[]), keypoints::DetectorBackend::Auto);
         assert_eq!(
             backend(&["--keypoint-backend", "cpu"]),
-            keypoints::Backend::Cpu
+            keypoints::DetectorBackend::Cpu
         );
         assert_eq!(
             backend(&["--keypoint-backend", "gpu"]),
-            keypoints::Backend::Gpu
+            keypoints::DetectorBackend::Gpu
         );
         assert_eq!(
             backend(&["--keypoint-backend", "auto"]),
-            keypoints::Backend::Auto
+            keypoints::DetectorBackend::Auto
         );
         let e = parse(&["--keypoint-backend", "tpu"])
             .unwrap_err()
@@ -369,13 +373,13 @@ mod tests {
     #[test]
     fn a_keypoint_backend_error_names_the_flag() {
         let source = keypoints::Error::NoGpu("no adapter: none found".into());
-        let e = backend_error(keypoints::Backend::Gpu, &source).to_string();
+        let e = backend_error(keypoints::DetectorBackend::Gpu, &source).to_string();
         assert!(
             e.starts_with("--keypoint-backend gpu: ") && e.contains("no adapter"),
             "{e}"
         );
         let session = anyhow::Error::from(track::SessionError::KeypointBackend {
-            backend: keypoints::Backend::Gpu,
+            backend: keypoints::DetectorBackend::Gpu,
             source,
         });
         assert!(

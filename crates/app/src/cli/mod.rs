@@ -80,7 +80,7 @@ pub struct SourceArgs {
     #[arg(long)]
     pub background_frames: Option<usize>,
     /// Frame rate assumed for image sequences and webcams (0.1 to 1000).
-    #[arg(long, default_value_t = vision::sources::DEFAULT_SEQUENCE_FPS, value_parser = parse_fps)]
+    #[arg(long, default_value_t = vision::DEFAULT_SEQUENCE_FPS, value_parser = parse_fps)]
     pub fps: f64,
 }
 
@@ -159,7 +159,7 @@ pub fn ctrl_c_stop() -> Result<&'static AtomicBool> {
 }
 
 /// Parses a frame rate (frames per second) within
-/// [`vision::sources::FPS_RANGE`].
+/// [`vision::FPS_RANGE`].
 ///
 /// # Errors
 /// A message naming the bounds.
@@ -168,7 +168,7 @@ pub fn parse_fps(s: &str) -> std::result::Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("`{s}` is not a number"))?;
-    vision::sources::check_fps(fps).map_err(|m| format!("`{s}`: {m}"))?;
+    vision::check_fps(fps).map_err(|m| format!("`{s}`: {m}"))?;
     Ok(fps)
 }
 

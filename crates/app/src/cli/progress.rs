@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// A progress report on stderr.
-pub struct Progress {
+pub struct StderrProgress {
     bar: Option<ProgressBar>,
     quiet: bool,
     last_line: Option<Instant>,
 }
 
-impl Progress {
+impl StderrProgress {
     /// `total` items (frames) when known; `quiet`: nothing at all.
     pub fn new(total: Option<u64>, quiet: bool) -> Self {
         let bar = (!quiet && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {

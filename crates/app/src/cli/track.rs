@@ -16,7 +16,7 @@ use track::{CameraSpec, FilterSettings, KnownPose, SessionSpec, Stage, Subject};
 
 use super::flags::in_flag_words;
 use super::keypoints::KeypointBackendArg;
-use super::progress::Progress;
+use super::progress::StderrProgress;
 use super::vision_cmds::SleevesArg;
 use super::{LabelSizeArgs, SourceArgs};
 
@@ -195,22 +195,22 @@ pub struct TrackArgs {
     pub observation: ObservationArg,
     /// σ of the keypoint term as a fraction of the person's size in the
     /// image (shoulders to hips).
-    #[arg(long, default_value_t = track::keypoint_term::DEFAULT_KEYPOINT_SIGMA)]
+    #[arg(long, default_value_t = track::DEFAULT_KEYPOINT_SIGMA)]
     pub keypoint_sigma: f64,
     /// Arm hypotheses a frame lifted onto the detected elbows and wrists
     /// (0: none).
-    #[arg(long, default_value_t = track::keypoint_term::DEFAULT_KEYPOINT_LIFTS)]
+    #[arg(long, default_value_t = track::DEFAULT_KEYPOINT_LIFTS)]
     pub keypoint_lifts: usize,
     /// σ of the keypoint term's depth order (the detector's relative depth
     /// of each limb segment's ends) as a fraction of the person's size;
     /// 0 leaves the detector's depth out.
-    #[arg(long, default_value_t = track::keypoint_term::DEFAULT_DEPTH_SIGMA)]
+    #[arg(long, default_value_t = track::DEFAULT_DEPTH_SIGMA)]
     pub keypoint_depth_sigma: f64,
     /// Weight of the arms' anatomical prior: a forearm bent backwards
     /// through the elbow costs up to ≈ 11 nats × the weight (0: off, the
     /// default: it keeps implausible arms out without lowering the elbow
     /// error on the evaluation clips, docs/track.md).
-    #[arg(long, default_value_t = track::anatomy::DEFAULT_ANATOMY_WEIGHT)]
+    #[arg(long, default_value_t = track::DEFAULT_ANATOMY_WEIGHT)]
     pub anatomy_weight: f64,
     /// Where the keypoint network runs: auto (the GPU on a hardware
     /// adapter, else tract on the CPU; a software adapter such as lavapipe
@@ -323,12 +323,12 @@ pub fn track_command(a: &TrackArgs) -> Result<()> {
 /// As [`run_until`].
 pub fn track_until(a: &TrackArgs, stop: &AtomicBool) -> Result<track::run::TrackSummary> {
     let run = a.to_run();
-    let mut bar: Option<Progress> = None;
+    let mut bar: Option<StderrProgress> = None;
     let mut last_stage = None;
     let summary = run_until(&run, stop, &mut |p| match p {
         RunProgress::Opened(session) => {
-            let total = Progress::frames(session.source().frame_count(), a.max_frames);
-            let b = Progress::new(total, a.quiet);
+            let total = StderrProgress::frames(session.source().frame_count(), a.max_frames);
+            let b = StderrProgress::new(total, a.quiet);
             let (w, h) = session.source().size();
             b.say(&format!(
                 "{} ({w} × {h} → {} labels); {}; body {:.2} m tall; {} N = {}; observation: {}; keypoints: {}; estimate: {}",
@@ -440,14 +440,14 @@ mod tests {
                 .settings
                 .keypoint_backend
         };
-        assert_eq!(backend(&[]), keypoints::Backend::Auto);
+        assert_eq!(backend(&[]), keypoints::DetectorBackend::Auto);
         assert_eq!(
             backend(&["--keypoint-backend", "cpu"]),
-            keypoints::Backend::Cpu
+            keypoints::DetectorBackend::Cpu
         );
         assert_eq!(
             backend(&["--keypoint-backend", "gpu"]),
-            keypoints::Backend::Gpu
+            keypoints::DetectorBackend::Gpu
         );
         let e = parse(&["--keypoint-backend", "cuda"])
             .unwrap_err()

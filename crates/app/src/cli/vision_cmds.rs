@@ -10,9 +10,9 @@ use vision::Sleeves;
 use vision::batch::{
     PoseColours, RenderJob, RenderProgress, SegmentJob, SegmentProgress, SegmentSummary,
 };
-use vision::synth::{Appearance, RenderSummary};
+use vision::{Appearance, RenderSummary};
 
-use super::progress::Progress;
+use super::progress::StderrProgress;
 use super::{LabelSizeArgs, SourceArgs};
 
 /// Sleeve length on the command line.
@@ -178,11 +178,11 @@ impl RenderArgs {
 /// # Errors
 /// As [`vision::batch::render`].
 pub fn render(a: &RenderArgs) -> Result<RenderSummary> {
-    let mut bar: Option<Progress> = None;
+    let mut bar: Option<StderrProgress> = None;
     let stop = super::ctrl_c_stop()?;
     let summary = vision::batch::render_until(&a.job(), stop, &mut |p| match p {
         RenderProgress::Started { frames, range } => {
-            let b = Progress::new(Some(frames as u64), a.quiet);
+            let b = StderrProgress::new(Some(frames as u64), a.quiet);
             b.say(&format!(
                 "rendering {} clip frames {}..{} (step {}) + 1 empty frame to {}",
                 a.bvh.display(),
@@ -214,7 +214,7 @@ pub fn render(a: &RenderArgs) -> Result<RenderSummary> {
 /// cleared, then, if it succeeded, its summary line on stdout (a closed
 /// stdout does not fail the batch).
 fn finish<S, E>(
-    bar: Option<&Progress>,
+    bar: Option<&StderrProgress>,
     summary: std::result::Result<S, E>,
     line: impl FnOnce(&S) -> String,
 ) -> Result<S>
@@ -302,7 +302,7 @@ impl SegmentArgs {
 /// # Errors
 /// As [`vision::batch::segment`].
 pub fn segment(a: &SegmentArgs) -> Result<SegmentSummary> {
-    let mut bar: Option<Progress> = None;
+    let mut bar: Option<StderrProgress> = None;
     let mut size = (0, 0);
     let names: Vec<&str> = vision::SegClass::ALL.iter().map(|c| c.name()).collect();
     let stop = super::ctrl_c_stop()?;
@@ -313,7 +313,7 @@ pub fn segment(a: &SegmentArgs) -> Result<SegmentSummary> {
             frames,
         } => {
             size = s;
-            let b = Progress::new(Progress::frames(frames, a.max_frames), a.quiet);
+            let b = StderrProgress::new(StderrProgress::frames(frames, a.max_frames), a.quiet);
             b.say(&format!("segmenting {name} ({} × {})", s.0, s.1));
             bar = Some(b);
         }

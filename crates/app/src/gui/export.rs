@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use bevy::prelude::*;
 use bevy_egui::egui;
 use skeleton::Skeleton;
-use skeleton::bvh::{Bvh, default_channels};
+use skeleton::{Bvh, default_channels};
 use track::Recorder;
 
 use super::scene_common::SceneClock;
@@ -159,7 +159,7 @@ pub fn save_points(stem: &Path, points: &[(String, [f32; 3])]) -> Result<PathBuf
     for (name, [x, y, z]) in points {
         text += &format!("{name},{x:.6},{y:.6},{z:.6}\n");
     }
-    skeleton::bvh::write_atomically(&path, text.as_bytes())
+    skeleton::write_atomically(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
 }
@@ -184,8 +184,7 @@ pub fn save_screenshot(image: &Image, path: &Path) -> Result<()> {
         let mut writer = encoder.write_header()?;
         writer.write_image_data(rgb.as_raw())?;
     }
-    skeleton::bvh::write_atomically(path, &bytes)
-        .with_context(|| format!("writing {}", path.display()))
+    skeleton::write_atomically(path, &bytes).with_context(|| format!("writing {}", path.display()))
 }
 
 impl Exports {

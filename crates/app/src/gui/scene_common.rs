@@ -31,7 +31,7 @@ pub struct SceneClock {
     pub frames: u64,
     pub fixed_dt: Option<f64>,
     pub fps: f64,
-    pub times: FrameTimes,
+    pub times: WindowTimes,
     pub auto_exit: AutoExit,
     screenshot_taken: bool,
     /// Screenshots asked for (by a script) and not yet requested.
@@ -45,7 +45,7 @@ pub struct SceneClock {
 /// When the window started and became interactive, and its frame times
 /// since.
 #[derive(Debug)]
-pub struct FrameTimes {
+pub struct WindowTimes {
     pub launched: Instant,
     /// Seconds after launch of the first frame, and of the first frame
     /// faster than 100 ms (pipelines compiled: interactive).
@@ -55,7 +55,7 @@ pub struct FrameTimes {
     times: Vec<f64>,
 }
 
-impl FrameTimes {
+impl WindowTimes {
     fn new(launched: Instant) -> Self {
         Self {
             launched,
@@ -132,7 +132,7 @@ impl SceneClock {
             frames: 0,
             fixed_dt,
             fps: 0.0,
-            times: FrameTimes::new(launched),
+            times: WindowTimes::new(launched),
             auto_exit,
             screenshot_taken: false,
             pending: Vec::new(),

@@ -43,7 +43,7 @@ impl DefaultSubject {
     /// The body standing arms-down, facing the camera, with its root at
     /// `root` (camera coordinates).
     pub(crate) fn arms_down_at(&self, root: Point3<f64>) -> Vec<f64> {
-        track::start::start_pose_from(
+        track::start_pose_from(
             &self.body.skeleton,
             track::StartPose::ArmsDown,
             &self.cam,

@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use std::num::NonZeroU64;
 use std::sync::Mutex;
 
-use labels::likelihood::CLASSES;
-use labels::raster::{CapsuleInstance, CapsuleRef};
+use labels::CLASSES;
+use labels::{CapsuleInstance, CapsuleRef};
 
 use super::uniforms::{COUNTS_STRIDE, GpuRect, RasterUniforms};
 use super::{COUNT_WORKGROUP_SIZE, RasterPath, WORKGROUP_SIZE};

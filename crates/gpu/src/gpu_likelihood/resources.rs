@@ -2,7 +2,7 @@
 //! groups), how many particles a pass holds, and the passes recorded over
 //! them.
 
-use labels::raster::{CapsuleInstance, CapsuleLayout};
+use labels::{CapsuleInstance, CapsuleLayout};
 
 use super::pipelines::{DEPTH_FORMAT, LABEL_FORMAT, PathPipelines};
 use super::uniforms::{COUNTS_STRIDE, GpuRect, PREPARED_CAPSULE_BYTES};

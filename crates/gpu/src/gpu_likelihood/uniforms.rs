@@ -2,16 +2,16 @@
 //! (`shaders/raster_common.wgsl`), each with a size test.
 
 use bytemuck::{Pod, Zeroable};
-use labels::camera::RasterCamera;
-use labels::likelihood::{CLASSES, LabelMap};
-use labels::raster::{CapsuleLayout, PixelRect};
+use labels::RasterCamera;
+use labels::{CLASSES, LabelMap};
+use labels::{CapsuleLayout, PixelRect};
 
 use super::resources::AtlasLayout;
 
 /// `frag_depth = t · 2⁻²⁰` (render-pass path): a power of two, so the
 /// scaling is exact and keeps every order and tie of the f32 ray parameters
 /// (for `t < 2²⁰`).
-pub const DEPTH_SCALE: f32 = 1.0 / 1_048_576.0;
+pub(crate) const DEPTH_SCALE: f32 = 1.0 / 1_048_576.0;
 
 /// Bytes of one particle's counts: `2 C` u32.
 pub(crate) const COUNTS_STRIDE: u64 = (2 * CLASSES * 4) as u64;
@@ -22,7 +22,7 @@ pub(crate) const COUNTS_STRIDE: u64 = (2 * CLASSES * 4) as u64;
 /// the tile and atlas geometry and [`DEPTH_SCALE`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct RasterUniforms {
+pub(crate) struct RasterUniforms {
     /// Row `i`: `[r_i0, r_i1, r_i2, t_i]` of camera-from-world.
     pub rows: [[f32; 4]; 3],
     pub fx: f32,
@@ -137,8 +137,8 @@ pub(crate) const PREPARED_CAPSULE_BYTES: u64 = 64 + size_of::<GpuRect>() as u64;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use labels::likelihood::IDENTITY_LABEL_MAP;
-    use labels::raster::{CapsuleInstance, CapsuleRef};
+    use labels::IDENTITY_LABEL_MAP;
+    use labels::{CapsuleInstance, CapsuleRef};
 
     #[test]
     fn uniform_and_storage_mirrors_have_the_wgsl_sizes() {

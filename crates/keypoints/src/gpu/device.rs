@@ -52,7 +52,7 @@ impl GpuDevice {
     }
 
     /// Whether the adapter is a CPU device (lavapipe, llvmpipe, WARP), which
-    /// [`crate::Backend::Auto`] passes over for tract.
+    /// [`crate::DetectorBackend::Auto`] passes over for tract.
     pub fn is_cpu(&self) -> bool {
         self.info.device_type == wgpu::DeviceType::Cpu
     }

@@ -31,7 +31,7 @@ fn is_image(path: &Path) -> bool {
 
 /// Files an image sequence may list: more is refused rather than listed
 /// (a folder of millions of files would be read into memory first).
-pub const MAX_SEQUENCE_FILES: usize = 1_000_000;
+pub(super) const MAX_SEQUENCE_FILES: usize = 1_000_000;
 
 /// `*` matches any run of characters, `?` one character. Linear in the
 /// pattern times the name at worst (the classic two-pointer matcher that

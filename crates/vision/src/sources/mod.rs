@@ -1,10 +1,10 @@
 //! The [`crate::FrameSource`] implementations and
 //! [`open_source`], which picks one from a command-line string.
 
-pub mod images;
-pub mod video;
-pub mod webcam;
-pub mod y4m;
+mod images;
+mod video;
+mod webcam;
+mod y4m;
 
 use std::path::Path;
 
@@ -12,10 +12,8 @@ use crate::error::{Result, VisionError};
 use crate::frame::FrameSource;
 
 pub use images::{DEFAULT_SEQUENCE_FPS, ImageSequence};
-pub use video::{
-    DEFAULT_READ_TIMEOUT, STDERR_LINES, VideoFile, VideoInfo, VideoOptions, probe, probe_with,
-};
-pub use webcam::{Webcam, WebcamFormat, WebcamInfo, WebcamOptions, list_webcams, nearest_size};
+pub use video::{STDERR_LINES, VideoFile, VideoInfo, VideoOptions, probe, probe_with};
+pub use webcam::{Webcam, WebcamFormat, WebcamInfo, WebcamOptions, list_webcams};
 pub use y4m::Y4mFile;
 
 /// Frame rates a source may have (frames per second): a rate outside is
@@ -23,7 +21,7 @@ pub use y4m::Y4mFile;
 /// these, time-based stages (the guided start's seconds of stillness, the
 /// frames-per-second of progress) stop meaning anything, and the BVH's
 /// frame time leaves what its format can hold.
-pub const FPS_RANGE: std::ops::RangeInclusive<f64> = 0.1..=1000.0;
+pub(crate) const FPS_RANGE: std::ops::RangeInclusive<f64> = 0.1..=1000.0;
 
 /// Checks a frame rate against [`FPS_RANGE`].
 ///

@@ -51,7 +51,7 @@ pub struct VideoInfo {
 /// How long [`probe`] and [`VideoFile`] wait for `ffprobe`'s answer or for
 /// the next frame by default: generous, since a seek decodes from the
 /// previous key frame.
-pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Lines of a helper program's stderr kept for error messages.
 pub const STDERR_LINES: usize = 20;

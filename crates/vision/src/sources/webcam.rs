@@ -110,7 +110,7 @@ fn no_webcam_support(device: &str) -> VisionError {
 /// The offered size nearest to `requested`: the least
 /// `|w − w_req| + |h − h_req|`, the larger image on a tie. `None` when
 /// nothing is offered.
-pub fn nearest_size(offered: &[(u32, u32)], requested: (u32, u32)) -> Option<(u32, u32)> {
+pub(super) fn nearest_size(offered: &[(u32, u32)], requested: (u32, u32)) -> Option<(u32, u32)> {
     let distance = |&(w, h): &(u32, u32)| {
         u64::from(w.abs_diff(requested.0)) + u64::from(h.abs_diff(requested.1))
     };
@@ -150,7 +150,7 @@ impl WebcamOptions {
 
 /// How long dropping a [`Webcam`] waits for its capture thread before
 /// detaching it (a stalled driver call).
-pub const STOP_WAIT: Duration = Duration::from_secs(1);
+pub(super) const STOP_WAIT: Duration = Duration::from_secs(1);
 
 /// How often the capture thread asks the driver for a filled buffer (and
 /// checks the stop flag) while none is ready.
@@ -224,7 +224,7 @@ impl std::fmt::Debug for Webcam {
 }
 
 /// YUYV (`Y0 U Y1 V` per two pixels) to RGB8.
-pub fn yuyv_to_rgb(src: &[u8], width: u32, height: u32, stride: usize, out: &mut Vec<u8>) {
+pub(super) fn yuyv_to_rgb(src: &[u8], width: u32, height: u32, stride: usize, out: &mut Vec<u8>) {
     let (w, h) = (width as usize, height as usize);
     out.clear();
     out.resize(w * h * 3, 0);
@@ -244,7 +244,7 @@ pub fn yuyv_to_rgb(src: &[u8], width: u32, height: u32, stride: usize, out: &mut
 
 /// Decodes one MJPEG frame that must be `width × height`; the decoder
 /// refuses a larger declared image before allocating it.
-pub fn mjpeg_to_rgb(
+pub(super) fn mjpeg_to_rgb(
     src: &[u8],
     width: u32,
     height: u32,

@@ -43,7 +43,7 @@ pub struct Y4mFile {
 
 /// BT.601 limited range YCbCr → RGB, rounded and clamped.
 #[inline]
-pub fn ycbcr_to_rgb(y: u8, cb: u8, cr: u8) -> [u8; 3] {
+pub(super) fn ycbcr_to_rgb(y: u8, cb: u8, cr: u8) -> [u8; 3] {
     let c = 1.164_383_6 * (f32::from(y) - 16.0);
     let (d, e) = (f32::from(cb) - 128.0, f32::from(cr) - 128.0);
     let q = |x: f32| x.round().clamp(0.0, 255.0) as u8;

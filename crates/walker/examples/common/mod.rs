@@ -11,7 +11,7 @@ use nalgebra::{Point3, Vector3};
 use plotkit::plotters::prelude::*;
 use plotkit::{Corner, Panel, Series, colour};
 use walker::mocap::{POINTS, TruthClip};
-use walker::tracker::observe;
+use walker::observe;
 use walker::{Dynamics, InitialPose, WalkerConfig, WalkerTracker};
 
 /// The CMU clip 131_01 ("start, walk, stop", with stylised steps before

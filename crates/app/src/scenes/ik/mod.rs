@@ -2,7 +2,7 @@
 //! on the scene host ([`crate::gui::scene_common`]): the host gives it the
 //! window, clock, orbit camera and floor, and the `--screenshot` /
 //! `--quit-after` automation; the scene lives in one [`PlaygroundRes`]
-//! resource, an [`IkSession`] whose solver runs on its own thread
+//! resource, a [`SolverMirror`] whose solver runs on its own thread
 //! ([`crate::runtime`]). Its plugins read the latest snapshot and send it
 //! edits:
 //!
@@ -17,20 +17,20 @@
 //! - [`automation::ScriptPlugin`]: `--script` replays and the `--report`
 //!   CSV.
 //!
-//! The model: [`scene`] (which body, targets and constraints),
-//! [`playground`] (the solver), [`session`] (the solver on its own thread
+//! The model: [`setup`] (which body, targets and constraints),
+//! [`solver`] (the solver, [`solver::Playground`]), [`mirror`] (the solver on its own thread
 //! with the UI's targets), [`settings`] (the tunable settings and their
 //! file), [`script`] (timed input replays).
 
 pub mod automation;
 pub mod cloud;
 pub mod input;
+pub mod mirror;
 pub mod panels;
-pub mod playground;
-pub mod scene;
 pub mod script;
-pub mod session;
 pub mod settings;
+pub mod setup;
+pub mod solver;
 pub mod view;
 
 use std::path::PathBuf;
@@ -41,10 +41,10 @@ use bevy::prelude::*;
 
 use crate::gui::OrbitCamera;
 use crate::gui::scene_common::{HostedScene, WindowOptions, run_scene_window};
-use playground::LimitViolations;
-use scene::{Scene, SceneSource};
-use session::IkSession;
+use mirror::SolverMirror;
 use settings::Settings;
+use setup::{Scene, SceneSource};
+use solver::LimitViolations;
 
 /// How the window starts.
 #[derive(Clone, Debug)]
@@ -69,7 +69,7 @@ pub struct GuiOptions {
 /// The IK scene as the frame sees it (the solver runs on its own thread),
 /// shared by every plugin.
 #[derive(Resource)]
-pub struct PlaygroundRes(pub IkSession);
+pub struct PlaygroundRes(pub SolverMirror);
 
 impl HostedScene for PlaygroundRes {
     fn label(&self) -> &str {
@@ -168,7 +168,7 @@ pub fn run(options: GuiOptions, launched: Instant) -> Result<()> {
         title: format!("posecloud — {}", scene.source.label()),
         ..options.window.clone()
     };
-    let session = IkSession::new(scene, settings, window.pacing())?;
+    let session = SolverMirror::new(scene, settings, window.pacing())?;
     let automation = automation::Automation::new(&options.automation)?;
     let ui = UiState::default();
     run_scene_window(PlaygroundRes(session), window, launched, |app| {

@@ -14,12 +14,12 @@ use crate::gui::export::PoseNow;
 use crate::gui::layout::{Chart, ERROR_COLOUR, PLOT_HEIGHT, PanelView, error_label, section};
 use crate::gui::scene_common::SceneClock;
 use crate::runtime::Pacing;
-use crate::scenes::ik::playground::{HISTORY_SECONDS, Sample, noise_axes};
-use crate::scenes::ik::scene::{SCENE_NAMES, SceneSource};
-use crate::scenes::ik::session::IkSession;
+use crate::scenes::ik::mirror::SolverMirror;
 use crate::scenes::ik::settings::{
     MAX_PARTICLES, ResamplingName, SamplerName, Settings, SolverKind,
 };
+use crate::scenes::ik::setup::{SCENE_NAMES, SceneSource};
+use crate::scenes::ik::solver::{HISTORY_SECONDS, Sample, noise_axes};
 
 /// Width of the left panel (logical pixels).
 pub const PANEL_WIDTH: f32 = 340.0;
@@ -77,7 +77,7 @@ fn panels(
 fn scene_section(
     ui: &mut egui::Ui,
     state: &mut UiState,
-    p: &IkSession,
+    p: &SolverMirror,
     requests: &mut Vec<SceneCommand>,
 ) {
     section(ui, "Scene", |ui| {
@@ -164,7 +164,7 @@ fn status_section(
     ui: &mut egui::Ui,
     state: &UiState,
     clock: &SceneClock,
-    p: &IkSession,
+    p: &SolverMirror,
     requests: &mut Vec<SceneCommand>,
 ) {
     section(ui, "Status", |ui| {
@@ -295,7 +295,7 @@ fn filter_section(ui: &mut egui::Ui, budget: &mut CloudBudget, s: &mut Settings)
     });
 }
 
-fn noise_section(ui: &mut egui::Ui, p: &IkSession, s: &mut Settings) {
+fn noise_section(ui: &mut egui::Ui, p: &SolverMirror, s: &mut Settings) {
     egui::CollapsingHeader::new("Noise (QuTem σ, Eq. 12)")
         .default_open(false)
         .show(ui, |ui| {
@@ -354,7 +354,12 @@ fn noise_section(ui: &mut egui::Ui, p: &IkSession, s: &mut Settings) {
         });
 }
 
-fn constraint_section(ui: &mut egui::Ui, state: &mut UiState, p: &mut IkSession, s: &mut Settings) {
+fn constraint_section(
+    ui: &mut egui::Ui,
+    state: &mut UiState,
+    p: &mut SolverMirror,
+    s: &mut Settings,
+) {
     section(ui, "Constraints (Σ = σ² I)", |ui| {
         for g in p.scene.constraint_groups() {
             let mut sigma = s.constraint_sigma(g);
@@ -428,7 +433,7 @@ fn legend_section(ui: &mut egui::Ui) {
     });
 }
 
-fn file_section(ui: &mut egui::Ui, state: &mut UiState, p: &IkSession, s: &mut Settings) {
+fn file_section(ui: &mut egui::Ui, state: &mut UiState, p: &SolverMirror, s: &mut Settings) {
     egui::CollapsingHeader::new("Settings file (TOML)")
         .default_open(false)
         .show(ui, |ui| {
@@ -484,7 +489,7 @@ fn save_settings(state: &mut UiState, s: &Settings, path: &std::path::Path, over
 
 /// The last [`HISTORY_SECONDS`]: each target's distance, the ESS and the
 /// solver's time per frame.
-fn charts(p: &IkSession) -> Vec<Chart> {
+fn charts(p: &SolverMirror) -> Vec<Chart> {
     let history = p.history();
     let now = history.back().map(|s| s.time).unwrap_or(0.0);
     let window = |c: Chart| c.include_x(-HISTORY_SECONDS).include_x(0.0);

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use nalgebra::{Point3, Vector3};
 
-use crate::scenes::ik::session::IkControl;
+use crate::scenes::ik::mirror::IkControl;
 use crate::scenes::ik::settings::ConstraintGroup;
 use crate::scenes::ik::settings::{ResamplingName, SolverKind};
 
@@ -479,9 +479,9 @@ fn parse_event(w: &[String], line: usize) -> Result<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenes::ik::playground::Playground;
-    use crate::scenes::ik::scene::{Scene, SceneSource};
     use crate::scenes::ik::settings::Settings;
+    use crate::scenes::ik::setup::{Scene, SceneSource};
+    use crate::scenes::ik::solver::Playground;
 
     #[test]
     fn parses_every_command() {

@@ -168,7 +168,7 @@ pub enum SamplerName {
 /// Filter settings (the "Filter" panel).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct FilterSettings {
+pub struct IkFilterSettings {
     pub solver: SolverKind,
     pub particles: usize,
     pub resampling: ResamplingName,
@@ -188,7 +188,7 @@ pub struct FilterSettings {
     pub adaptive: bool,
 }
 
-impl Default for FilterSettings {
+impl Default for IkFilterSettings {
     fn default() -> Self {
         Self {
             // The variant that tracks a dragged target tightest (ik_peers:
@@ -241,7 +241,7 @@ impl Default for NoiseSettings {
 #[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
-    pub filter: FilterSettings,
+    pub filter: IkFilterSettings,
     pub noise: NoiseSettings,
     /// σ per constraint group (keys: [`ConstraintGroup::key`]).
     pub constraints: BTreeMap<String, f64>,
@@ -386,7 +386,7 @@ impl Settings {
         let text = toml::to_string_pretty(self).context("serialising the settings")?;
         // A temporary file renamed over the target: an interrupted save
         // leaves the old settings, never half a file.
-        track::record::write_atomically(path, text.as_bytes())
+        vision::output::write_atomically(path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))
     }
 }

@@ -18,9 +18,9 @@ use skeleton::{TriangleMesh, Visual, VisualShape};
 use super::{PackagePaths, PlaygroundRes, SceneCommand, UiState, initial_settings};
 use crate::gui::OrbitCamera;
 use crate::gui::scene_common::{SceneSet, SolverError};
-use crate::scenes::ik::playground::LimitViolations;
-use crate::scenes::ik::scene::Scene;
-use crate::scenes::ik::session::IkSession;
+use crate::scenes::ik::mirror::SolverMirror;
+use crate::scenes::ik::setup::Scene;
+use crate::scenes::ik::solver::LimitViolations;
 
 /// Colours the screenshot test looks for (sRGB, unlit: exact on screen).
 pub const FLOOR_COLOUR: [f32; 3] = [0.30, 0.33, 0.36];
@@ -104,12 +104,12 @@ pub fn to_transform(iso: &Isometry3<f64>) -> Transform {
 }
 
 /// Display coordinates of a skeleton-frame point.
-pub fn display_point(p: &IkSession, x: &Point3<f64>) -> Vec3 {
+pub fn display_point(p: &SolverMirror, x: &Point3<f64>) -> Vec3 {
     to_vec3(&(p.display() * x).coords)
 }
 
 /// Skeleton-frame point of a display-coordinates point.
-pub fn skeleton_point(p: &IkSession, x: Vec3) -> Point3<f64> {
+pub fn skeleton_point(p: &SolverMirror, x: Vec3) -> Point3<f64> {
     p.display()
         .inverse_transform_point(&Point3::new(x.x as f64, x.y as f64, x.z as f64))
 }
@@ -152,7 +152,7 @@ fn setup_world(
 }
 
 /// Size of the skeleton at its initial pose (m), for marker and bone radii.
-fn skeleton_size(p: &IkSession) -> f32 {
+fn skeleton_size(p: &SolverMirror) -> f32 {
     let world = p.estimate_world();
     let mut lo = Vector3::repeat(f64::INFINITY);
     let mut hi = Vector3::repeat(f64::NEG_INFINITY);
@@ -165,7 +165,7 @@ fn skeleton_size(p: &IkSession) -> f32 {
 
 /// Radius of the marker of a target on `joint`: a fixed fraction of the
 /// body's size, and never hidden inside the capsules that meet at the joint.
-pub fn marker_radius(p: &IkSession, joint: usize) -> f32 {
+pub fn marker_radius(p: &SolverMirror, joint: usize) -> f32 {
     let skel = p.skeleton();
     let mut r = (0.018 * skeleton_size(p)).clamp(0.008, 0.05);
     let own = skel.joint(joint);
@@ -195,7 +195,7 @@ fn spawn_segments(
     commands: &mut Commands,
     meshes: &mut Assets<Mesh>,
     materials: &mut Assets<StandardMaterial>,
-    p: &IkSession,
+    p: &SolverMirror,
 ) {
     let skel = p.skeleton();
     let [r, g, b] = BODY_COLOUR;
@@ -358,7 +358,7 @@ fn scene_commands(
     let pacing = pg.0.pacing();
     let built = Scene::build_with(&source, &package_paths.0).and_then(|scene| {
         let settings = initial_settings(&scene, None, None);
-        IkSession::new(scene, settings, pacing)
+        SolverMirror::new(scene, settings, pacing)
     });
     match built {
         Ok(p) => {

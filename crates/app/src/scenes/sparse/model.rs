@@ -157,7 +157,7 @@ pub struct SparseScene {
     bones: Vec<(usize, usize)>,
     knees: [Option<usize>; 2],
     frame: usize,
-    last: Option<sparse::StepReport>,
+    last: Option<sparse::SparseStepReport>,
     history: VecDeque<SparseSample>,
     cd: Option<ClusteredDatabase>,
     clock: ClipClock,

@@ -728,7 +728,7 @@ impl TrackingScene {
     fn leave_gpu(&mut self, reason: &str) -> Result<()> {
         let mut s = self.settings.clone();
         s.tracker.backend = BackendChoice::Cpu;
-        s.tracker.keypoint_backend = keypoints::Backend::Cpu;
+        s.tracker.keypoint_backend = keypoints::DetectorBackend::Cpu;
         self.session
             .set_settings(s.tracker.clone())
             .context("switching to the CPU likelihood")?;

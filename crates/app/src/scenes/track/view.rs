@@ -171,7 +171,7 @@ pub fn run(options: TrackGuiOptions, launched: Instant) -> Result<()> {
         let cpu = TrackSettings {
             tracker: FilterSettings {
                 backend: track::BackendChoice::Cpu,
-                keypoint_backend: keypoints::Backend::Cpu,
+                keypoint_backend: keypoints::DetectorBackend::Cpu,
                 ..options.settings.tracker.clone()
             },
             ..options.settings.clone()
@@ -271,7 +271,7 @@ fn leave_a_lost_device(
     *seen = faults.device_lost;
     ui.device = None;
     ui.settings.tracker.backend = track::BackendChoice::Cpu;
-    ui.settings.tracker.keypoint_backend = keypoints::Backend::Cpu;
+    ui.settings.tracker.keypoint_backend = keypoints::DetectorBackend::Cpu;
     track.edit(TrackEdit::LeaveGpu(
         "the window's GPU device was lost".into(),
     ));

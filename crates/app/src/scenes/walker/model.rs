@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, ensure};
 use nalgebra::Point3;
 use walker::mocap::{POINTS, TruthClip};
-use walker::tracker::observe;
+use walker::observe;
 use walker::{Dynamics, Ellipse, InitialPose, PointObservation, WalkerConfig, WalkerTracker};
 
 use crate::runtime::{ClipClock, Solver, push_history};
@@ -51,7 +51,7 @@ impl Default for WalkerSettings {
             particles: 2500,
             resample_threshold: 500,
             noise_px: 1.0,
-            force_sigma: walker::stochastic::ForceParams::WALKER.sample_sigma,
+            force_sigma: walker::ForceParams::WALKER.sample_sigma,
             occlusion: None,
             seed: 1,
             realtime: true,

@@ -65,9 +65,9 @@ fn the_guided_start_places_a_person_who_holds_still() {
     )
     .unwrap();
     let hips = bvh.frames.pose(0)[1];
-    let mut root = track::start::in_front_of(&cam, 2.6, hips);
+    let mut root = track::in_front_of(&cam, 2.6, hips);
     root.x += 0.3;
-    let pose = track::start::start_pose(&bvh.skeleton, StartPose::ArmsDown, &cam, root).unwrap();
+    let pose = track::start_pose(&bvh.skeleton, StartPose::ArmsDown, &cam, root).unwrap();
     let mut frames = skeleton::PoseBatch::rest(&bvh.skeleton, 0);
     for _ in 0..22 {
         frames.push(&pose).unwrap();
@@ -634,7 +634,7 @@ fn a_lost_device_hands_the_tracking_to_the_cpu_likelihood() {
 #[ignore = "needs a GPU adapter (lavapipe in CI)"]
 fn the_keypoint_network_runs_on_the_apps_device_until_it_is_lost() {
     let (g, shared, mut settings) = gpu_settings();
-    settings.tracker.keypoint_backend = keypoints::Backend::Gpu;
+    settings.tracker.keypoint_backend = keypoints::DetectorBackend::Gpu;
     let mut scene = TrackingScene::with_device(short_walk(), settings, Some(shared)).unwrap();
     let snap = stepped(&mut scene, 2);
     let on_device = format!("BlazePose full on {} (GPU, ", g.info.name);
@@ -653,7 +653,7 @@ fn the_keypoint_network_runs_on_the_apps_device_until_it_is_lost() {
     assert_eq!(snap.keypoint_backend, "BlazePose full on the CPU (tract)");
     assert_eq!(
         snap.settings.tracker.keypoint_backend,
-        keypoints::Backend::Cpu
+        keypoints::DetectorBackend::Cpu
     );
     assert!(
         snap.backend.starts_with("CPU likelihood"),

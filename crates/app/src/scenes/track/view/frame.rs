@@ -387,7 +387,7 @@ fn paint_keypoints(
 ) {
     let cyan = egui::Color32::from_rgb(40, 230, 255);
     for &(_, [u, v], score) in &s.keypoints {
-        if score < track::session::KEYPOINT_MIN_SCORE || !u.is_finite() || !v.is_finite() {
+        if score < track::KEYPOINT_MIN_SCORE || !u.is_finite() || !v.is_finite() {
             continue;
         }
         let p = rect.min

@@ -19,8 +19,8 @@ use ik::{
 use nalgebra::{Isometry3, Point3};
 use skeleton::{JointKind, Skeleton};
 
-use crate::scenes::ik::scene::{Scene, fixed_constraint};
 use crate::scenes::ik::settings::{ConstraintGroup, SamplerName, Settings, SolverKind};
+use crate::scenes::ik::setup::{Scene, fixed_constraint};
 
 /// Lever-arm rule: reference lever (m) and largest gain (ik_human's values).
 const LEVER_REF: f64 = 0.5;
@@ -68,7 +68,7 @@ pub fn record_sample(history: &mut VecDeque<Sample>, sample: Sample) {
 
 /// What one frame of solving did.
 #[derive(Clone, Debug, Default)]
-pub struct FrameReport {
+pub struct IkFrameReport {
     pub iterations: usize,
     pub step_ms: f64,
     pub violations: LimitViolations,
@@ -412,7 +412,7 @@ impl Playground {
 
     /// Runs this frame's iterations (none while paused) and records a sample
     /// at `time` seconds.
-    pub fn frame(&mut self, time: f64) -> Result<FrameReport> {
+    pub fn frame(&mut self, time: f64) -> Result<IkFrameReport> {
         if self.paused {
             return Ok(self.report(0, 0.0));
         }
@@ -443,7 +443,7 @@ impl Playground {
     }
 
     /// Runs `n` iterations now and records a history sample at `time`.
-    pub fn iterate(&mut self, n: usize, time: f64) -> Result<FrameReport> {
+    pub fn iterate(&mut self, n: usize, time: f64) -> Result<IkFrameReport> {
         let clock = Instant::now();
         for _ in 0..n {
             self.step_once()?;
@@ -459,7 +459,7 @@ impl Playground {
         Ok(self.report(n, step_ms))
     }
 
-    fn report(&self, iterations: usize, step_ms: f64) -> FrameReport {
+    fn report(&self, iterations: usize, step_ms: f64) -> IkFrameReport {
         let skel = self.skeleton();
         let particles = if self.settings.filter.solver.has_cloud() {
             self.smc
@@ -470,7 +470,7 @@ impl Playground {
         } else {
             0
         };
-        FrameReport {
+        IkFrameReport {
             iterations,
             step_ms,
             violations: LimitViolations {
@@ -764,7 +764,7 @@ pub fn distinct(regions: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenes::ik::scene::{SCENE_NAMES, SceneSource};
+    use crate::scenes::ik::setup::{SCENE_NAMES, SceneSource};
 
     fn playground(name: &str) -> Playground {
         let scene = Scene::build(&SceneSource::from_name(name).unwrap()).unwrap();

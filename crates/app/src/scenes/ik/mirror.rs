@@ -17,14 +17,14 @@ use nalgebra::{Isometry3, Point3};
 use skeleton::Skeleton;
 
 use crate::runtime::{Pacing, Published, SolverRuntime};
-use crate::scenes::ik::playground::{
+use crate::scenes::ik::settings::Settings;
+use crate::scenes::ik::setup::Scene;
+use crate::scenes::ik::solver::{
     IkEdit, IkSnapshot, Playground, Sample, Target, check_target_index, record_sample, region_of,
 };
-use crate::scenes::ik::scene::Scene;
-use crate::scenes::ik::settings::Settings;
 
 /// What scripts and the GUI do to an IK scene; both the [`Playground`]
-/// (tests) and the threaded [`IkSession`] implement it.
+/// (tests) and the threaded [`SolverMirror`] implement it.
 pub trait IkControl {
     fn skeleton(&self) -> &Skeleton;
     fn display(&self) -> Isometry3<f64>;
@@ -78,14 +78,14 @@ macro_rules! ik_control_by_inherent_methods {
 }
 
 ik_control_by_inherent_methods!(Playground);
-ik_control_by_inherent_methods!(IkSession);
+ik_control_by_inherent_methods!(SolverMirror);
 
 /// The published cloud: joint positions (`joints` per particle, skeleton
 /// coordinates), normalised weights, joints per particle.
 pub type CloudView<'a> = (&'a [[f32; 3]], &'a [f64], usize);
 
 /// The IK scene seen from the frame.
-pub struct IkSession {
+pub struct SolverMirror {
     pub scene: Scene,
     runtime: SolverRuntime<Playground>,
     settings: Settings,
@@ -98,7 +98,7 @@ pub struct IkSession {
     reported_error: Option<String>,
 }
 
-impl IkSession {
+impl SolverMirror {
     /// Builds the playground (errors name the bad setting) and starts it.
     pub fn new(scene: Scene, settings: Settings, pacing: Pacing) -> Result<Self> {
         let playground = Playground::new(scene.clone(), settings.clone())?;
@@ -197,7 +197,7 @@ impl IkSession {
 
     /// Validates `settings` here (the error names the field) and sends them.
     pub fn set_settings(&mut self, settings: Settings) -> Result<()> {
-        crate::scenes::ik::playground::validate_for_scene(
+        crate::scenes::ik::solver::validate_for_scene(
             &settings,
             &self.scene.skeleton,
             &self.regions,
@@ -289,7 +289,7 @@ impl IkSession {
 
     /// The distinct noise regions in joint order.
     pub fn region_names(&self) -> Vec<String> {
-        crate::scenes::ik::playground::distinct(&self.regions)
+        crate::scenes::ik::solver::distinct(&self.regions)
     }
 
     /// The σ a joint walks with now, as last published.
@@ -347,13 +347,13 @@ impl IkSession {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenes::ik::scene::SceneSource;
+    use crate::scenes::ik::setup::SceneSource;
 
-    fn session(name: &str, pacing: Pacing) -> IkSession {
+    fn session(name: &str, pacing: Pacing) -> SolverMirror {
         let scene = Scene::build(&SceneSource::from_name(name).unwrap()).unwrap();
         let mut settings = Settings::default();
         settings.filter.particles = scene.start.particles;
-        IkSession::new(scene, settings, pacing).unwrap()
+        SolverMirror::new(scene, settings, pacing).unwrap()
     }
 
     /// The threaded session follows a drag like the inline one: the hand
