@@ -226,14 +226,15 @@ mod tests {
         assert!(o.output.status.code().is_none());
         assert!(o.wall < Duration::from_secs(10));
         // SIGINT: a shell that traps it says so and exits 3. The signal
-        // comes 1.5 s in, well after the shell has set its trap even on a
-        // loaded machine (at 0.3 s a busy 2-core machine sometimes had not
-        // started the shell yet, which then died of the signal).
+        // comes 3 s in, after the shell has set its trap even on a loaded
+        // machine (at 0.3 s, and once at 1.5 s beside two full builds, a
+        // busy 2-core machine had not got the shell that far yet, and it
+        // died of the signal).
         let o = run_interrupted(
-            Command::new("sh").args(["-c", "trap 'echo int; exit 3' INT; sleep 5 & wait"]),
+            Command::new("sh").args(["-c", "trap 'echo int; exit 3' INT; sleep 10 & wait"]),
             Duration::from_secs(20),
             1 << 32,
-            &[Duration::from_millis(1500)],
+            &[Duration::from_secs(3)],
         )
         .unwrap();
         assert_eq!(o.output.status.code(), Some(3), "{o:?}");
