@@ -78,6 +78,21 @@ pub fn run_interrupted(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    if !interrupts.is_empty() {
+        // A process started with SIGINT ignored (a background job of a
+        // non-interactive shell, e.g. a script run with `&`) passes that on
+        // to its children, and a shell cannot trap a signal ignored on
+        // entry: the interrupts would be lost. The child starts with
+        // SIGINT's default disposition whatever ours is.
+        // SAFETY: signal(2) is async-signal-safe; the closure allocates
+        // nothing and touches no lock between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+    }
     let start = Instant::now();
     let mut child = cmd.spawn()?;
     let pid = child.id();
@@ -227,9 +242,10 @@ mod tests {
         assert!(o.wall < Duration::from_secs(10));
         // SIGINT: a shell that traps it says so and exits 3. The signal
         // comes 3 s in, after the shell has set its trap even on a loaded
-        // machine (at 0.3 s, and once at 1.5 s beside two full builds, a
-        // busy 2-core machine had not got the shell that far yet, and it
-        // died of the signal).
+        // machine (at 0.3 s a busy 2-core machine had not got the shell
+        // that far yet). It also reaches a shell whose test runner was
+        // started with SIGINT ignored (a background job), which could
+        // otherwise not trap it and slept on: `run_interrupted` resets it.
         let o = run_interrupted(
             Command::new("sh").args(["-c", "trap 'echo int; exit 3' INT; sleep 10 & wait"]),
             Duration::from_secs(20),
