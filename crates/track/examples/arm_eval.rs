@@ -27,7 +27,8 @@
 //! Tracker flags: `--particles N` `--observation regions|keypoints|both`
 //! `--depth-sigma S` `--lifts N` `--keypoint-sigma S` `--smooth none|lag|lag:N|full`
 //! `--hand-speed V` `--temperature T` `--lagged-detections` `--anatomy W`
-//! (weight of the arms' anatomical prior) `--truth-body` (an oracle: the
+//! (weight of the arms' anatomical prior) `--arm-prior W` (weight of the
+//! learned arm prior) `--truth-body` (an oracle: the
 //! clip's true bone lengths); `--dump DIR`
 //! writes each run's MAP joints (`DIR/{tag}_{seed}.csv`); `--grid` adds a
 //! table of smoothing variants (computed from the same runs' candidates);
@@ -146,6 +147,7 @@ struct Settings {
     /// default one: an oracle of the bone lengths (`--truth-body`).
     truth_body: bool,
     anatomy: f64,
+    arm_prior: f64,
 }
 
 /// A smoothing of the estimate, evaluated offline on the run's candidates.
@@ -192,6 +194,7 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
     s.smoothing = Smoothing::None;
     s.lagged_detections = o.lagged;
     s.anatomy_weight = o.anatomy;
+    s.arm_prior_weight = o.arm_prior;
     let mut detections: HashMap<usize, keypoints::Keypoints> = HashMap::new();
     let mut skeleton: Option<skeleton::Skeleton> = None;
     let mut tracking_camera: Option<Camera> = None;
@@ -464,6 +467,7 @@ fn main() -> Result<()> {
         dump: None,
         truth_body: false,
         anatomy: track::DEFAULT_ANATOMY_WEIGHT,
+        arm_prior: track::DEFAULT_ARM_PRIOR_WEIGHT,
     };
     let mut split = "validation".to_string();
     let mut seeds = vec![1u64, 2, 3];
@@ -486,6 +490,7 @@ fn main() -> Result<()> {
             "--grid" => o.grid = true,
             "--truth-body" => o.truth_body = true,
             "--anatomy" => o.anatomy = val()?.parse()?,
+            "--arm-prior" => o.arm_prior = val()?.parse()?,
             "--dump" => o.dump = Some(val()?.into()),
             "--seeds" => {
                 seeds = val()?

@@ -80,7 +80,7 @@ fn ramp(x: f64, a: f64, b: f64) -> f64 {
 /// The chest frame of the module docs from the shoulders and the pelvis:
 /// `(x, y, z)` = (the person's left, up, forward); `None` when the
 /// shoulders coincide or the trunk is along the shoulder line.
-pub(crate) fn chest_frame(
+pub fn chest_frame(
     left_shoulder: &Point3<f64>,
     right_shoulder: &Point3<f64>,
     pelvis: &Point3<f64>,

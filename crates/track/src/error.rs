@@ -94,6 +94,8 @@ pub enum Field {
     SigmaTrunk,
     /// [`crate::FilterSettings::anatomy_weight`].
     AnatomyWeight,
+    /// [`crate::FilterSettings::arm_prior_weight`].
+    ArmPriorWeight,
     /// The recording's CSV ([`crate::run::TrackRun::out_csv`]).
     OutCsv,
     /// The recording's BVH ([`crate::run::TrackRun::out_bvh`]).
@@ -102,7 +104,7 @@ pub enum Field {
 
 impl Field {
     /// Every field.
-    pub const ALL: [Field; 22] = [
+    pub const ALL: [Field; 23] = [
         Field::Frames,
         Field::Camera,
         Field::Fov,
@@ -123,6 +125,7 @@ impl Field {
         Field::SigmaLimb,
         Field::SigmaTrunk,
         Field::AnatomyWeight,
+        Field::ArmPriorWeight,
         Field::OutCsv,
         Field::OutBvh,
     ];
@@ -151,6 +154,7 @@ impl Field {
             Field::SigmaLimb => "sigma_limb",
             Field::SigmaTrunk => "sigma_trunk",
             Field::AnatomyWeight => "anatomy_weight",
+            Field::ArmPriorWeight => "arm_prior_weight",
             Field::OutCsv => "out_csv",
             Field::OutBvh => "out_bvh",
         }

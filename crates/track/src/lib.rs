@@ -32,6 +32,7 @@
 //!   estimate (fixed-lag or over the whole run).
 
 mod anatomy;
+mod arm_prior;
 mod backend;
 mod body;
 mod defaults;
@@ -54,7 +55,10 @@ mod start;
 pub mod synthetic;
 mod tracker;
 
-pub use anatomy::{ArmAnatomy, DEFAULT_ANATOMY_WEIGHT};
+pub use anatomy::{ArmAnatomy, DEFAULT_ANATOMY_WEIGHT, chest_frame};
+pub use arm_prior::{
+    ArmDensity, ArmFeature, ArmPrior, DEFAULT_ARM_PRIOR_WEIGHT, DEFAULT_BANDWIDTH, arm_feature,
+};
 pub use backend::{Backend, BackendChoice, SharedDevice};
 pub use body::{Arm, Param, Selection, Side, TrackedBody, angle_between, default_radii};
 pub use defaults::{DEFAULT_FOV_DEG, DEFAULT_SUBJECT_HEIGHT, default_body, default_camera};

@@ -103,6 +103,9 @@ pub struct FilterSettings {
     /// Weight of the arms' anatomical prior
     /// ([`TrackerConfig::anatomy_weight`]); 0 turns it off.
     pub anatomy_weight: f64,
+    /// Weight of the learned arm prior
+    /// ([`TrackerConfig::arm_prior_weight`]); 0 turns it off.
+    pub arm_prior_weight: f64,
     /// Weigh frame k with the detection of frame k − 1 (the default) instead
     /// of reading frame k + 1 ahead and weighing frame k with its own
     /// (the session's keypoint stage). The look-ahead measured no better on the
@@ -143,6 +146,7 @@ impl Default for FilterSettings {
             keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
             keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
             anatomy_weight: crate::anatomy::DEFAULT_ANATOMY_WEIGHT,
+            arm_prior_weight: crate::arm_prior::DEFAULT_ARM_PRIOR_WEIGHT,
             lagged_detections: true,
             keypoint_backend: keypoints::DetectorBackend::Auto,
             smoothing: crate::smooth::Smoothing::None,
@@ -171,6 +175,7 @@ impl FilterSettings {
             keypoint_lifts: self.keypoint_lifts,
             keypoint_depth_sigma: self.keypoint_depth_sigma,
             anatomy_weight: self.anatomy_weight,
+            arm_prior_weight: self.arm_prior_weight,
             mean_estimate: self.mean_estimate,
             top_particles: self.top_particles,
             ..TrackerConfig::default()
@@ -213,6 +218,7 @@ impl FilterSettings {
             (Field::SigmaLimb, self.sigma_limb),
             (Field::SigmaTrunk, self.sigma_trunk),
             (Field::AnatomyWeight, self.anatomy_weight),
+            (Field::ArmPriorWeight, self.arm_prior_weight),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(input(named(field, v), "must be finite and ≥ 0"));

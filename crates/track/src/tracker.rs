@@ -47,6 +47,7 @@ use skeleton::BatchForwardKinematics;
 use smc::{StreamDomain, Weights, stream_rng};
 
 use crate::anatomy::{ArmAnatomy, DEFAULT_ANATOMY_WEIGHT};
+use crate::arm_prior::{ArmDensity, ArmPrior, DEFAULT_ARM_PRIOR_WEIGHT};
 use crate::backend::{Backend, BackendChoice, SharedDevice};
 use crate::body::{Arm, Side, TrackedBody};
 use crate::error::{Result, TrackError};
@@ -205,6 +206,9 @@ pub struct TrackerConfig {
     /// Weight of the arms' anatomical prior ([`crate::anatomy`]: no
     /// forearm bent backwards); 0 turns it off.
     pub anatomy_weight: f64,
+    /// Weight of the learned arm prior ([`crate::arm_prior`]: how people
+    /// hold their arms, from motion capture); 0 turns it off.
+    pub arm_prior_weight: f64,
     /// The [`TrackFrame`]'s estimate is the weighted mean of the particles
     /// (else the MAP particle, the default).
     pub mean_estimate: bool,
@@ -232,6 +236,7 @@ impl Default for TrackerConfig {
             keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
             keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
             anatomy_weight: DEFAULT_ANATOMY_WEIGHT,
+            arm_prior_weight: DEFAULT_ARM_PRIOR_WEIGHT,
             mean_estimate: false,
             top_particles: DEFAULT_TOP_PARTICLES,
         }
@@ -257,6 +262,7 @@ impl TrackerConfig {
             ("sigma_translation", self.sigma_translation),
             ("prior_weight", self.prior_weight),
             ("anatomy_weight", self.anatomy_weight),
+            ("arm_prior_weight", self.arm_prior_weight),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(field, v.to_string(), "must be finite and >= 0");
@@ -405,6 +411,8 @@ struct Scorer<'a> {
     prior: Option<&'a PosePrior>,
     /// The arms' anatomical prior, weighted ([`crate::anatomy`]).
     anatomy: Option<&'a ArmAnatomy>,
+    /// The learned arm prior, weighted ([`crate::arm_prior`]).
+    arm_prior: Option<&'a ArmPrior>,
     sigma_f: f64,
     beta: f64,
     /// `−F²/(2σ_F²)` enters `log w`.
@@ -430,6 +438,7 @@ impl<'a> Scorer<'a> {
         body: &'a TrackedBody,
         prior: Option<&'a PosePrior>,
         anatomy: Option<&'a ArmAnatomy>,
+        arm_prior: Option<&'a ArmPrior>,
         config: &TrackerConfig,
         keypoints: Option<(&'a KeypointObservation, &'a Camera)>,
         buffers: &'a mut ScoreBuffers,
@@ -440,6 +449,7 @@ impl<'a> Scorer<'a> {
             body,
             prior,
             anatomy: anatomy.filter(|a| a.weight > 0.0),
+            arm_prior: arm_prior.filter(|a| a.weight > 0.0),
             sigma_f: config.sigma_f,
             beta: config.prior_weight,
             regions,
@@ -486,6 +496,9 @@ impl<'a> Scorer<'a> {
         if let Some(a) = self.anatomy {
             a.add_log_prior(fk, log_kp);
         }
+        if let Some(a) = self.arm_prior {
+            a.add_log_prior(fk, log_kp);
+        }
         // F is computed in every mode: it is the residual the session
         // watches, whether or not it weighs the particles.
         let ev = self.backend.evaluate_posed(obs, full, fk)?;
@@ -524,6 +537,8 @@ pub struct Tracker {
     prior: Option<PosePrior>,
     /// `None` for a body without two arms.
     anatomy: Option<ArmAnatomy>,
+    /// The learned arm prior (none for a body without two arms).
+    arm_prior: Option<ArmPrior>,
     flip_arms: Vec<FlipArm>,
     init: Vec<f64>,
     /// `N × D` tracked states.
@@ -605,6 +620,10 @@ impl Tracker {
             .ok()
             .map(|a| a.with_weight(config.anatomy_weight))
             .transpose()?;
+        let arm_prior = ArmPrior::new(body.skeleton(), ArmDensity::default_table())
+            .ok()
+            .map(|a| a.with_weight(config.arm_prior_weight))
+            .transpose()?;
         let mut t = Self {
             body,
             camera,
@@ -612,6 +631,7 @@ impl Tracker {
             backend,
             prior,
             anatomy,
+            arm_prior,
             flip_arms,
             init: Vec::new(),
             states: Vec::new(),
@@ -689,6 +709,9 @@ impl Tracker {
         self.backend.set_label_map(config.label_map)?;
         if let Some(a) = &mut self.anatomy {
             a.weight = config.anatomy_weight;
+        }
+        if let Some(a) = &mut self.arm_prior {
+            a.weight = config.arm_prior_weight;
         }
         let restart = config.particles != self.config.particles;
         let republish = config.mean_estimate != self.config.mean_estimate
@@ -850,6 +873,7 @@ impl Tracker {
             &self.body,
             self.prior.as_ref(),
             self.anatomy.as_ref(),
+            self.arm_prior.as_ref(),
             &self.config,
             self.keypoints.as_ref().map(|k| (k, &self.camera)),
             &mut self.scratch,

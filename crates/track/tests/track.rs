@@ -629,6 +629,48 @@ fn the_anatomy_weight_adds_the_arms_prior_to_each_score() {
     }
 }
 
+#[test]
+fn the_arm_prior_weight_adds_the_learned_density_to_each_score() {
+    // As for the anatomy: −log w at weight 2 minus −log w at 0 is 2 × the
+    // learned prior's cost of each pose, computed on its own.
+    let (body, cam, map) = small_scene();
+    let truth = arm_pose(&body, -0.6, 0.9);
+    let obs = render_observation(&body, &cam, &truth, &map, 0.01, 0).unwrap();
+    let config = |arm_prior_weight| TrackerConfig {
+        particles: 1,
+        backend: BackendChoice::Cpu,
+        label_map: map,
+        arm_prior_weight,
+        ..TrackerConfig::default()
+    };
+    let prior = track::ArmPrior::new(body.skeleton(), track::ArmDensity::default_table()).unwrap();
+    let mut states = Vec::new();
+    let mut costs = Vec::new();
+    for elbow in [-1.6, -0.8, 0.0, 0.8, 1.6] {
+        let pose = arm_pose_unchecked(&body, -0.6, elbow);
+        let world = body.skeleton().forward_kinematics(&pose).unwrap();
+        costs.push(prior.cost(|j| Point3::from(world[j].translation.vector)));
+        states.extend(body.state_of(&pose));
+    }
+    // The poses differ in how usual they are.
+    let spread = costs.iter().cloned().fold(f64::MIN, f64::max)
+        - costs.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread > 1.0, "costs {costs:?}");
+    let mut without = Tracker::new(body.clone(), cam.clone(), &truth, None, config(0.0)).unwrap();
+    let mut with = Tracker::new(body.clone(), cam, &truth, None, config(2.0)).unwrap();
+    let a = without.score_states(&obs, &states).unwrap();
+    let b = with.score_states(&obs, &states).unwrap();
+    for ((a, b), c) in a.iter().zip(&b).zip(&costs) {
+        assert!(
+            (b.0 - a.0 - 2.0 * c).abs() < 1e-9,
+            "{} vs {} + 2 × {c}",
+            b.0,
+            a.0
+        );
+        assert_eq!(a.1, b.1, "F is the same");
+    }
+}
+
 /// [`arm_pose`] without the limits check (a hinge bent either way).
 fn arm_pose_unchecked(body: &TrackedBody, raise: f64, elbow: f64) -> Vec<f64> {
     let skel = body.skeleton();

@@ -33,6 +33,7 @@ pub fn flag_for(name: &str) -> Option<&'static str> {
         "sigma_limb" => "--sigma-limb",
         "sigma_trunk" => "--sigma-trunk",
         "anatomy_weight" => "--anatomy-weight",
+        "arm_prior_weight" => "--arm-prior-weight",
         "out_csv" => "--out-csv",
         "out_bvh" => "--out-bvh",
         _ => return None,

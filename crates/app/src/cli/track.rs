@@ -212,6 +212,12 @@ pub struct TrackArgs {
     /// error on the evaluation clips, docs/track.md).
     #[arg(long, default_value_t = track::DEFAULT_ANATOMY_WEIGHT)]
     pub anatomy_weight: f64,
+    /// Weight of the learned arm prior: how people hold their arms, a
+    /// kernel density over upper-arm and forearm directions from motion
+    /// capture (the evaluation set's tuning motions); an arm's pose costs
+    /// up to 10 nats × the weight (0: off).
+    #[arg(long, default_value_t = track::DEFAULT_ARM_PRIOR_WEIGHT)]
+    pub arm_prior_weight: f64,
     /// Where the keypoint network runs: auto (the GPU on a hardware
     /// adapter, else tract on the CPU; a software adapter such as lavapipe
     /// is slower than tract), cpu (tract) or gpu (WGSL kernels on wgpu; an
@@ -296,6 +302,7 @@ impl TrackArgs {
                 keypoint_lifts: self.keypoint_lifts,
                 keypoint_depth_sigma: self.keypoint_depth_sigma,
                 anatomy_weight: self.anatomy_weight,
+                arm_prior_weight: self.arm_prior_weight,
                 keypoint_backend: self.keypoint_backend.into(),
                 smoothing: self.smooth,
                 ..FilterSettings::default()

@@ -478,6 +478,14 @@ fn likelihood_terms(ui: &mut egui::Ui, settings: &mut TrackSettings, s: &TrackSn
         "penalises forearms bent backwards through the elbow, which 2D keypoints \
          cannot tell from the real arm's bend",
     );
+    ui.add(
+        egui::Slider::new(&mut settings.tracker.arm_prior_weight, 0.0..=4.0)
+            .text("learned arm prior (0 = off)"),
+    )
+    .on_hover_text(
+        "favours the depth branch of each arm that people hold more often \
+         (a density over arm directions from motion capture)",
+    );
     ui.add_enabled(
         keypoints,
         egui::Slider::new(&mut settings.tracker.keypoint_lifts, 0..=24).text("lifted arms a frame"),

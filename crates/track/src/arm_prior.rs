@@ -1,0 +1,346 @@
+//! A learned prior on the arms: how likely an upper-arm and forearm
+//! direction are, as a kernel density over motion capture.
+//!
+//! **Why.** Two-dimensional keypoints fix each arm up to its depth
+//! branches (issue 34): the elbow in front of the shoulder or behind it,
+//! the wrist in front of the elbow or behind it. Where the filter is on
+//! the wrong branch, the image supports it about as well as the right one
+//! (docs/track.md, "Choosing the right arm"); what distinguishes the
+//! branches is how people hold their arms. The hand-written anatomical
+//! limits ([`crate::anatomy`]) only rule out the impossible; this prior
+//! ranks the possible, from real motion.
+//!
+//! **The measure.** Per arm, in the chest frame of [`crate::anatomy`]
+//! (`x` the person's left, `y` up, `z` forward; the right arm mirrored,
+//! `x → −x`, so both arms read as a left arm), the feature is
+//! `a = (u, f) ∈ ℝ⁶`: the unit upper-arm direction `u` (shoulder → elbow)
+//! and forearm direction `f` (elbow → wrist). With `M` samples `aᵢ` and a
+//! bandwidth `h`, the Gaussian kernel density estimate (Parzen window),
+//!
+//! ```text
+//! log p(a) = log( (1/M) Σᵢ exp(−|a − aᵢ|² / (2h²)) )   (+ a constant)
+//! ```
+//!
+//! evaluated as a log-sum-exp so that no term underflows. An arm's cost is
+//! `min(−log p(a), C_max)`: a pose unlike any sample costs at most `C_max`
+//! nats, so an unusual motion stays reachable when the image insists.
+//!
+//! **The samples** ([`DEFAULT_TABLE`]): 256 features from the three
+//! *tuning* motions of the evaluation set (CMU 05_02 dance, 06_14
+//! basketball, 07_01 walk; both arms, frames evenly spaced), written by
+//! `cargo run -p track --example arm_prior_table`. No validation motion
+//! is in it (assets/evalset/clips.toml).
+
+use nalgebra::{Point3, Vector3};
+use rayon::prelude::*;
+use skeleton::{BatchForwardKinematics, Skeleton};
+
+use crate::anatomy::chest_frame;
+use crate::body::{Arm, Side};
+use crate::error::{Result, TrackError};
+
+/// The committed samples (module docs): one `u_x,u_y,u_z,f_x,f_y,f_z` row
+/// per sample after a header line.
+pub(crate) const DEFAULT_TABLE: &str = include_str!("../../../assets/priors/arm_directions.csv");
+
+/// `h` of the module docs: the kernel's width in the 6-d feature space
+/// (unit vectors: 0.3 ≈ 17° of one direction).
+pub const DEFAULT_BANDWIDTH: f64 = 0.3;
+
+/// `C_max` of the module docs: the most an arm's pose can cost, nats.
+pub(crate) const MAX_COST: f64 = 10.0;
+
+/// The tracker's default weight of the prior
+/// ([`crate::tracker::TrackerConfig::arm_prior_weight`]).
+pub const DEFAULT_ARM_PRIOR_WEIGHT: f64 = 0.0;
+
+/// One arm's feature `(u, f)` of the module docs.
+pub type ArmFeature = [f64; 6];
+
+/// The kernel density of the module docs over one arm's directions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArmDensity {
+    samples: Vec<ArmFeature>,
+    /// `1 / (2h²)`.
+    inv_two_h2: f64,
+    /// `ln M`.
+    log_m: f64,
+}
+
+impl ArmDensity {
+    /// The density of `samples` with bandwidth `h`.
+    ///
+    /// # Errors
+    /// [`TrackError::Prior`] for no samples, a non-finite sample, or a
+    /// bandwidth that is not finite and positive.
+    pub fn new(samples: Vec<ArmFeature>, h: f64) -> Result<Self> {
+        if samples.is_empty() {
+            return Err(TrackError::Prior("the arm prior has no samples".into()));
+        }
+        if let Some(i) = samples
+            .iter()
+            .position(|s| s.iter().any(|v| !v.is_finite()))
+        {
+            return Err(TrackError::Prior(format!(
+                "arm prior sample {i} is not finite"
+            )));
+        }
+        if !(h.is_finite() && h > 0.0) {
+            return Err(TrackError::Prior(format!(
+                "arm prior bandwidth {h} must be finite and > 0"
+            )));
+        }
+        let log_m = (samples.len() as f64).ln();
+        Ok(Self {
+            samples,
+            inv_two_h2: 1.0 / (2.0 * h * h),
+            log_m,
+        })
+    }
+
+    /// Parses a table of samples: a header line, then six comma-separated
+    /// numbers per line; `file` names it in errors (with the line).
+    ///
+    /// # Errors
+    /// [`TrackError::Prior`] naming the file and line of a bad row, or as
+    /// [`Self::new`].
+    pub fn parse(text: &str, file: &str, h: f64) -> Result<Self> {
+        let mut samples = Vec::new();
+        for (n, line) in text.lines().enumerate().skip(1) {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let mut a = [0.0; 6];
+            let mut fields = line.split(',');
+            for v in &mut a {
+                *v = fields
+                    .next()
+                    .and_then(|s| s.trim().parse().ok())
+                    .ok_or_else(|| {
+                        TrackError::Prior(format!(
+                            "{file}:{}: expected six numbers, got {line:?}",
+                            n + 1
+                        ))
+                    })?;
+            }
+            if fields.next().is_some() {
+                return Err(TrackError::Prior(format!(
+                    "{file}:{}: more than six fields",
+                    n + 1
+                )));
+            }
+            samples.push(a);
+        }
+        Self::new(samples, h)
+    }
+
+    /// The committed density ([`DEFAULT_TABLE`], [`DEFAULT_BANDWIDTH`]).
+    pub fn default_table() -> Self {
+        Self::parse(DEFAULT_TABLE, "arm_directions.csv", DEFAULT_BANDWIDTH)
+            .expect("the committed table parses (tested)")
+    }
+
+    /// `log p(a)` of the module docs (the kernel's normaliser dropped).
+    pub fn log_density(&self, a: &ArmFeature) -> f64 {
+        // One-pass log-sum-exp: `top` the largest exponent so far, `sum`
+        // the terms scaled by e^(−top), so no term underflows.
+        let (mut top, mut sum) = (f64::NEG_INFINITY, 0.0);
+        for s in &self.samples {
+            let x = -dist2(a, s) * self.inv_two_h2;
+            if x > top {
+                sum = sum * (top - x).exp() + 1.0;
+                top = x;
+            } else {
+                sum += (x - top).exp();
+            }
+        }
+        top + sum.ln() - self.log_m
+    }
+
+    /// An arm's cost, `min(−log p(a), C_max)`: in `[0, C_max]`, since no
+    /// kernel term exceeds 1.
+    pub fn cost(&self, a: &ArmFeature) -> f64 {
+        (-self.log_density(a)).min(MAX_COST)
+    }
+}
+
+fn dist2(a: &ArmFeature, b: &ArmFeature) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
+}
+
+/// One arm's feature from its joints, in the chest frame `axes`
+/// (`mirror` −1 for the right arm); `None` for a zero-length segment.
+pub fn arm_feature(
+    axes: &[Vector3<f64>; 3],
+    mirror: f64,
+    shoulder: &Point3<f64>,
+    elbow: &Point3<f64>,
+    wrist: &Point3<f64>,
+) -> Option<ArmFeature> {
+    let [x, y, z] = axes;
+    let local = |v: Vector3<f64>| {
+        v.try_normalize(1e-12)
+            .map(|v| [mirror * v.dot(x), v.dot(y), v.dot(z)])
+    };
+    let u = local(elbow - shoulder)?;
+    let f = local(wrist - elbow)?;
+    Some([u[0], u[1], u[2], f[0], f[1], f[2]])
+}
+
+/// The learned arm prior on a skeleton: its two arms and its pelvis (the
+/// root), the density, and its weight in the tracker's log weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArmPrior {
+    /// Left arm, right arm.
+    arms: [Arm; 2],
+    pelvis: usize,
+    density: ArmDensity,
+    /// Multiplies the log prior (0: off).
+    pub weight: f64,
+}
+
+impl ArmPrior {
+    /// The prior with `density` on `skeleton`'s two arms, weight 1.
+    ///
+    /// # Errors
+    /// [`TrackError::MissingJoint`] when an arm is not found.
+    pub fn new(skeleton: &Skeleton, density: ArmDensity) -> Result<Self> {
+        Ok(Self {
+            arms: [
+                Arm::find(skeleton, Side::Left)?,
+                Arm::find(skeleton, Side::Right)?,
+            ],
+            pelvis: 0,
+            density,
+            weight: 1.0,
+        })
+    }
+
+    /// `weight` of the prior; refuses a negative or non-finite one.
+    ///
+    /// # Errors
+    /// [`TrackError::InvalidSetting`] naming `arm_prior_weight`.
+    pub fn with_weight(mut self, weight: f64) -> Result<Self> {
+        if !(weight.is_finite() && weight >= 0.0) {
+            return Err(TrackError::InvalidSetting {
+                field: "arm_prior_weight",
+                value: weight.to_string(),
+                reason: "must be finite and >= 0",
+            });
+        }
+        self.weight = weight;
+        Ok(self)
+    }
+
+    /// The cost of both arms of the pose whose joint positions `at` gives,
+    /// ≥ 0, unweighted.
+    pub fn cost(&self, at: impl Fn(usize) -> Point3<f64>) -> f64 {
+        let [left, right] = self.arms;
+        let Some(axes) = chest_frame(&at(left.shoulder), &at(right.shoulder), &at(self.pelvis))
+        else {
+            return 0.0;
+        };
+        [(left, 1.0), (right, -1.0)]
+            .iter()
+            .filter_map(|&(arm, mirror)| {
+                arm_feature(
+                    &axes,
+                    mirror,
+                    &at(arm.shoulder),
+                    &at(arm.elbow),
+                    &at(arm.wrist),
+                )
+            })
+            .map(|a| self.density.cost(&a))
+            .sum()
+    }
+
+    /// Adds `−weight · cost` of each pose of the batch to `out`.
+    pub fn add_log_prior(&self, fk: &BatchForwardKinematics, out: &mut [f64]) {
+        if self.weight == 0.0 {
+            return;
+        }
+        let n = fk.len().min(out.len());
+        out[..n].par_iter_mut().enumerate().for_each(|(i, o)| {
+            *o -= self.weight * self.cost(|j| fk.position(i, j));
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: [f64; 3]) -> [f64; 3] {
+        let n = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        [v[0] / n, v[1] / n, v[2] / n]
+    }
+
+    fn feature(u: [f64; 3], f: [f64; 3]) -> ArmFeature {
+        let (u, f) = (unit(u), unit(f));
+        [u[0], u[1], u[2], f[0], f[1], f[2]]
+    }
+
+    #[test]
+    fn the_log_density_is_the_parzen_sum() {
+        let samples = vec![
+            feature([0.0, -1.0, 0.0], [0.0, -1.0, 0.0]),
+            feature([0.0, -1.0, 0.2], [0.0, 0.0, 1.0]),
+            feature([1.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+        ];
+        let h = 0.4;
+        let d = ArmDensity::new(samples.clone(), h).unwrap();
+        let a = feature([0.1, -1.0, 0.1], [0.0, -0.5, 1.0]);
+        let direct = (samples
+            .iter()
+            .map(|s| (-dist2(&a, s) / (2.0 * h * h)).exp())
+            .sum::<f64>()
+            / 3.0)
+            .ln();
+        assert!((d.log_density(&a) - direct).abs() < 1e-12);
+        // Far from every sample: no underflow to −∞, and the cost is capped.
+        let far = [9.0, 9.0, 9.0, -9.0, -9.0, -9.0];
+        assert!(d.log_density(&far).is_finite());
+        assert_eq!(d.cost(&far), MAX_COST);
+    }
+
+    #[test]
+    fn the_committed_table_parses_and_prefers_a_hanging_arm_to_one_bent_backwards() {
+        let d = ArmDensity::default_table();
+        assert_eq!(d.samples.len(), 256);
+        for s in &d.samples {
+            let (u, f) = (
+                Vector3::new(s[0], s[1], s[2]),
+                Vector3::new(s[3], s[4], s[5]),
+            );
+            assert!((u.norm() - 1.0).abs() < 1e-3 && (f.norm() - 1.0).abs() < 1e-3);
+        }
+        let hanging = feature([0.1, -1.0, 0.0], [0.1, -1.0, 0.1]);
+        let backwards = feature([0.1, -1.0, 0.0], [0.0, 0.0, -1.0]);
+        assert!(
+            d.cost(&hanging) + 3.0 < d.cost(&backwards),
+            "{} vs {}",
+            d.cost(&hanging),
+            d.cost(&backwards)
+        );
+    }
+
+    #[test]
+    fn bad_tables_are_refused_with_the_line() {
+        let e = ArmDensity::parse("u\n1,2,3,4,5,6\n1,2,x,4,5,6\n", "t.csv", 0.3).unwrap_err();
+        assert!(e.to_string().contains("t.csv:3"), "{e}");
+        let e = ArmDensity::parse("u\n1,2,3,4,5,6,7\n", "t.csv", 0.3).unwrap_err();
+        assert!(e.to_string().contains("t.csv:2"), "{e}");
+        assert!(ArmDensity::parse("u\n", "t.csv", 0.3).is_err());
+        assert!(ArmDensity::parse("u\n1,2,3,4,5,6\n", "t.csv", 0.0).is_err());
+    }
+
+    #[test]
+    fn a_weight_is_refused_unless_finite_and_non_negative() {
+        let skeleton = crate::defaults::default_body(1.7).unwrap().skeleton;
+        let p = ArmPrior::new(&skeleton, ArmDensity::default_table()).unwrap();
+        assert!(p.clone().with_weight(-1.0).is_err());
+        assert!(p.clone().with_weight(f64::NAN).is_err());
+        assert_eq!(p.with_weight(2.0).unwrap().weight, 2.0);
+    }
+}
