@@ -403,6 +403,15 @@ struct KeypointInput<'a> {
     term: KeypointTerm,
 }
 
+/// The arms' priors a scorer adds to each pose's log weight.
+#[derive(Clone, Copy)]
+struct ArmPriors<'a> {
+    /// The anatomical limits ([`crate::anatomy`]).
+    anatomy: Option<&'a ArmAnatomy>,
+    /// The learned density ([`crate::arm_prior`]).
+    learned: Option<&'a ArmPrior>,
+}
+
 /// Scores batches of states: RTPF Eq. 1–2, the keypoint term (per
 /// [`ObservationMode`]) and the prior.
 struct Scorer<'a> {
@@ -437,8 +446,7 @@ impl<'a> Scorer<'a> {
         backend: &'a mut Backend,
         body: &'a TrackedBody,
         prior: Option<&'a PosePrior>,
-        anatomy: Option<&'a ArmAnatomy>,
-        arm_prior: Option<&'a ArmPrior>,
+        arms: ArmPriors<'a>,
         config: &TrackerConfig,
         keypoints: Option<(&'a KeypointObservation, &'a Camera)>,
         buffers: &'a mut ScoreBuffers,
@@ -448,8 +456,8 @@ impl<'a> Scorer<'a> {
             backend,
             body,
             prior,
-            anatomy: anatomy.filter(|a| a.weight > 0.0),
-            arm_prior: arm_prior.filter(|a| a.weight > 0.0),
+            anatomy: arms.anatomy.filter(|a| a.weight > 0.0),
+            arm_prior: arms.learned.filter(|a| a.weight > 0.0),
             sigma_f: config.sigma_f,
             beta: config.prior_weight,
             regions,
@@ -872,8 +880,10 @@ impl Tracker {
             &mut self.backend,
             &self.body,
             self.prior.as_ref(),
-            self.anatomy.as_ref(),
-            self.arm_prior.as_ref(),
+            ArmPriors {
+                anatomy: self.anatomy.as_ref(),
+                learned: self.arm_prior.as_ref(),
+            },
             &self.config,
             self.keypoints.as_ref().map(|k| (k, &self.camera)),
             &mut self.scratch,
