@@ -12,6 +12,7 @@
 //! ```sh
 //! cargo run --release -p track --example session_eval -- [--particles N] [--filter pfrth] [--seed S] \
 //!     [--observation regions|keypoints|both] [--keypoint-sigma S] [--depth-sigma S] [--lifts N] \
+//!     [--arm-prior W] \
 //!     [--truth-body] [--mean-estimate] [TAG …]
 //! ```
 
@@ -68,6 +69,7 @@ struct Options {
     lifts: usize,
     /// σ_z of the keypoint term's depth part (0: off).
     depth_sigma: f64,
+    arm_prior: f64,
 }
 
 fn evaluate(tag: &str, o: &Options) -> Result<Row> {
@@ -98,6 +100,7 @@ fn evaluate(tag: &str, o: &Options) -> Result<Row> {
     args.settings.mean_estimate = o.mean_estimate;
     args.settings.keypoint_lifts = o.lifts;
     args.settings.keypoint_depth_sigma = o.depth_sigma;
+    args.settings.arm_prior_weight = o.arm_prior;
     if o.truth_body {
         args.spec.subject = track::Subject {
             body: Some(dir.join(format!("truth_{tag}.bvh"))),
@@ -188,6 +191,7 @@ fn main() -> Result<()> {
         mean_estimate: false,
         lifts: track::DEFAULT_KEYPOINT_LIFTS,
         depth_sigma: track::DEFAULT_DEPTH_SIGMA,
+        arm_prior: track::DEFAULT_ARM_PRIOR_WEIGHT,
     };
     let mut tags = Vec::new();
     let mut it = std::env::args().skip(1);
@@ -200,6 +204,7 @@ fn main() -> Result<()> {
             "--mean-estimate" => o.mean_estimate = true,
             "--lifts" => o.lifts = it.next().context("--lifts N")?.parse()?,
             "--depth-sigma" => o.depth_sigma = it.next().context("--depth-sigma S")?.parse()?,
+            "--arm-prior" => o.arm_prior = it.next().context("--arm-prior W")?.parse()?,
             "--observation" => o.observation = it.next().context("--observation MODE")?,
             "--keypoint-sigma" => {
                 o.keypoint_sigma = it.next().context("--keypoint-sigma S")?.parse()?;

@@ -47,7 +47,7 @@ use skeleton::BatchForwardKinematics;
 use smc::{StreamDomain, Weights, stream_rng};
 
 use crate::anatomy::{ArmAnatomy, DEFAULT_ANATOMY_WEIGHT};
-use crate::arm_prior::{ArmDensity, ArmPrior, DEFAULT_ARM_PRIOR_WEIGHT};
+use crate::arm_prior::{ArmDensity, ArmPrior};
 use crate::backend::{Backend, BackendChoice, SharedDevice};
 use crate::body::{Arm, Side, TrackedBody};
 use crate::error::{Result, TrackError};
@@ -236,7 +236,9 @@ impl Default for TrackerConfig {
             keypoint_lifts: DEFAULT_KEYPOINT_LIFTS,
             keypoint_depth_sigma: DEFAULT_DEPTH_SIGMA,
             anatomy_weight: DEFAULT_ANATOMY_WEIGHT,
-            arm_prior_weight: DEFAULT_ARM_PRIOR_WEIGHT,
+            // RTPF's filter has no such prior; the session turns it on
+            // (`FilterSettings::arm_prior_weight`).
+            arm_prior_weight: 0.0,
             mean_estimate: false,
             top_particles: DEFAULT_TOP_PARTICLES,
         }
