@@ -55,7 +55,7 @@ pub(crate) const MAX_COST: f64 = 10.0;
 /// [`crate::TrackerConfig`], RTPF's filter, has it off): chosen among
 /// 0.5, 1 and 2 on the tuning clips (seed 1, confirmed on seeds 2–3);
 /// on the validation clips (seeds 1–3) it took the mean elbow error from
-/// 28.5° / 29.1° to 25.4° / 24.7° (right / left; docs/track.md).
+/// 28.5° / 29.1° to 24.5° / 24.7° (right / left; docs/track.md).
 pub const DEFAULT_ARM_PRIOR_WEIGHT: f64 = 1.0;
 
 /// One arm's feature `(u, f)` of the module docs.
