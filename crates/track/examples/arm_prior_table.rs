@@ -32,9 +32,16 @@ fn main() -> Result<()> {
     if out.is_dir() {
         bail!("{} is a directory, not an output file", out.display());
     }
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        bail!("{}: no such folder for the output", dir.display());
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    // Every frame after the T-pose (frame 0) of every clip, as joint positions.
-    let mut frames: Vec<[[Point3<f64>; 3]; 3]> = Vec::new();
+    // Every frame after the T-pose (frame 0) of every clip: the pelvis and
+    // each arm's shoulder, elbow and wrist (left, right).
+    type Arm = [Point3<f64>; 3];
+    let mut frames: Vec<(Point3<f64>, Arm, Arm)> = Vec::new();
     for clip in CLIPS {
         let path = root.join(clip);
         let bvh = Bvh::load(&path).with_context(|| format!("reading {}", path.display()))?;
@@ -55,12 +62,12 @@ fn main() -> Result<()> {
         for f in 1..bvh.frames.len() {
             let world = bvh.forward_kinematics(f)?;
             let p = |j: usize| Point3::from(world[j].translation.vector);
-            frames.push([[p(hip), p(hip), p(hip)], left.map(p), right.map(p)]);
+            frames.push((p(hip), left.map(p), right.map(p)));
         }
     }
     let mut text = String::from("u_x,u_y,u_z,f_x,f_y,f_z\n");
     for k in 0..FRAMES {
-        let [[pelvis, ..], left, right] = &frames[k * frames.len() / FRAMES];
+        let (pelvis, left, right) = &frames[k * frames.len() / FRAMES];
         let axes = track::chest_frame(&left[0], &right[0], pelvis)
             .context("a frame with coincident shoulders")?;
         for (arm, mirror) in [(left, 1.0), (right, -1.0)] {

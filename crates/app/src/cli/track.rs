@@ -216,7 +216,7 @@ pub struct TrackArgs {
     /// kernel density over upper-arm and forearm directions from motion
     /// capture (the evaluation set's tuning motions); an arm's pose costs
     /// up to 10 nats × the weight (0: off; 1, the default, lowered the
-    /// elbow error on the validation clips by 3–4°, docs/track.md).
+    /// elbow error on the validation clips by about 4°, docs/track.md).
     #[arg(long, default_value_t = track::DEFAULT_ARM_PRIOR_WEIGHT)]
     pub arm_prior_weight: f64,
     /// Where the keypoint network runs: auto (the GPU on a hardware
