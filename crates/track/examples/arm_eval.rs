@@ -511,6 +511,11 @@ fn main() -> Result<()> {
     if chosen.is_empty() {
         bail!("no clips of split `{split}` (tuning, validation, all)");
     }
+    // The dump folder is made (or refused) before the first run.
+    if let Some(dir) = &o.dump {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--dump {}: cannot make the folder", dir.display()))?;
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     println!(
         "arm_eval {}: posecloud track, no set-up files, PFRTH N = {}, observation {}, seeds {:?}",
