@@ -120,13 +120,81 @@ pub(crate) fn arm_cost(u: &Vector3<f64>, f: &Vector3<f64>) -> f64 {
     0.5 * weight * bend * bend + 0.5 * fold * fold
 }
 
+/// A skeleton's two arms and its pelvis (the root), read in the chest
+/// frame: what the arms' priors ([`ArmAnatomy`], [`crate::ArmPrior`])
+/// share.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ChestArms {
+    /// Left arm, right arm.
+    arms: [Arm; 2],
+    pelvis: usize,
+}
+
+impl ChestArms {
+    /// `skeleton`'s two arms ([`Arm::find`]) and its root.
+    ///
+    /// # Errors
+    /// [`TrackError::MissingJoint`] when an arm is not found.
+    pub(crate) fn find(skeleton: &Skeleton) -> Result<Self> {
+        Ok(Self {
+            arms: [
+                Arm::find(skeleton, Side::Left)?,
+                Arm::find(skeleton, Side::Right)?,
+            ],
+            pelvis: 0,
+        })
+    }
+
+    /// `cost(axes, mirror, shoulder, elbow, wrist)` of the left arm plus
+    /// the right one's, for the pose whose joint positions `at` gives;
+    /// `axes` the chest frame ([`chest_frame`]), `mirror` 1 for the left
+    /// arm and −1 for the right. 0 where the chest frame is undefined.
+    pub(crate) fn sum(
+        &self,
+        at: impl Fn(usize) -> Point3<f64>,
+        cost: impl Fn(&[Vector3<f64>; 3], f64, &Point3<f64>, &Point3<f64>, &Point3<f64>) -> f64,
+    ) -> f64 {
+        let [left, right] = self.arms;
+        let Some(axes) = chest_frame(&at(left.shoulder), &at(right.shoulder), &at(self.pelvis))
+        else {
+            return 0.0;
+        };
+        [(left, 1.0), (right, -1.0)]
+            .iter()
+            .map(|&(arm, mirror)| {
+                cost(
+                    &axes,
+                    mirror,
+                    &at(arm.shoulder),
+                    &at(arm.elbow),
+                    &at(arm.wrist),
+                )
+            })
+            .sum()
+    }
+}
+
+/// `weight` of an arm prior: finite and ≥ 0.
+///
+/// # Errors
+/// [`TrackError::InvalidSetting`] naming `field` otherwise.
+pub(crate) fn checked_weight(field: &'static str, weight: f64) -> Result<f64> {
+    if weight.is_finite() && weight >= 0.0 {
+        Ok(weight)
+    } else {
+        Err(TrackError::InvalidSetting {
+            field,
+            value: weight.to_string(),
+            reason: "must be finite and >= 0",
+        })
+    }
+}
+
 /// The arms' anatomical prior on a skeleton: its arms' joints and its
 /// pelvis (the root).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArmAnatomy {
-    /// Left arm, right arm.
-    arms: [Arm; 2],
-    pelvis: usize,
+    arms: ChestArms,
     /// Multiplies the log prior (0: off).
     pub weight: f64,
 }
@@ -138,11 +206,7 @@ impl ArmAnatomy {
     /// [`TrackError::MissingJoint`] when an arm is not found.
     pub fn new(skeleton: &Skeleton) -> Result<Self> {
         Ok(Self {
-            arms: [
-                Arm::find(skeleton, Side::Left)?,
-                Arm::find(skeleton, Side::Right)?,
-            ],
-            pelvis: 0,
+            arms: ChestArms::find(skeleton)?,
             weight: 1.0,
         })
     }
@@ -152,32 +216,17 @@ impl ArmAnatomy {
     /// # Errors
     /// [`TrackError::InvalidSetting`] naming `anatomy_weight`.
     pub fn with_weight(mut self, weight: f64) -> Result<Self> {
-        if !(weight.is_finite() && weight >= 0.0) {
-            return Err(TrackError::InvalidSetting {
-                field: "anatomy_weight",
-                value: weight.to_string(),
-                reason: "must be finite and >= 0",
-            });
-        }
-        self.weight = weight;
+        self.weight = checked_weight("anatomy_weight", weight)?;
         Ok(self)
     }
 
     /// The negative log prior of the pose whose joint positions `at`
     /// gives (a joint index → its world position), ≥ 0, unweighted.
     pub fn cost(&self, at: impl Fn(usize) -> Point3<f64>) -> f64 {
-        let [left, right] = self.arms;
-        let (ls, rs) = (at(left.shoulder), at(right.shoulder));
-        let Some([x, y, z]) = chest_frame(&ls, &rs, &at(self.pelvis)) else {
-            return 0.0;
-        };
-        let mut cost = 0.0;
-        for (arm, mirror) in [(left, 1.0), (right, -1.0)] {
-            let (s, e, w) = (at(arm.shoulder), at(arm.elbow), at(arm.wrist));
-            let local = |v: Vector3<f64>| Vector3::new(mirror * v.dot(&x), v.dot(&y), v.dot(&z));
-            cost += arm_cost(&local(e - s), &local(w - e));
-        }
-        cost
+        self.arms.sum(at, |[x, y, z], mirror, s, e, w| {
+            let local = |v: Vector3<f64>| Vector3::new(mirror * v.dot(x), v.dot(y), v.dot(z));
+            arm_cost(&local(e - s), &local(w - e))
+        })
     }
 
     /// Adds `−weight · cost` of each pose of the batch to `out`.

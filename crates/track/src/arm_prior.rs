@@ -35,8 +35,7 @@ use nalgebra::{Point3, Vector3};
 use rayon::prelude::*;
 use skeleton::{BatchForwardKinematics, Skeleton};
 
-use crate::anatomy::chest_frame;
-use crate::body::{Arm, Side};
+use crate::anatomy::{ChestArms, checked_weight};
 use crate::error::{Result, TrackError};
 
 /// The committed samples (module docs): one `u_x,u_y,u_z,f_x,f_y,f_z` row
@@ -261,9 +260,7 @@ pub fn arm_feature(
 /// root), the density, and its weight in the tracker's log weights.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArmPrior {
-    /// Left arm, right arm.
-    arms: [Arm; 2],
-    pelvis: usize,
+    arms: ChestArms,
     density: ArmDensity,
     /// Multiplies the log prior (0: off).
     pub weight: f64,
@@ -276,11 +273,7 @@ impl ArmPrior {
     /// [`TrackError::MissingJoint`] when an arm is not found.
     pub fn new(skeleton: &Skeleton, density: ArmDensity) -> Result<Self> {
         Ok(Self {
-            arms: [
-                Arm::find(skeleton, Side::Left)?,
-                Arm::find(skeleton, Side::Right)?,
-            ],
-            pelvis: 0,
+            arms: ChestArms::find(skeleton)?,
             density,
             weight: 1.0,
         })
@@ -291,38 +284,16 @@ impl ArmPrior {
     /// # Errors
     /// [`TrackError::InvalidSetting`] naming `arm_prior_weight`.
     pub fn with_weight(mut self, weight: f64) -> Result<Self> {
-        if !(weight.is_finite() && weight >= 0.0) {
-            return Err(TrackError::InvalidSetting {
-                field: "arm_prior_weight",
-                value: weight.to_string(),
-                reason: "must be finite and >= 0",
-            });
-        }
-        self.weight = weight;
+        self.weight = checked_weight("arm_prior_weight", weight)?;
         Ok(self)
     }
 
     /// The cost of both arms of the pose whose joint positions `at` gives,
     /// ≥ 0, unweighted.
     pub fn cost(&self, at: impl Fn(usize) -> Point3<f64>) -> f64 {
-        let [left, right] = self.arms;
-        let Some(axes) = chest_frame(&at(left.shoulder), &at(right.shoulder), &at(self.pelvis))
-        else {
-            return 0.0;
-        };
-        [(left, 1.0), (right, -1.0)]
-            .iter()
-            .filter_map(|&(arm, mirror)| {
-                arm_feature(
-                    &axes,
-                    mirror,
-                    &at(arm.shoulder),
-                    &at(arm.elbow),
-                    &at(arm.wrist),
-                )
-            })
-            .map(|a| self.density.cost(&a))
-            .sum()
+        self.arms.sum(at, |axes, mirror, s, e, w| {
+            arm_feature(axes, mirror, s, e, w).map_or(0.0, |a| self.density.cost(&a))
+        })
     }
 
     /// Adds `−weight · cost` of each pose of the batch to `out`.

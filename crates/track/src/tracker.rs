@@ -420,10 +420,8 @@ struct Scorer<'a> {
     backend: &'a mut Backend,
     body: &'a TrackedBody,
     prior: Option<&'a PosePrior>,
-    /// The arms' anatomical prior, weighted ([`crate::anatomy`]).
-    anatomy: Option<&'a ArmAnatomy>,
-    /// The learned arm prior, weighted ([`crate::arm_prior`]).
-    arm_prior: Option<&'a ArmPrior>,
+    /// The arms' priors, those of weight 0 left out.
+    arms: ArmPriors<'a>,
     sigma_f: f64,
     beta: f64,
     /// `−F²/(2σ_F²)` enters `log w`.
@@ -458,8 +456,10 @@ impl<'a> Scorer<'a> {
             backend,
             body,
             prior,
-            anatomy: arms.anatomy.filter(|a| a.weight > 0.0),
-            arm_prior: arms.learned.filter(|a| a.weight > 0.0),
+            arms: ArmPriors {
+                anatomy: arms.anatomy.filter(|a| a.weight > 0.0),
+                learned: arms.learned.filter(|a| a.weight > 0.0),
+            },
             sigma_f: config.sigma_f,
             beta: config.prior_weight,
             regions,
@@ -503,10 +503,10 @@ impl<'a> Scorer<'a> {
         if let Some(k) = &self.keypoints {
             k.term.add_log_likelihood(k.obs, k.camera, fk, log_kp);
         }
-        if let Some(a) = self.anatomy {
+        if let Some(a) = self.arms.anatomy {
             a.add_log_prior(fk, log_kp);
         }
-        if let Some(a) = self.arm_prior {
+        if let Some(a) = self.arms.learned {
             a.add_log_prior(fk, log_kp);
         }
         // F is computed in every mode: it is the residual the session
