@@ -20,10 +20,20 @@ elbow-angle RMSE (degrees) against the truth of:
   tuning *motions* (leave one motion out); for a validation clip, of all
   tuning clips.
 
+With `--gap` it reports instead where the tracker's error stands against
+the best branch (docs/track.md, "Where the rest of the gap is"): `map`;
+`best_branch`, the lifted branch nearest the true elbow angle (the MAP's
+bones); `nearest_to_map`, the lifted branch nearest the MAP in 3D;
+`same`, the share of frames where those two are one branch; `map_when_same`
+and `map_when_diff`, the MAP's RMSE over those frames and the others;
+`map_or_best`, the MAP's angle where the branches agree and the best
+branch's where they differ.
+
 Usage (numpy needed):
 
     cargo run --release -p track --example arm_eval -- --split tuning --seeds 1 --arm-prior 0 --dump /tmp/dump
     python3 tools/arm_branch_analysis.py /tmp/dump
+    python3 tools/arm_branch_analysis.py --gap /tmp/dump
 """
 
 import csv
@@ -193,7 +203,53 @@ def main(dump):
         print("mean", side, " ".join(f"{k} {np.mean([r[k] for r in rows]):.1f}" for k in rows[0]))
 
 
+def gap(dump):
+    totals = {}
+    for path in sorted(glob.glob(os.path.join(dump, "*_1.csv"))):
+        tag = os.path.basename(path).split("_")[0]
+        rows = load(path)
+        cam = fit_camera(rows[:50])
+        truth = {int(r["frame"]): r for r in load(os.path.join(EVALSET, f"truth_{tag}.csv")) if r["phase"] == "move"}
+        for side, name in (("right", "Right"), ("left", "Left")):
+            err_map, err_best, err_near, same = [], [], [], []
+            for r in rows:
+                f = int(r["frame"])
+                det = [float(r[f"{name}{j}_det_{c}"]) for j in ("Elbow", "Wrist") for c in "uv"]
+                if f not in truth or any(math.isnan(x) for x in det):
+                    continue
+                p = lambda n: np.array([float(r[f"{n}_{c}"]) for c in "xyz"])
+                s, e, w = p(f"{name}Shoulder"), p(f"{name}Elbow"), p(f"{name}Wrist")
+                cands = branches(cam, s, np.linalg.norm(e - s), np.linalg.norm(w - e), det[:2], det[2:])
+                want = float(truth[f][f"{side}_elbow_deg"])
+                angles = [angle(s, eb, wb) for eb, wb in cands]
+                best = int(np.argmin([abs(a - want) for a in angles]))
+                near = int(np.argmin([np.linalg.norm(eb - e) + np.linalg.norm(wb - w) for eb, wb in cands]))
+                err_map.append(angle(s, e, w) - want)
+                err_best.append(angles[best] - want)
+                err_near.append(angles[near] - want)
+                same.append(abs(angles[near] - angles[best]) < 1e-6)
+            err_map, err_best, err_near, same = map(np.array, (err_map, err_best, err_near, same))
+            rms = lambda a: math.sqrt(np.mean(a ** 2)) if len(a) else float("nan")
+            out = {
+                "map": rms(err_map),
+                "best_branch": rms(err_best),
+                "nearest_to_map": rms(err_near),
+                "same": float(same.mean()),
+                "map_when_same": rms(err_map[same]),
+                "map_when_diff": rms(err_map[~same]),
+                "map_or_best": rms(np.where(same, err_map, err_best)),
+            }
+            totals.setdefault(side, []).append(out)
+            print(tag, side, " ".join(f"{k} {v:.2f}" for k, v in out.items()), flush=True)
+    for side, rows in totals.items():
+        print("mean", side, " ".join(f"{k} {np.nanmean([r[k] for r in rows]):.2f}" for k in rows[0]))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
-        sys.exit("usage: arm_branch_analysis.py DUMP_DIR (from arm_eval --dump)")
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    mode = main
+    if args[:1] == ["--gap"]:
+        mode, args = gap, args[1:]
+    if len(args) != 1 or not os.path.isdir(args[0]):
+        sys.exit("usage: arm_branch_analysis.py [--gap] DUMP_DIR (from arm_eval --dump)")
+    mode(args[0])

@@ -25,9 +25,10 @@
 //! `min(−log p(a), C_max)`: a pose unlike any sample costs at most `C_max`
 //! nats, so an unusual motion stays reachable when the image insists.
 //!
-//! **The samples** ([`DEFAULT_TABLE`]): 256 features from the three
+//! **The samples** ([`DEFAULT_TABLE`]): 1,024 features from the three
 //! *tuning* motions of the evaluation set (CMU 05_02 dance, 06_14
-//! basketball, 07_01 walk; both arms, frames evenly spaced), written by
+//! basketball, 07_01 walk; both arms of 512 frames evenly spaced, about
+//! every second frame at 60 frames/s), written by
 //! `cargo run -p track --example arm_prior_table`. No validation motion
 //! is in it (assets/evalset/clips.toml).
 
@@ -54,7 +55,8 @@ pub(crate) const MAX_COST: f64 = 10.0;
 /// [`crate::TrackerConfig`], RTPF's filter, has it off): chosen among
 /// 0.5, 1 and 2 on the tuning clips (seed 1, confirmed on seeds 2–3);
 /// on the validation clips (seeds 1–3) it took the mean elbow error from
-/// 28.5° / 29.1° to 24.5° / 24.7° (right / left; docs/track.md).
+/// 28.5° / 29.1° to 24.5° / 24.7° (right / left; docs/track.md), and to
+/// 23.0° / 24.1° with the denser table of 1,024 samples.
 pub const DEFAULT_ARM_PRIOR_WEIGHT: f64 = 1.0;
 
 /// One arm's feature `(u, f)` of the module docs.
@@ -366,7 +368,7 @@ mod tests {
 
     #[test]
     fn the_blocks_equal_the_parzen_sum_on_the_committed_table() {
-        // 256 samples: 8 blocks, none padded; and a table of 37 (padded).
+        // 1,024 samples: 32 blocks, none padded; and a table of 37 (padded).
         let full = ArmDensity::default_table();
         let part = ArmDensity::new(full.samples[..37].to_vec(), DEFAULT_BANDWIDTH).unwrap();
         for d in [&full, &part] {
@@ -396,7 +398,7 @@ mod tests {
     #[test]
     fn the_committed_table_parses_and_prefers_a_hanging_arm_to_one_bent_backwards() {
         let d = ArmDensity::default_table();
-        assert_eq!(d.samples.len(), 256);
+        assert_eq!(d.samples.len(), 1024);
         for s in &d.samples {
             let (u, f) = (
                 Vector3::new(s[0], s[1], s[2]),
