@@ -23,8 +23,10 @@
 //! - `defaults`: the camera and body used when no file is given;
 //! - `session`: the tracking session (source → guided start →
 //!   segmentation → tracker → outputs) that `posecloud track` and the app
-//!   drive; [`SessionSpec`] and [`FilterSettings`]: what it tracks and
-//!   how; [`where_to_look`]: the one person-box rule of every keypoint
+//!   drive; `guide`: the guided start's decisions (background, person,
+//!   placing, tracking, lost), a state machine the session feeds;
+//!   [`SessionSpec`] and [`FilterSettings`]: what it tracks and how;
+//!   [`where_to_look`]: the one person-box rule of every keypoint
 //!   pipeline; `record`: its outputs, written as they are tracked;
 //! - `profile`: per-stage wall times of tracked frames (`posecloud
 //!   track --profile`);
@@ -40,6 +42,7 @@ mod error;
 pub mod flip;
 mod foreground;
 mod frame;
+mod guide;
 mod keypoint_stage;
 mod keypoint_term;
 mod lift;
@@ -65,6 +68,7 @@ pub use defaults::{DEFAULT_FOV_DEG, DEFAULT_SUBJECT_HEIGHT, default_body, defaul
 pub use error::{Field, Result, SessionError, TrackError};
 pub use foreground::{ForegroundEvidence, Look, where_to_look};
 pub use frame::TrackFrame;
+pub use guide::{Stage, Status};
 pub use keypoint_term::{
     DEFAULT_DEPTH_SCALE, DEFAULT_DEPTH_SIGMA, DEFAULT_KEYPOINT_LIFTS, DEFAULT_KEYPOINT_SIGMA,
     KeypointMap, KeypointObservation, KeypointTerm, LANDMARK_SHIFT, LandmarkSource,
@@ -74,7 +78,7 @@ pub use lift::{lift_hypotheses, points_at_distance};
 pub use prior::PosePrior;
 pub use profile::{FrameTimes, Profile, STAGES, StageSummary};
 pub use record::Recorder;
-pub use session::{KEYPOINT_MIN_SCORE, Session, SessionStep, Stage, Status};
+pub use session::{KEYPOINT_MIN_SCORE, Session, SessionStep};
 pub use simplex::LockstepSimplex;
 pub use spec::{CameraSpec, FilterSettings, GuideParams, KnownPose, SessionSpec, Subject};
 pub use start::{

@@ -12,43 +12,11 @@
 //! subject's height when one is given).
 //!
 //! # The guided start
-//! A small state machine ([`Stage`]), each state with a message and a
-//! progress fraction ([`Status`]); times are the frames' own timestamps, so
-//! a video file and a webcam go through the same steps:
-//!
-//! 1. **Learning the background.** The frame-to-frame change (fraction of
-//!    label pixels whose luminance moved, [`vision::Segmenter::accumulate_background`])
-//!    must stay below [`crate::GuideParams::still_fraction`] for
-//!    [`crate::GuideParams::background_seconds`]; the still frames are summed
-//!    (running sums) into the background model. Motion restarts the count;
-//!    when an earlier still stretch gave a provisional model, a
-//!    person-sized foreground blob against it is reported ("someone is in
-//!    view").
-//! 2. **Waiting for a person.** The largest foreground blob must be
-//!    person-sized (a fraction of the image's height and area, not cut by
-//!    the left or right edge) and nearly still (mask IoU with the previous
-//!    frame ≥ [`crate::GuideParams::person_still_iou`]) for
-//!    [`crate::GuideParams::person_seconds`]. A blob whose outline is an edge of
-//!    the background model and not of the frame is a *ghost* (someone was
-//!    in view while the background was learned and has left; Cucchiara et
-//!    al. 2003): that region of the model is relearned from the frame.
-//! 3. **Placing.** The start pose ([`StartPose`], arms down by default)
-//!    is put where the blob is: its distance from the subject's height and
-//!    the blob's height in pixels (or its width, when the blob is cut by
-//!    the top or bottom edge) through the focal length; its root on the
-//!    ray through the blob's hips; then the silhouette search
-//!    ([`crate::start::place_by_silhouette`]) refines the position. The
-//!    colour models are learned from that frame in that pose, the tracker
-//!    starts there and the frame is tracked.
-//! 4. **Tracking.** One [`Tracker::step`] per frame. A fit that stays poor
-//!    (residual F above [`crate::GuideParams::lost_residual`] for
-//!    [`crate::GuideParams::lost_seconds`]) or a person who leaves (foreground
-//!    below [`crate::GuideParams::left_area_fraction`] of the placed person's for
-//!    [`crate::GuideParams::left_seconds`]) goes back to step 2, re-acquiring.
-//!
-//! A background image (`--background`), K background frames taken as they
-//! come (`--background-frames`), or a known initial pose (`--init`,
-//! `--frame`) skip the matching steps, as RTPF's evaluations need.
+//! Background, person, placing, tracking: the decisions are
+//! [`crate::guide::GuidedStart`]'s, fed the facts of each frame; the session
+//! reads and segments the frames, makes the background model, places the
+//! start pose by the silhouette search, learns the colours and steps the
+//! tracker, as the answers ask.
 
 use std::time::Instant;
 
@@ -67,6 +35,9 @@ use crate::defaults::stature;
 use crate::error::{Field, SessionError, input, named, vision_message};
 use crate::foreground::{ForegroundEvidence, Look, dilate, where_to_look};
 use crate::frame::TrackFrame;
+use crate::guide::{
+    BackgroundNext, GuidedStart, Phase, Provisional, Status, TrackingNext, WaitingNext, is_ghost,
+};
 use crate::keypoint_stage::{KeypointStage, keypoint_network};
 use crate::keypoint_term::KeypointMap;
 use crate::profile::FrameTimes;
@@ -79,60 +50,6 @@ use crate::tracker::{ObservationMode, StepReport, Tracker};
 pub const KEYPOINT_MIN_SCORE: f32 = 0.5;
 
 pub(crate) type Result<T, E = SessionError> = std::result::Result<T, E>;
-
-/// The stages of a session (module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Stage {
-    LearningBackground,
-    WaitingForPerson,
-    Placing,
-    Tracking,
-}
-
-impl Stage {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::LearningBackground => "learning the background",
-            Self::WaitingForPerson => "waiting for a person",
-            Self::Placing => "placing",
-            Self::Tracking => "tracking",
-        }
-    }
-}
-
-/// Where a session stands: the stage, what the person should do, how far
-/// the stage has come (0–1).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Status {
-    pub stage: Stage,
-    pub message: String,
-    pub progress: f64,
-    /// Waiting again after the track was lost.
-    pub reacquiring: bool,
-}
-
-impl SessionSpec {
-    /// The guided start's first stage: waiting for a person when a
-    /// background image is given, else learning the background (once the
-    /// scene is still, or from the first K frames).
-    fn first_guide(&self) -> Guide {
-        let fixed = match &self.background {
-            Some(EmptyScene::Image(_)) => {
-                return Guide::Waiting {
-                    still_since: None,
-                    previous: None,
-                };
-            }
-            Some(EmptyScene::FirstFrames(k)) => Some(*k),
-            None => None,
-        };
-        Guide::Background {
-            still_since: None,
-            fixed,
-            provisional: false,
-        }
-    }
-}
 
 /// What one tracked frame produced.
 #[derive(Clone, Debug, PartialEq)]
@@ -166,27 +83,6 @@ pub struct SessionStep {
     pub event: Option<String>,
 }
 
-/// The guided start's per-stage memory.
-#[derive(Clone, Debug)]
-enum Guide {
-    /// `fixed`: K frames taken as they come (`--background-frames`).
-    Background {
-        still_since: Option<f64>,
-        fixed: Option<usize>,
-        provisional: bool,
-    },
-    Waiting {
-        still_since: Option<f64>,
-        previous: Option<Blob>,
-    },
-    Tracking {
-        poor_since: Option<f64>,
-        gone_since: Option<f64>,
-        /// Foreground pixels when the person was placed.
-        placed_area: usize,
-    },
-}
-
 /// One tracking session (module docs).
 pub struct Session {
     spec: SessionSpec,
@@ -212,8 +108,7 @@ pub struct Session {
     segmenter: Segmenter,
     accumulator: BackgroundAccumulator,
     segmentation: Segmentation,
-    guide: Guide,
-    status: Status,
+    guide: GuidedStart,
     tracker: Option<Tracker>,
     device: Option<SharedDevice>,
     estimate: Option<Vec<f64>>,
@@ -231,7 +126,7 @@ impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
             .field("spec", &self.spec)
-            .field("status", &self.status)
+            .field("status", self.guide.status())
             .finish_non_exhaustive()
     }
 }
@@ -320,16 +215,10 @@ impl Session {
                 .map_err(|e| input(named(Field::Background, path.display()), vision_message(&e)))?;
             background_frames = 1;
         }
-        let guide = spec.first_guide();
+        let guide = GuidedStart::new(&spec);
         let class_map = ClassMap::for_sleeves(spec.sleeves);
         let source_name = source.name().to_string();
         let mut session = Self {
-            status: Status {
-                stage: Stage::LearningBackground,
-                message: String::new(),
-                progress: 0.0,
-                reacquiring: false,
-            },
             spec,
             settings,
             source,
@@ -359,47 +248,7 @@ impl Session {
             times: FrameTimes::default(),
         };
         session.start_detector()?;
-        session.status = session.initial_status();
         Ok(session)
-    }
-
-    fn initial_status(&self) -> Status {
-        match &self.guide {
-            Guide::Background { fixed: Some(k), .. } => Status {
-                stage: Stage::LearningBackground,
-                message: format!("learning the background from the first {k} frame(s)"),
-                progress: 0.0,
-                reacquiring: false,
-            },
-            Guide::Background { .. } => Status {
-                stage: Stage::LearningBackground,
-                message: "learning the background: step out of view and keep the camera still"
-                    .into(),
-                progress: 0.0,
-                reacquiring: false,
-            },
-            _ => self.waiting_status(None, 0.0),
-        }
-    }
-
-    fn waiting_status(&self, problem: Option<&str>, progress: f64) -> Status {
-        let pose = match self.spec.start_pose {
-            StartPose::ArmsDown => "arms down",
-            StartPose::TPose => "arms out (T-pose)",
-        };
-        let reacquiring = self.status.reacquiring;
-        let message = match (problem, reacquiring) {
-            (Some(p), true) => format!("lost — {p}"),
-            (Some(p), false) => p.to_string(),
-            (None, true) => format!("lost — stand still, face the camera, {pose}, to re-acquire"),
-            (None, false) => format!("step in, face the camera, {pose}, and stand still"),
-        };
-        Status {
-            stage: Stage::WaitingForPerson,
-            message,
-            progress,
-            reacquiring,
-        }
     }
 
     pub fn spec(&self) -> &SessionSpec {
@@ -409,7 +258,7 @@ impl Session {
         &self.settings
     }
     pub fn status(&self) -> &Status {
-        &self.status
+        self.guide.status()
     }
     /// The source's name (path, device).
     pub fn source_name(&self) -> &str {
@@ -583,12 +432,10 @@ impl Session {
         self.estimate = None;
         self.init_pending = false;
         self.accumulator = BackgroundAccumulator::default();
-        self.status.reacquiring = false;
-        self.guide = self.spec.first_guide();
+        self.guide = GuidedStart::new(&self.spec);
         if !matches!(self.spec.background, Some(EmptyScene::Image(_))) {
             self.background_frames = 0;
         }
-        self.status = self.initial_status();
         match seek {
             Ok(()) | Err(vision::VisionError::Seek { .. }) => Ok(()),
             Err(e) => Err(input(named(Field::Frames, &self.spec.frames), e)),
@@ -609,13 +456,7 @@ impl Session {
             .learn_background(&[f])
             .map_err(|e| input(format!("frame {}", f.index), e))?;
         self.background_frames = 1;
-        if matches!(self.guide, Guide::Background { .. }) {
-            self.guide = Guide::Waiting {
-                still_since: None,
-                previous: None,
-            };
-            self.status = self.waiting_status(None, 0.0);
-        }
+        self.guide.background_given();
         Ok(format!("background learned from frame {}", f.index))
     }
 
@@ -838,28 +679,17 @@ impl Session {
         };
         self.times.decode = t_read.elapsed();
         let (index, t) = (frame.index, frame.timestamp);
-        let result = match self.guide.clone() {
-            Guide::Background {
-                still_since,
-                fixed,
-                provisional,
-            } => self.background_step(&frame, still_since, fixed, provisional),
-            Guide::Waiting {
-                still_since,
-                previous,
-            } => self.waiting_step(&frame, still_since, previous),
-            Guide::Tracking {
-                poor_since,
-                gone_since,
-                placed_area,
-            } => self.tracking_step(&frame, poor_since, gone_since, placed_area),
+        let result = match self.guide.phase() {
+            Phase::Background => self.background_step(&frame),
+            Phase::Waiting => self.waiting_step(&frame),
+            Phase::Tracking => self.tracking_step(&frame),
         };
         self.last = Some(frame);
         let (tracked, event) = result?;
         Ok(Some(SessionStep {
             frame: index,
             timestamp: t,
-            status: self.status.clone(),
+            status: self.guide.status().clone(),
             tracked,
             event,
         }))
@@ -872,86 +702,37 @@ impl Session {
         )
     }
 
-    /// Stage 1 (module docs).
-    fn background_step(
-        &mut self,
-        frame: &Frame,
-        still_since: Option<f64>,
-        fixed: Option<usize>,
-        provisional: bool,
-    ) -> Result<(Option<Tracked>, Option<String>)> {
+    /// Step 1 of the guided start: the frame summed into the background.
+    fn background_step(&mut self, frame: &Frame) -> Result<(Option<Tracked>, Option<String>)> {
         let what = self.frame_what(frame);
         let change = self
             .segmenter
             .accumulate_background(&mut self.accumulator, frame)
             .map_err(|e| input(&what, e))?;
-        let t = frame.timestamp;
-        if let Some(k) = fixed {
-            let n = self.accumulator.frames();
-            self.status.progress = n as f64 / k as f64;
-            if n < k {
-                return Ok((None, None));
-            }
-            return self.background_learned(format!("background learned from {n} frame(s)"));
-        }
-        let g = &self.spec.guide;
-        if change > g.still_fraction {
-            // Moving: start again; a provisional model from the still
-            // stretch before tells whether someone is in view.
-            let since = still_since.unwrap_or(t);
-            let mut provisional = provisional;
-            if !provisional && t - since >= 0.3 * g.background_seconds {
-                provisional = self.segmenter.set_background(&self.accumulator).is_ok();
-            }
-            self.accumulator.clear_sums();
-            let someone = provisional && {
-                let mask = self
-                    .segmenter
-                    .foreground_mask(frame)
-                    .map_err(|e| input(&what, e))?;
-                self.person_sized(&mask).is_some()
-            };
-            self.status = Status {
-                stage: Stage::LearningBackground,
-                message: if someone {
-                    "someone is in view: step out of view until the background is learned".into()
+        let frames = self.accumulator.frames();
+        match self.guide.background(frame.timestamp, change, frames) {
+            BackgroundNext::Continue => Ok((None, None)),
+            BackgroundNext::Learned(event) => self.background_learned(event),
+            BackgroundNext::Moved(provisional) => {
+                let have = match provisional {
+                    Provisional::Take => self.segmenter.set_background(&self.accumulator).is_ok(),
+                    Provisional::Have => true,
+                    Provisional::None => false,
+                };
+                self.accumulator.clear_sums();
+                let mask = if have {
+                    let m = self
+                        .segmenter
+                        .foreground_mask(frame)
+                        .map_err(|e| input(&what, e))?;
+                    Some(m)
                 } else {
-                    format!(
-                        "the scene is moving ({:.1} % of it changed): keep the camera still and step out of view",
-                        100.0 * change
-                    )
-                },
-                progress: 0.0,
-                reacquiring: false,
-            };
-            self.guide = Guide::Background {
-                still_since: None,
-                fixed,
-                provisional,
-            };
-            return Ok((None, None));
+                    None
+                };
+                self.guide.moved(change, mask.as_deref());
+                Ok((None, None))
+            }
         }
-        let since = still_since.unwrap_or(t);
-        let held = t - since;
-        self.status = Status {
-            stage: Stage::LearningBackground,
-            message: "learning the background: keep out of view".into(),
-            progress: (held / g.background_seconds).clamp(0.0, 1.0),
-            reacquiring: false,
-        };
-        // The first still frame has no duration yet: at least two frames.
-        if held + 1e-9 >= g.background_seconds && self.accumulator.frames() >= 2 {
-            let n = self.accumulator.frames();
-            return self.background_learned(format!(
-                "background learned from {n} still frames ({held:.1} s)"
-            ));
-        }
-        self.guide = Guide::Background {
-            still_since: Some(since),
-            fixed,
-            provisional,
-        };
-        Ok((None, None))
     }
 
     fn background_learned(&mut self, event: String) -> Result<(Option<Tracked>, Option<String>)> {
@@ -960,67 +741,20 @@ impl Session {
             .map_err(|e| input("background", e))?;
         self.background_frames = self.accumulator.frames();
         self.accumulator.clear_sums();
+        self.guide.learned(self.init.is_some());
         if let Some(pose) = self.init.clone() {
             // A known initial pose: the tracker starts there now, the next
             // frame learns colours from it and is tracked.
-            self.guide = Guide::Waiting {
-                still_since: None,
-                previous: None,
-            };
-            self.status = Status {
-                stage: Stage::Placing,
-                message: "starting from the given initial pose".into(),
-                progress: 1.0,
-                reacquiring: false,
-            };
             self.start_tracker(&pose)?;
             self.init_pending = true;
-        } else {
-            self.guide = Guide::Waiting {
-                still_since: None,
-                previous: None,
-            };
-            self.status = self.waiting_status(None, 0.0);
         }
         Ok((None, Some(event)))
     }
 
-    /// The blob of `mask` if it is person-sized and in view, else why not.
-    fn person_sized(&self, mask: &[u8]) -> Option<Blob> {
-        self.person_check(mask).ok()
-    }
-
-    fn person_check(&self, mask: &[u8]) -> std::result::Result<Blob, &'static str> {
-        let (w, h) = (
-            self.spec.label_size.0 as usize,
-            self.spec.label_size.1 as usize,
-        );
-        let g = &self.spec.guide;
-        let blob = Blob::largest(mask, w, h).ok_or("")?;
-        if (blob.area as f64) < g.min_person_area * (w * h) as f64 {
-            return Err("");
-        }
-        if (blob.height() as f64) < g.min_person_height * h as f64 {
-            return Err("come closer: you look small in the image");
-        }
-        if blob.x0 == 0 || blob.x1 + 1 == w {
-            return Err("step fully into view (you are cut by the image's edge)");
-        }
-        if blob.y0 == 0 && blob.y1 + 1 == h {
-            return Err("step back: head and feet are both out of view");
-        }
-        Ok(blob)
-    }
-
-    /// Stage 2 (module docs); places on the frame the person held still.
-    fn waiting_step(
-        &mut self,
-        frame: &Frame,
-        still_since: Option<f64>,
-        previous: Option<Blob>,
-    ) -> Result<(Option<Tracked>, Option<String>)> {
+    /// Steps 2 and 3 of the guided start: places on the frame the person
+    /// held still.
+    fn waiting_step(&mut self, frame: &Frame) -> Result<(Option<Tracked>, Option<String>)> {
         let what = self.frame_what(frame);
-        let t = frame.timestamp;
         if self.init_pending
             && let Some(pose) = self.init.clone()
         {
@@ -1035,55 +769,17 @@ impl Session {
             .segmenter
             .foreground_mask(frame)
             .map_err(|e| input(&what, e))?;
-        let blob = match self.person_check(&mask) {
-            Ok(b) => b,
-            Err(problem) => {
-                let p = (!problem.is_empty()).then_some(problem);
-                self.status = self.waiting_status(p, 0.0);
-                self.guide = Guide::Waiting {
-                    still_since: None,
-                    previous: None,
-                };
-                return Ok((None, None));
-            }
-        };
-        let g = self.spec.guide.clone();
-        let still = previous
-            .as_ref()
-            .is_some_and(|p| p.iou(&blob) >= g.person_still_iou);
-        let since = if still { still_since.unwrap_or(t) } else { t };
-        let held = t - since;
-        let progress = (held / g.person_seconds).clamp(0.0, 1.0);
-        if held + 1e-9 < g.person_seconds || !still {
-            self.status = self.waiting_status(Some("hold still, face the camera"), progress);
-            if !self.status.reacquiring {
-                self.status.message = format!(
-                    "hold still, face the camera, {}",
-                    match self.spec.start_pose {
-                        StartPose::ArmsDown => "arms down",
-                        StartPose::TPose => "arms out",
-                    }
-                );
-            }
-            self.guide = Guide::Waiting {
-                still_since: Some(since),
-                previous: Some(blob),
-            };
+        let WaitingNext::Place(blob) = self.guide.waiting(frame.timestamp, &mask) else {
             return Ok((None, None));
-        }
-        // A ghost: the outline is an edge of the model, not of the frame.
+        };
         if let Some((in_frame, in_model)) = self.segmenter.outline_edges(&blob.mask)
-            && in_model > 1.5 * in_frame
+            && is_ghost(in_frame, in_model)
         {
             let region = dilate(&blob.mask, self.spec.label_size.0 as usize, 2);
             self.segmenter
                 .patch_background(frame, &region)
                 .map_err(|e| input(&what, e))?;
-            self.guide = Guide::Waiting {
-                still_since: None,
-                previous: None,
-            };
-            self.status = self.waiting_status(None, 0.0);
+            self.guide.wait_again(None);
             return Ok((
                 None,
                 Some(format!(
@@ -1106,11 +802,7 @@ impl Session {
         match placed {
             Ok(event) => self.placed_and_tracked(frame, blob.area, event),
             Err(PlaceFailure(why)) => {
-                self.status = self.waiting_status(Some(&why), 0.0);
-                self.guide = Guide::Waiting {
-                    still_since: None,
-                    previous: None,
-                };
+                self.guide.wait_again(Some(&why));
                 Ok((None, None))
             }
         }
@@ -1125,8 +817,8 @@ impl Session {
         Ok(mask.iter().filter(|&&m| m != 0).count())
     }
 
-    /// Stage 3 (module docs): the start pose where the blob is; returns
-    /// what was found, in words, and the pose.
+    /// Step 3 of the guided start: the start pose where the blob is;
+    /// returns what was found, in words, and the pose.
     fn place(
         &mut self,
         frame: &Frame,
@@ -1229,17 +921,7 @@ impl Session {
         event: String,
     ) -> Result<(Option<Tracked>, Option<String>)> {
         let tracked = self.track_frame(frame)?;
-        self.guide = Guide::Tracking {
-            poor_since: None,
-            gone_since: None,
-            placed_area,
-        };
-        self.status = Status {
-            stage: Stage::Placing,
-            message: "placed: tracking starts".into(),
-            progress: 1.0,
-            reacquiring: false,
-        };
+        self.guide.placed(placed_area);
         Ok((Some(tracked), Some(event)))
     }
 
@@ -1277,67 +959,29 @@ impl Session {
         })
     }
 
-    /// Stage 4 (module docs).
-    fn tracking_step(
-        &mut self,
-        frame: &Frame,
-        poor_since: Option<f64>,
-        gone_since: Option<f64>,
-        placed_area: usize,
-    ) -> Result<(Option<Tracked>, Option<String>)> {
+    /// Step 4 of the guided start: the frame tracked.
+    fn tracking_step(&mut self, frame: &Frame) -> Result<(Option<Tracked>, Option<String>)> {
         let tracked = self.track_frame(frame)?;
-        let t = frame.timestamp;
-        let g = self.spec.guide.clone();
-        let poor_since =
-            (tracked.report.residual > g.lost_residual).then(|| poor_since.unwrap_or(t));
         let area = self
             .segmentation
             .foreground
             .iter()
             .filter(|&&m| m != 0)
             .count();
-        let gone_since = ((area as f64) < g.left_area_fraction * placed_area as f64)
-            .then(|| gone_since.unwrap_or(t));
-        let lost = if gone_since.is_some_and(|s| t - s + 1e-9 >= g.left_seconds) {
-            Some("the person left the view".to_string())
-        } else if poor_since.is_some_and(|s| t - s + 1e-9 >= g.lost_seconds) {
-            Some(format!(
-                "the fit stayed poor for {:.1} s (F {:.2})",
-                g.lost_seconds, tracked.report.residual
-            ))
-        } else {
-            None
+        let next = self.guide.tracking(
+            frame.timestamp,
+            &tracked.report,
+            area,
+            self.settings.particles,
+        );
+        let event = match next {
+            TrackingNext::Continue => None,
+            TrackingNext::Lost(why) => Some(format!(
+                "lost on frame {}: {why}; re-acquiring",
+                frame.index
+            )),
         };
-        if let Some(why) = lost {
-            self.status.reacquiring = true;
-            self.guide = Guide::Waiting {
-                still_since: None,
-                previous: None,
-            };
-            self.status = self.waiting_status(None, 0.0);
-            return Ok((
-                Some(tracked),
-                Some(format!(
-                    "lost on frame {}: {why}; re-acquiring",
-                    frame.index
-                )),
-            ));
-        }
-        self.guide = Guide::Tracking {
-            poor_since,
-            gone_since,
-            placed_area,
-        };
-        self.status = Status {
-            stage: Stage::Tracking,
-            message: format!(
-                "tracking (F {:.2}, ESS {:.0}/{})",
-                tracked.report.residual, tracked.report.ess, self.settings.particles
-            ),
-            progress: 1.0,
-            reacquiring: false,
-        };
-        Ok((Some(tracked), None))
+        Ok((Some(tracked), event))
     }
 
     /// The right-elbow flexion of a full pose, degrees (the plots' figure).
