@@ -161,15 +161,13 @@ def viterbi(frames, order, sigma=0.03):
     return path[::-1]
 
 
-def main(dump):
-    truth_feats = {t: truth_features(t) for t in MOTION}
-    totals = {}
+def lifted(dump):
+    """Per dumped clip and arm, the frames with both detections: (tag, side,
+    [(p, s, e, w, cands, want)]) — `p` the row's joint reader, `s, e, w` the
+    MAP's shoulder, elbow and wrist, `cands` the lifted branches (the MAP's
+    bones), `want` the true elbow angle."""
     for path in sorted(glob.glob(os.path.join(dump, "*_1.csv"))):
         tag = os.path.basename(path).split("_")[0]
-        if tag in MOTION:
-            samples = np.concatenate([f for t, f in truth_feats.items() if MOTION[t] != MOTION[tag]])
-        else:
-            samples = np.concatenate(list(truth_feats.values()))
         rows = load(path)
         cam = fit_camera(rows[:50])
         truth = {int(r["frame"]): r for r in load(os.path.join(EVALSET, f"truth_{tag}.csv")) if r["phase"] == "move"}
@@ -180,67 +178,68 @@ def main(dump):
                 det = [float(r[f"{name}{j}_det_{c}"]) for j in ("Elbow", "Wrist") for c in "uv"]
                 if f not in truth or any(math.isnan(x) for x in det):
                     continue
-                p = lambda n: np.array([float(r[f"{n}_{c}"]) for c in "xyz"])
+                p = lambda n, r=r: np.array([float(r[f"{n}_{c}"]) for c in "xyz"])
                 s, e, w = p(f"{name}Shoulder"), p(f"{name}Elbow"), p(f"{name}Wrist")
                 cands = branches(cam, s, np.linalg.norm(e - s), np.linalg.norm(w - e), det[:2], det[2:])
-                axes = chest_axes(p("LeftShoulder"), p("RightShoulder"), p("Hips"))
-                lp = [log_density(samples, feature(axes, s, eb, wb, side == "right")) for eb, wb in cands]
-                lp_map = log_density(samples, feature(axes, s, e, w, side == "right"))
-                seq.append((s, e, w, cands, lp, lp_map, float(truth[f][f"{side}_elbow_deg"])))
-            want = np.array([q[6] for q in seq])
-            rmse = lambda a: math.sqrt(np.mean((np.array(a) - want) ** 2))
-            frames = [q[3] for q in seq]
-            out = {
-                "map": rmse([angle(q[0], q[1], q[2]) for q in seq]),
-                "viterbi_velocity": rmse([angle(q[0], *q[3][b]) for q, b in zip(seq, viterbi(frames, 1))]),
-                "viterbi_accel": rmse([angle(q[0], *q[3][b]) for q, b in zip(seq, viterbi(frames, 2))]),
-                "switch": rmse([angle(q[0], *q[3][int(np.argmax(q[4]))]) if max(q[4]) - q[5] > 1
-                                else angle(q[0], q[1], q[2]) for q in seq]),
-            }
-            totals.setdefault(side, []).append(out)
-            print(tag, side, " ".join(f"{k} {v:.1f}" for k, v in out.items()), flush=True)
+                seq.append((p, s, e, w, cands, float(truth[f][f"{side}_elbow_deg"])))
+            yield tag, side, seq
+
+
+def main(dump):
+    truth_feats = {t: truth_features(t) for t in MOTION}
+    totals = {}
+    for tag, side, arm_frames in lifted(dump):
+        if tag in MOTION:
+            samples = np.concatenate([f for t, f in truth_feats.items() if MOTION[t] != MOTION[tag]])
+        else:
+            samples = np.concatenate(list(truth_feats.values()))
+        seq = []
+        for p, s, e, w, cands, want in arm_frames:
+            axes = chest_axes(p("LeftShoulder"), p("RightShoulder"), p("Hips"))
+            lp = [log_density(samples, feature(axes, s, eb, wb, side == "right")) for eb, wb in cands]
+            lp_map = log_density(samples, feature(axes, s, e, w, side == "right"))
+            seq.append((s, e, w, cands, lp, lp_map, want))
+        want = np.array([q[6] for q in seq])
+        rmse = lambda a: math.sqrt(np.mean((np.array(a) - want) ** 2))
+        frames = [q[3] for q in seq]
+        out = {
+            "map": rmse([angle(q[0], q[1], q[2]) for q in seq]),
+            "viterbi_velocity": rmse([angle(q[0], *q[3][b]) for q, b in zip(seq, viterbi(frames, 1))]),
+            "viterbi_accel": rmse([angle(q[0], *q[3][b]) for q, b in zip(seq, viterbi(frames, 2))]),
+            "switch": rmse([angle(q[0], *q[3][int(np.argmax(q[4]))]) if max(q[4]) - q[5] > 1
+                            else angle(q[0], q[1], q[2]) for q in seq]),
+        }
+        totals.setdefault(side, []).append(out)
+        print(tag, side, " ".join(f"{k} {v:.1f}" for k, v in out.items()), flush=True)
     for side, rows in totals.items():
         print("mean", side, " ".join(f"{k} {np.mean([r[k] for r in rows]):.1f}" for k in rows[0]))
 
 
 def gap(dump):
     totals = {}
-    for path in sorted(glob.glob(os.path.join(dump, "*_1.csv"))):
-        tag = os.path.basename(path).split("_")[0]
-        rows = load(path)
-        cam = fit_camera(rows[:50])
-        truth = {int(r["frame"]): r for r in load(os.path.join(EVALSET, f"truth_{tag}.csv")) if r["phase"] == "move"}
-        for side, name in (("right", "Right"), ("left", "Left")):
-            err_map, err_best, err_near, same = [], [], [], []
-            for r in rows:
-                f = int(r["frame"])
-                det = [float(r[f"{name}{j}_det_{c}"]) for j in ("Elbow", "Wrist") for c in "uv"]
-                if f not in truth or any(math.isnan(x) for x in det):
-                    continue
-                p = lambda n: np.array([float(r[f"{n}_{c}"]) for c in "xyz"])
-                s, e, w = p(f"{name}Shoulder"), p(f"{name}Elbow"), p(f"{name}Wrist")
-                cands = branches(cam, s, np.linalg.norm(e - s), np.linalg.norm(w - e), det[:2], det[2:])
-                want = float(truth[f][f"{side}_elbow_deg"])
-                angles = [angle(s, eb, wb) for eb, wb in cands]
-                best = int(np.argmin([abs(a - want) for a in angles]))
-                near = int(np.argmin([np.linalg.norm(eb - e) + np.linalg.norm(wb - w) for eb, wb in cands]))
-                err_map.append(angle(s, e, w) - want)
-                err_best.append(angles[best] - want)
-                err_near.append(angles[near] - want)
-                same.append(abs(angles[near] - angles[best]) < 1e-6)
-            err_map, err_best, err_near, same = map(np.array, (err_map, err_best, err_near, same))
-            rms = lambda a: math.sqrt(np.mean(a ** 2)) if len(a) else float("nan")
-            out = {
-                "map": rms(err_map),
-                "best_branch": rms(err_best),
-                "nearest_to_map": rms(err_near),
-                "same": float(same.mean()),
-                "map_when_same": rms(err_map[same]),
-                "map_when_diff": rms(err_map[~same]),
-                "map_or_best": rms(np.where(same, err_map, err_best)),
-            }
-            totals.setdefault(side, []).append(out)
-            print(tag, side, " ".join(f"{k} {v:.2f}" for k, v in out.items()), flush=True)
+    for tag, side, arm_frames in lifted(dump):
+        err_map, err_best, err_near, same = [], [], [], []
+        for _, s, e, w, cands, want in arm_frames:
+            angles = [angle(s, eb, wb) for eb, wb in cands]
+            best = int(np.argmin([abs(a - want) for a in angles]))
+            near = int(np.argmin([np.linalg.norm(eb - e) + np.linalg.norm(wb - w) for eb, wb in cands]))
+            err_map.append(angle(s, e, w) - want)
+            err_best.append(angles[best] - want)
+            err_near.append(angles[near] - want)
+            same.append(abs(angles[near] - angles[best]) < 1e-6)
+        err_map, err_best, err_near, same = map(np.array, (err_map, err_best, err_near, same))
+        rms = lambda a: math.sqrt(np.mean(a ** 2)) if len(a) else float("nan")
+        out = {
+            "map": rms(err_map),
+            "best_branch": rms(err_best),
+            "nearest_to_map": rms(err_near),
+            "same": float(same.mean()),
+            "map_when_same": rms(err_map[same]),
+            "map_when_diff": rms(err_map[~same]),
+            "map_or_best": rms(np.where(same, err_map, err_best)),
+        }
+        totals.setdefault(side, []).append(out)
+        print(tag, side, " ".join(f"{k} {v:.2f}" for k, v in out.items()), flush=True)
     for side, rows in totals.items():
         print("mean", side, " ".join(f"{k} {np.nanmean([r[k] for r in rows]):.2f}" for k in rows[0]))
 
