@@ -26,15 +26,18 @@ fn short_walk() -> TrackSpec {
 
 #[test]
 fn tracks_the_synthetic_walk_and_publishes_cloud_and_truth() {
-    let settings = offline(60);
-    let mut scene = TrackingScene::new(short_walk(), settings).unwrap();
+    // 100 particles: with 60 the root's error after six frames spread over
+    // 0.05–0.28 m across seeds 1–6 (the denser arm-prior table moved seed
+    // 1 from inside the bound below to 0.28 m); with 100, 0.04–0.17 m.
+    let particles = 100;
+    let mut scene = TrackingScene::new(short_walk(), offline(particles)).unwrap();
     let snap = stepped(&mut scene, 6);
     assert_eq!(snap.history.len(), 6);
     // The session's frame, copied: the estimate, the cloud and the
     // overlay's particles as the tracker's step computed them.
     assert_eq!(&snap.track, scene.session.frame().unwrap());
-    assert_eq!(snap.track.weights().len(), 60);
-    assert_eq!(snap.track.cloud().len(), 60 * snap.joints);
+    assert_eq!(snap.track.weights().len(), particles);
+    assert_eq!(snap.track.cloud().len(), particles * snap.joints);
     assert_eq!(snap.track.top().len(), OVERLAY_PARTICLES);
     assert_eq!(snap.truth.len(), snap.joints);
     assert_eq!(snap.label_size, (160, 120));
