@@ -574,6 +574,18 @@ mod tests {
         rect(x0, 5, 10, 20)
     }
 
+    /// The person at x = 15 on frames `from..to` keeps the guide waiting
+    /// and is placed on frame `to`.
+    fn placed_after_holding_still(g: &mut GuidedStart, from: usize, to: usize) {
+        for k in from..to {
+            assert_eq!(g.waiting(at(k), &person_at(15)), WaitingNext::Continue);
+        }
+        assert!(matches!(
+            g.waiting(at(to), &person_at(15)),
+            WaitingNext::Place(_)
+        ));
+    }
+
     /// A guide waiting for a person (background learned at frame 0).
     fn waiting() -> GuidedStart {
         let mut g = GuidedStart::new(&spec(None));
@@ -794,25 +806,13 @@ mod tests {
             g.waiting(at(13), &rect(0, 5, 10, 20)),
             WaitingNext::Continue
         );
-        for k in 14..29 {
-            assert_eq!(g.waiting(at(k), &person_at(15)), WaitingNext::Continue);
-        }
-        assert!(matches!(
-            g.waiting(at(29), &person_at(15)),
-            WaitingNext::Place(_)
-        ));
+        placed_after_holding_still(&mut g, 14, 29);
     }
 
     #[test]
     fn a_failed_placing_waits_again_from_nothing() {
         let mut g = waiting();
-        for k in 0..15 {
-            assert_eq!(g.waiting(at(k), &person_at(15)), WaitingNext::Continue);
-        }
-        assert!(matches!(
-            g.waiting(at(15), &person_at(15)),
-            WaitingNext::Place(_)
-        ));
+        placed_after_holding_still(&mut g, 0, 15);
         g.wait_again(Some("the silhouette does not look like the start pose"));
         assert_eq!(g.status().stage, Stage::WaitingForPerson);
         assert_eq!(
@@ -820,13 +820,7 @@ mod tests {
             "the silhouette does not look like the start pose"
         );
         // The person must hold still for another half second.
-        for k in 16..31 {
-            assert_eq!(g.waiting(at(k), &person_at(15)), WaitingNext::Continue);
-        }
-        assert!(matches!(
-            g.waiting(at(31), &person_at(15)),
-            WaitingNext::Place(_)
-        ));
+        placed_after_holding_still(&mut g, 16, 31);
     }
 
     #[test]
