@@ -20,8 +20,7 @@
 
 use std::time::Instant;
 
-use labels::{Camera, Observation};
-use nalgebra::Vector3;
+use labels::Camera;
 use skeleton::{Bvh, Skeleton};
 use vision::EmptyScene;
 use vision::{
@@ -42,7 +41,7 @@ use crate::keypoint_stage::{KeypointStage, keypoint_network};
 use crate::keypoint_term::KeypointMap;
 use crate::profile::FrameTimes;
 use crate::spec::{FilterSettings, SessionSpec, frame_camera, load_body, selection};
-use crate::start::{self, StartPose};
+use crate::start;
 use crate::tracker::{ObservationMode, StepReport, Tracker};
 
 /// Keypoints below this score (BlazePose visibility and presence) are left
@@ -817,100 +816,29 @@ impl Session {
         Ok(mask.iter().filter(|&&m| m != 0).count())
     }
 
-    /// Step 3 of the guided start: the start pose where the blob is;
-    /// returns what was found, in words, and the pose.
+    /// Step 3 of the guided start: the start pose where the blob is
+    /// ([`start::BlobPlacement`]); returns what was found, in words, and
+    /// the pose.
     fn place(
-        &mut self,
+        &self,
         frame: &Frame,
         mask: &[u8],
         blob: &Blob,
     ) -> std::result::Result<(String, Vec<f64>), PlaceFailure> {
-        let fail = |m: String| PlaceFailure(m);
-        let cam = self.label_camera.clone();
-        let (h, fy) = (self.spec.label_size.1 as usize, cam.fy());
-        let (cut_top, cut_bottom) = (blob.y0 == 0, blob.y1 + 1 == h);
-        let s = self.stature;
-        let standing = self.body.frames.pose(0).to_vec();
-        // Distance along the optical axis from the blob's size: its height
-        // when the whole person is in view, else its width against the
-        // start pose's width (joints across, plus the arms' thickness).
-        let width_ratio = {
-            let probe = start::start_pose_from(
-                &self.dressed,
-                self.spec.start_pose,
-                &cam,
-                cam.world_from_camera().translation.vector.into(),
-                &standing,
-            )
-            .map_err(|e| fail(format!("the start pose: {e}")))?;
-            let w = self
-                .dressed
-                .forward_kinematics(&probe)
-                .map_err(|e| fail(e.to_string()))?;
-            let right = cam.world_from_camera().rotation * Vector3::x();
-            let across = w.iter().map(|t| t.translation.vector.dot(&right));
-            let (lo, hi) = across.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
-                (lo.min(x), hi.max(x))
-            });
-            (hi - lo + 0.06 * s) / s
+        let placement = start::BlobPlacement {
+            dressed: &self.dressed,
+            selection: &self.selection,
+            camera: &self.label_camera,
+            label_height: self.spec.label_size.1 as usize,
+            start_pose: self.spec.start_pose,
+            stature: self.stature,
+            hip_fraction: self.hip_fraction,
+            standing: self.body.frames.pose(0),
+            max_residual: self.spec.guide.place_residual,
         };
-        let depth = if !cut_top && !cut_bottom {
-            fy * s / blob.height() as f64
-        } else {
-            cam.fx() * width_ratio * s / blob.width() as f64
-        };
-        // The hips' row.
-        let v_root = if !cut_bottom {
-            blob.y1 as f64 + 0.5 - self.hip_fraction * s * fy / depth
-        } else {
-            blob.y0 as f64 + (1.0 - self.hip_fraction) * s * fy / depth
-        };
-        let u_root = (blob.x0 + blob.x1) as f64 / 2.0;
-        let v_px = v_root.clamp(0.0, h as f64 - 1.0) as u32;
-        let (origin, dir) = cam.pixel_ray(u_root as u32, v_px);
-        let forward = cam.world_from_camera().rotation * Vector3::z();
-        let along = dir.dot(&forward).max(1e-3);
-        let root = origin + dir.into_inner() * (depth / along);
-        let start =
-            start::start_pose_from(&self.dressed, self.spec.start_pose, &cam, root, &standing)
-                .map_err(|e| fail(format!("the start pose: {e}")))?;
-        let body = TrackedBody::new(self.dressed.clone(), &self.selection, &start)
-            .map_err(|e| fail(e.to_string()))?;
-        let mask_obs = Observation::new(cam.width(), cam.height(), mask.to_vec())
-            .map_err(|e| fail(e.to_string()))?;
-        // ±25 % of the distance in depth (±40 % from the width), ±0.4 m
-        // across, ±0.25 m in height.
-        let spread = if cut_top || cut_bottom { 0.4 } else { 0.25 };
-        let extent = [0.4, 0.25, (spread * depth).max(0.3)];
-        let (found, f) = start::place_by_silhouette(&body, &cam, &mask_obs, &start, extent, 9)
-            .map_err(|e| fail(e.to_string()))?;
-        if f > self.spec.guide.place_residual {
-            return Err(fail(format!(
-                "the silhouette does not look like the start pose (F {f:.2}): face the camera, {}",
-                match self.spec.start_pose {
-                    StartPose::ArmsDown => "arms down by your sides",
-                    StartPose::TPose => "arms straight out",
-                }
-            )));
-        }
-        let r = &found[..3];
-        let note = format!(
-            "start pose {} placed on frame {} at ({:.2}, {:.2}, {:.2}) m, {depth:.1} m away (silhouette {} × {} px{}{}, F {f:.3})",
-            self.spec.start_pose.name(),
-            frame.index,
-            r[0],
-            r[1],
-            r[2],
-            blob.width(),
-            blob.height(),
-            if cut_top { ", cut at the top" } else { "" },
-            if cut_bottom {
-                ", cut at the bottom"
-            } else {
-                ""
-            }
-        );
-        Ok((note, found))
+        placement
+            .place(frame.index, mask, blob)
+            .map_err(PlaceFailure)
     }
 
     /// After placing: this frame is tracked too; the stage is `Placing`.

@@ -10,9 +10,10 @@
 use labels::{Camera, LabelMap, Observation};
 use nalgebra::{Point3, Vector3};
 use skeleton::Skeleton;
+use vision::Blob;
 
 use crate::backend::BackendChoice;
-use crate::body::{Arm, Side, TrackedBody, angle_between};
+use crate::body::{Arm, Selection, Side, TrackedBody, angle_between};
 use crate::error::{Result, TrackError};
 use crate::tracker::{Tracker, TrackerConfig, search_root_position};
 
@@ -227,6 +228,132 @@ pub(crate) fn place_by_silhouette(
     search_root_position(&mut tracker, mask, start, extent, steps)
 }
 
+/// The guided start's placement (its step 3): the start pose put where the
+/// person's blob is in the foreground mask and checked against it. The
+/// distance along the optical axis comes from the blob's size — its height
+/// when the whole person is in view, else its width against the start
+/// pose's — the hips' row from the blob's bottom (or top, when the feet are
+/// cut off), then [`place_by_silhouette`] searches around that and the fit
+/// must be within `max_residual` (RTPF Eq. 1's F).
+pub(crate) struct BlobPlacement<'a> {
+    /// The body dressed with capsules.
+    pub dressed: &'a Skeleton,
+    pub selection: &'a Selection,
+    /// The label camera (the mask's size).
+    pub camera: &'a Camera,
+    /// The mask's height in pixels (rows).
+    pub label_height: usize,
+    pub start_pose: StartPose,
+    /// The body's standing height (m).
+    pub stature: f64,
+    /// Root height above the soles over the stature, standing.
+    pub hip_fraction: f64,
+    /// A standing pose of the body file (the root's height and the limbs
+    /// the start pose does not set).
+    pub standing: &'a [f64],
+    /// The largest F accepted.
+    pub max_residual: f64,
+}
+
+impl BlobPlacement<'_> {
+    /// Places the start pose on `blob` of `mask` (frame `frame_index`):
+    /// what was found, in words, and the full pose; or why it failed, in
+    /// words for the person.
+    pub(crate) fn place(
+        &self,
+        frame_index: usize,
+        mask: &[u8],
+        blob: &Blob,
+    ) -> std::result::Result<(String, Vec<f64>), String> {
+        let cam = self.camera;
+        let (h, fy) = (self.label_height, cam.fy());
+        let (cut_top, cut_bottom) = (blob.y0 == 0, blob.y1 + 1 == h);
+        let s = self.stature;
+        let width_ratio = self.width_ratio()?;
+        let depth = if !cut_top && !cut_bottom {
+            fy * s / blob.height() as f64
+        } else {
+            cam.fx() * width_ratio * s / blob.width() as f64
+        };
+        // The hips' row.
+        let v_root = if !cut_bottom {
+            blob.y1 as f64 + 0.5 - self.hip_fraction * s * fy / depth
+        } else {
+            blob.y0 as f64 + (1.0 - self.hip_fraction) * s * fy / depth
+        };
+        let u_root = (blob.x0 + blob.x1) as f64 / 2.0;
+        let v_px = v_root.clamp(0.0, h as f64 - 1.0) as u32;
+        let (origin, dir) = cam.pixel_ray(u_root as u32, v_px);
+        let forward = cam.world_from_camera().rotation * Vector3::z();
+        let along = dir.dot(&forward).max(1e-3);
+        let root = origin + dir.into_inner() * (depth / along);
+        let start = start_pose_from(self.dressed, self.start_pose, cam, root, self.standing)
+            .map_err(|e| format!("the start pose: {e}"))?;
+        let body = TrackedBody::new(self.dressed.clone(), self.selection, &start)
+            .map_err(|e| e.to_string())?;
+        let mask_obs = Observation::new(cam.width(), cam.height(), mask.to_vec())
+            .map_err(|e| e.to_string())?;
+        // ±25 % of the distance in depth (±40 % from the width), ±0.4 m
+        // across, ±0.25 m in height.
+        let spread = if cut_top || cut_bottom { 0.4 } else { 0.25 };
+        let extent = [0.4, 0.25, (spread * depth).max(0.3)];
+        let (found, f) = place_by_silhouette(&body, cam, &mask_obs, &start, extent, 9)
+            .map_err(|e| e.to_string())?;
+        if f > self.max_residual {
+            return Err(format!(
+                "the silhouette does not look like the start pose (F {f:.2}): face the camera, {}",
+                match self.start_pose {
+                    StartPose::ArmsDown => "arms down by your sides",
+                    StartPose::TPose => "arms straight out",
+                }
+            ));
+        }
+        let r = &found[..3];
+        let note = format!(
+            "start pose {} placed on frame {frame_index} at ({:.2}, {:.2}, {:.2}) m, {depth:.1} m away (silhouette {} × {} px{}{}, F {f:.3})",
+            self.start_pose.name(),
+            r[0],
+            r[1],
+            r[2],
+            blob.width(),
+            blob.height(),
+            if cut_top { ", cut at the top" } else { "" },
+            if cut_bottom {
+                ", cut at the bottom"
+            } else {
+                ""
+            }
+        );
+        Ok((note, found))
+    }
+
+    /// The start pose's width across the camera (joints across, plus the
+    /// arms' thickness) over the stature: the distance from a blob whose
+    /// height is cut off.
+    fn width_ratio(&self) -> std::result::Result<f64, String> {
+        let cam = self.camera;
+        let s = self.stature;
+        let probe = start_pose_from(
+            self.dressed,
+            self.start_pose,
+            cam,
+            cam.world_from_camera().translation.vector.into(),
+            self.standing,
+        )
+        .map_err(|e| format!("the start pose: {e}"))?;
+        let w = self
+            .dressed
+            .forward_kinematics(&probe)
+            .map_err(|e| e.to_string())?;
+        let right = cam.world_from_camera().rotation * Vector3::x();
+        let across = w.iter().map(|t| t.translation.vector.dot(&right));
+        let (lo, hi) = across.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+            (lo.min(x), hi.max(x))
+        });
+        Ok((hi - lo + 0.06 * s) / s)
+    }
+}
+
 /// [`start_pose`] at the search's centre: `distance` metres along the
 /// camera's axis ([`in_front_of`]) at the root height of `reference` (a
 /// pose of the body file: where its hips are when standing).
@@ -349,6 +476,78 @@ mod tests {
                 Point3::new(f64::NAN, 0.0, 0.0)
             )
             .is_err()
+        );
+    }
+
+    /// The guided start's placement from a blob alone: the distance from
+    /// the blob's height, the hips' row from its bottom, then the search
+    /// finds where either start pose stands; a blob no start pose fits (a
+    /// filled box of a person's size) is refused, in words.
+    #[test]
+    fn a_blob_places_its_start_pose_and_a_box_is_refused() {
+        let bvh = skeleton::Bvh::load(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../assets/motions/cmu_131_01_walk.bvh"
+        ))
+        .unwrap();
+        let skel = crate::default_radii(&bvh.skeleton, 1.0).unwrap();
+        let standing = bvh.frames.pose(0);
+        let stature = crate::defaults::stature(&bvh.skeleton, standing).unwrap();
+        let w = bvh.skeleton.forward_kinematics(standing).unwrap();
+        let low = w
+            .iter()
+            .map(|t| t.translation.vector.y)
+            .fold(f64::INFINITY, f64::min);
+        let cam = camera();
+        let placement = |start_pose| BlobPlacement {
+            dressed: &skel,
+            selection: &Selection::All,
+            camera: &cam,
+            label_height: 120,
+            start_pose,
+            stature,
+            hip_fraction: (w[0].translation.vector.y - low) / stature,
+            standing,
+            max_residual: crate::spec::GuideParams::default().place_residual,
+        };
+        let truth_root = Point3::new(0.3, 0.9, -0.5);
+        for kind in [StartPose::ArmsDown, StartPose::TPose] {
+            let truth = start_pose_from(&skel, kind, &cam, truth_root, standing).unwrap();
+            let body = TrackedBody::new(skel.clone(), &Selection::All, &truth).unwrap();
+            let mask = crate::synthetic::render_observation(
+                &body,
+                &cam,
+                &truth,
+                &SILHOUETTE_LABEL_MAP,
+                0.0,
+                7,
+            )
+            .unwrap()
+            .labels()
+            .to_vec();
+            let blob = Blob::largest(&mask, 160, 120).unwrap();
+            let (note, pose) = placement(kind).place(7, &mask, &blob).unwrap();
+            let root = skel.forward_kinematics(&pose).unwrap()[0]
+                .translation
+                .vector;
+            assert!(
+                (root - truth_root.coords).norm() < 0.1,
+                "{kind:?}: found {root:?}, truth {truth_root:?} ({note})"
+            );
+            assert!(note.contains("placed on frame 7"), "{note}");
+        }
+        // A filled box where a person of this size would stand.
+        let mut mask = vec![0u8; 160 * 120];
+        for y in 42..99 {
+            mask[y * 160 + 70..y * 160 + 120].fill(1);
+        }
+        let blob = Blob::largest(&mask, 160, 120).unwrap();
+        let why = placement(StartPose::ArmsDown)
+            .place(7, &mask, &blob)
+            .unwrap_err();
+        assert!(
+            why.contains("does not look like the start pose") && why.contains("arms down"),
+            "{why}"
         );
     }
 
