@@ -71,12 +71,40 @@ pub fn camera_in_front(
     let front =
         nalgebra::UnitQuaternion::from_axis_angle(&Vector3::y_axis(), -spec.azimuth) * front;
     let eye = target + front * spec.distance;
-    Camera::looking_at(eye, target, up, spec.fov, spec.width, spec.height).map_err(|source| {
-        TrackError::Likelihood {
-            backend: "camera".into(),
-            source: source.into(),
-        }
-    })
+    Camera::looking_at(eye, target, up, spec.fov, spec.width, spec.height).map_err(camera_error)
+}
+
+/// A level camera (world y up) at `eye` looking at `target`, of vertical
+/// field of view `fov_deg` degrees and `width × height` pixels: the fixed
+/// cameras of the tests and benchmarks.
+///
+/// # Errors
+/// A bad camera (`target` at `eye`, a field of view outside (0°, 180°), an
+/// empty image).
+pub fn level_camera(
+    eye: [f64; 3],
+    target: [f64; 3],
+    fov_deg: f64,
+    width: u32,
+    height: u32,
+) -> Result<Camera> {
+    let (eye, target) = (Point3::from(eye), Point3::from(target));
+    Camera::looking_at(
+        eye,
+        target,
+        Vector3::y(),
+        fov_deg.to_radians(),
+        width,
+        height,
+    )
+    .map_err(camera_error)
+}
+
+fn camera_error(source: labels::LabelError) -> TrackError {
+    TrackError::Likelihood {
+        backend: "camera".into(),
+        source: source.into(),
+    }
 }
 
 /// A rendered clip: ground-truth full poses and their observations.

@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+mod common;
+
+use common::{CAMERA, WALK};
 use skeleton::Bvh;
 use track::BackendChoice;
 use track::SessionError;
@@ -21,14 +24,6 @@ use vision::{
     write_render,
 };
 
-const WALK: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../assets/motions/cmu_131_01_walk.bvh"
-);
-const CAMERA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../crates/vision/assets/camera_front.toml"
-);
 /// Clip frames rendered: 500, 504, …, 520 (6 frames at 30 Hz) after an
 /// empty frame 0.
 const FIRST: usize = 500;
