@@ -9,10 +9,11 @@ use labels::{Camera, LabelMap, Observation, label_map_of};
 use nalgebra::{Point3, Vector3};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use skeleton::{BodyPart, Bvh};
+use skeleton::{BodyPart, Bvh, PoseBatch};
 
 use crate::body::{Arm, Side, TrackedBody};
 use crate::error::{Result, TrackError};
+use crate::start::{StartPose, in_front_of, start_pose};
 
 /// RTPF §IV-D's three segmentation classes: face (1: head and neck), arms
 /// (2: upper arms, forearms, hands), clothes (3: torso and pelvis); legs
@@ -98,6 +99,25 @@ pub fn level_camera(
         height,
     )
     .map_err(camera_error)
+}
+
+/// The guided start's test clip: `bvh`'s body standing arms-down
+/// ([`StartPose::ArmsDown`]) 2.6 m along `camera`'s axis and 0.3 m to its
+/// side, its root at the height of the clip's first frame, held for
+/// `frames` frames; and that root.
+///
+/// # Errors
+/// A pose that forward kinematics rejects.
+pub fn standing_clip(mut bvh: Bvh, camera: &Camera, frames: usize) -> Result<(Bvh, Point3<f64>)> {
+    let hips = bvh.frames.pose(0)[1];
+    let mut root = in_front_of(camera, 2.6, hips);
+    root.x += 0.3;
+    let pose = start_pose(&bvh.skeleton, StartPose::ArmsDown, camera, root)?;
+    bvh.frames = PoseBatch::rest(&bvh.skeleton, 0);
+    for _ in 0..frames {
+        bvh.frames.push(&pose)?;
+    }
+    Ok((bvh, root))
 }
 
 fn camera_error(source: labels::LabelError) -> TrackError {
