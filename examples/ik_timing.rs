@@ -210,24 +210,25 @@ fn main() -> Result<()> {
         println!("wrote {}", path.display());
     }
     if let Some(path) = &args.png {
-        use plotkit::{Panel, Series, save_png};
-        let mut panel = Panel::new(
-            "Time per iteration (SMC-IK Fig. 4b)",
-            "DOF",
-            "µs per iteration",
-        )
-        .log_y();
-        for (k, name) in SOLVERS.iter().enumerate() {
-            let points = args
-                .dofs
-                .iter()
-                .zip(&table[k])
-                .map(|(&d, &t)| (d as f64, t))
-                .collect();
-            panel.push(Series::line(name.to_string(), points, k));
-        }
-        save_png(path, &[panel], 1, (900, 600))?;
+        plotkit::save_png(path, &[time_figure(&args.dofs, &table)], 1, (900, 600))?;
         println!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// SMC-IK Fig. 4b: each solver's time per iteration (`table`, a row per
+/// solver of [`SOLVERS`]) against the DOF.
+fn time_figure(dofs: &[usize], table: &[Vec<f64>]) -> plotkit::Panel {
+    let mut panel = plotkit::Panel::new(
+        "Time per iteration (SMC-IK Fig. 4b)",
+        "DOF",
+        "µs per iteration",
+    )
+    .log_y();
+    for (k, (name, times)) in SOLVERS.iter().zip(table).enumerate() {
+        let dof = dofs.iter().map(|&d| d as f64);
+        let points = dof.zip(times.iter().copied()).collect();
+        panel.push(plotkit::Series::line(name.to_string(), points, k));
+    }
+    panel
 }

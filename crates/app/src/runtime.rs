@@ -96,6 +96,13 @@ pub fn push_history<T>(history: &mut VecDeque<T>, sample: T) {
     history.push_back(sample);
 }
 
+/// Where a clip scene stands for its snapshot: `(shown, frames)`, the frame
+/// shown (the last one stepped; 0 before the first step) of a clip of
+/// `frames` frames whose next frame to step is `next`.
+pub fn clip_position(next: usize, frames: usize) -> (usize, usize) {
+    (next.saturating_sub(1).min(frames - 1), frames)
+}
+
 /// What every snapshot carries besides the solver's own data.
 #[derive(Clone, Debug, Default)]
 pub struct Published<T> {

@@ -27,6 +27,19 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The stderr of a command that must have been refused with exit code 1.
+fn refused(o: &Output) -> String {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    e
+}
+
+/// `posecloud COMMAND --frames FRAMES --out-csv CSV` with `extra` flags.
+fn frames_to_csv(command: &str, frames: &Path, csv: &Path, extra: &[&str]) -> Output {
+    let (frames, csv) = (frames.to_str().unwrap(), csv.to_str().unwrap());
+    run(&[&[command, "--frames", frames, "--out-csv", csv], extra].concat())
+}
+
 const WALK: &str = "assets/motions/cmu_131_01_walk.bvh";
 
 /// `posecloud render` of the walk's clip frames `range` through the front
@@ -47,6 +60,12 @@ fn render(dir: &Path, range: &str, extra: &[&str]) -> Output {
     run(&args)
 }
 
+/// [`render`] that must succeed.
+fn rendered(dir: &Path, range: &str, extra: &[&str]) {
+    let o = render(dir, range, extra);
+    assert!(o.status.success(), "render failed: {}", stderr(&o));
+}
+
 /// `posecloud fk` of the walk's frame `frame`, with `extra` flags.
 fn fk(frame: &str, extra: &[&str]) -> Output {
     run(&[&["fk", "--bvh", WALK, "--frame", frame], extra].concat())
@@ -56,8 +75,7 @@ fn fk(frame: &str, extra: &[&str]) -> Output {
 fn render_then_segment_a_synthetic_clip() {
     let dir = fresh_dir("cli-render");
     let seg = dir.join("seg");
-    let o = render(&dir, "600..612", &["--step", "4"]);
-    assert!(o.status.success(), "render failed: {}", stderr(&o));
+    rendered(&dir, "600..612", &["--step", "4"]);
     let truth = std::fs::read_to_string(dir.join("ground_truth.csv")).unwrap();
     assert!(truth.lines().count() > 3, "{truth}");
     assert!(dir.join("frame_0000.png").is_file());
@@ -111,17 +129,12 @@ fn window_flags_out_of_range_are_errors_before_any_window() {
 /// `posecloud keypoints` on the frames in `dir` (the first one empty)
 /// into `csv`, with `extra` flags.
 fn keypoints_run(dir: &Path, csv: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![
+    frames_to_csv(
         "keypoints",
-        "--frames",
-        dir.to_str().unwrap(),
-        "--background-frames",
-        "1",
-        "--out-csv",
-        csv.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    run(&args)
+        dir,
+        csv,
+        &[&["--background-frames", "1"], extra].concat(),
+    )
 }
 
 /// `posecloud keypoints` on a clip of the default body standing in front of
@@ -220,13 +233,7 @@ fn keypoints_of_a_clip_as_csv() {
         assert!(z.is_finite());
     }
     // A missing source names the flag.
-    let o = run(&[
-        "keypoints",
-        "--frames",
-        "/nonexistent/dir",
-        "--out-csv",
-        csv.to_str().unwrap(),
-    ]);
+    let o = frames_to_csv("keypoints", Path::new("/nonexistent/dir"), &csv, &[]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--frames"), "{}", stderr(&o));
     // A --model that cannot be read, or is not an ONNX model, names the
@@ -370,18 +377,13 @@ fn track_refuses_a_body_without_frames() {
     let body = frames.join("empty.bvh");
     std::fs::write(&body, format!("{head}Frames: 0\nFrame Time: 0.033333\n")).unwrap();
     let out = frames.join("o.csv");
-    let o = run(&[
+    let body = body.to_str().unwrap();
+    let e = refused(&frames_to_csv(
         "track",
-        "--frames",
-        frames.to_str().unwrap(),
-        "--bvh",
-        body.to_str().unwrap(),
-        "--out-csv",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{e}");
+        &frames,
+        &out,
+        &["--bvh", body, "--quiet"],
+    ));
     assert!(e.contains("empty.bvh") && e.contains("Frames: 0"), "{e}");
     assert!(!e.contains("panicked"), "{e}");
     assert!(!out.exists());
@@ -403,17 +405,8 @@ fn track_refuses_bad_outputs_before_tracking() {
         (&folder, &bvh, &["--out-csv", "folder"][..]),
         (&same, &same, &["--out-csv", "--out-bvh", "same file"]),
     ] {
-        let o = run(&[
-            "track",
-            "--frames",
-            frames.to_str().unwrap(),
-            "--out-csv",
-            csv.to_str().unwrap(),
-            "--out-bvh",
-            bvh.to_str().unwrap(),
-        ]);
-        let e = stderr(&o);
-        assert_eq!(o.status.code(), Some(1), "{e}");
+        let out_bvh = ["--out-bvh", bvh.to_str().unwrap()];
+        let e = refused(&frames_to_csv("track", &frames, csv, &out_bvh));
         for n in needles {
             assert!(e.contains(n), "{n}: {e}");
         }
@@ -548,17 +541,8 @@ fn keypoints_refuses_a_huge_model_file() {
         .set_len(1 << 40)
         .unwrap();
     let csv = frames.join("kp.csv");
-    let o = run(&[
-        "keypoints",
-        "--frames",
-        frames.to_str().unwrap(),
-        "--out-csv",
-        csv.to_str().unwrap(),
-        "--model",
-        model.to_str().unwrap(),
-    ]);
-    let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{e}");
+    let model = ["--model", model.to_str().unwrap()];
+    let e = refused(&frames_to_csv("keypoints", &frames, &csv, &model));
     assert!(e.contains("--model") && e.contains("256 MiB"), "{e}");
     assert!(!csv.exists());
 }
@@ -587,32 +571,33 @@ fn render_force_removes_only_render_files() {
 fn track_profile_prints_every_stage() {
     let dir = fresh_dir("cli-track-profile");
     let frames = dir.join("frames");
-    let o = render(&frames, "600..612", &["--step", "4"]);
-    assert!(o.status.success(), "render failed: {}", stderr(&o));
+    rendered(&frames, "600..612", &["--step", "4"]);
     let csv = dir.join("est.csv");
-    let o = run(&[
+    let camera = frames.join("camera.toml");
+    let o = frames_to_csv(
         "track",
-        "--frames",
-        frames.to_str().unwrap(),
-        "--camera",
-        frames.join("camera.toml").to_str().unwrap(),
-        "--bvh",
-        WALK,
-        "--frame",
-        "600",
-        "--background-frames",
-        "1",
-        "--observation",
-        "regions",
-        "--particles",
-        "30",
-        "--backend",
-        "cpu",
-        "--out-csv",
-        csv.to_str().unwrap(),
-        "--quiet",
-        "--profile",
-    ]);
+        &frames,
+        &csv,
+        &[
+            "--camera",
+            camera.to_str().unwrap(),
+            "--bvh",
+            WALK,
+            "--frame",
+            "600",
+            "--background-frames",
+            "1",
+            // 30 particles on the CPU, regions only: quick.
+            "--backend",
+            "cpu",
+            "--particles",
+            "30",
+            "--observation",
+            "regions",
+            "--quiet",
+            "--profile",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let table = &out[out.find("profile over ").expect(&out)..];

@@ -65,7 +65,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use fuzzkit::{TextMutation, line_count, lines_of, measured, panic_message, replace, runs};
+use fuzzkit::{
+    HostileMutation, TextMutation, line_count, lines_of, measured, panic_message, replace_one_of,
+    runs,
+};
 use posecloud::scenes::ik::script::Player;
 use posecloud::scenes::ik::settings::{ConstraintGroup, ResamplingName, Settings, SolverKind};
 use posecloud::scenes::ik::setup::{Scene, SceneSource};
@@ -465,35 +468,20 @@ const HOSTILE_LINES: &[&str] = &[
     "0 screenshot \"a b/c.png\"",
 ];
 
-#[derive(Clone, Debug)]
-enum ScriptMutation {
-    Text(TextMutation),
-    Word(Index, usize),
-    Line(Index, usize),
+/// Text mutations, a word replaced by a hostile one, a hostile line
+/// inserted.
+fn script_mutation() -> impl Strategy<Value = HostileMutation> {
+    fuzzkit::hostile_mutation([12, 5, 4], HOSTILE_WORDS.len(), HOSTILE_LINES.len())
 }
 
-fn script_mutation() -> impl Strategy<Value = ScriptMutation> {
-    prop_oneof![
-        12 => fuzzkit::text_mutation().prop_map(ScriptMutation::Text),
-        5 => (any::<Index>(), 0..HOSTILE_WORDS.len()).prop_map(|(i, k)| ScriptMutation::Word(i, k)),
-        4 => (any::<Index>(), 0..HOSTILE_LINES.len()).prop_map(|(i, k)| ScriptMutation::Line(i, k)),
-    ]
-}
-
-fn apply_script_mutation(mut b: Vec<u8>, m: &ScriptMutation) -> Vec<u8> {
+fn apply_script_mutation(mut b: Vec<u8>, m: &HostileMutation) -> Vec<u8> {
     match m {
-        ScriptMutation::Text(m) => b = fuzzkit::apply(b, m),
-        ScriptMutation::Word(i, k) => {
+        HostileMutation::Text(m) => b = fuzzkit::apply(b, m),
+        HostileMutation::Token(i, k) => {
             let words = runs(&b, |c| !c.is_ascii_whitespace());
-            if !words.is_empty() {
-                replace(
-                    &mut b,
-                    words[i.index(words.len())],
-                    HOSTILE_WORDS[*k].as_bytes(),
-                );
-            }
+            replace_one_of(&mut b, &words, *i, HOSTILE_WORDS[*k].as_bytes());
         }
-        ScriptMutation::Line(i, k) => {
+        HostileMutation::Line(i, k) => {
             let mut lines = lines_of(&b);
             lines.insert(
                 i.index(lines.len() + 1),

@@ -334,6 +334,31 @@ pub fn text_mutation() -> impl Strategy<Value = TextMutation> {
     ]
 }
 
+/// A mutation of a text input of a format with hostile tokens and lines of
+/// its own: a [`TextMutation`], or the harness's `k`-th hostile token or
+/// line at the input's token or line `i` (where and how is the harness's
+/// to say when it applies it).
+#[derive(Clone, Debug)]
+pub enum HostileMutation {
+    Text(TextMutation),
+    Token(Index, usize),
+    Line(Index, usize),
+}
+
+/// [`HostileMutation`]s weighted `[text, token, line]`, over `tokens`
+/// hostile tokens and `lines` hostile lines.
+pub fn hostile_mutation(
+    [text, token, line]: [u32; 3],
+    tokens: usize,
+    lines: usize,
+) -> impl Strategy<Value = HostileMutation> {
+    prop_oneof![
+        text => text_mutation().prop_map(HostileMutation::Text),
+        token => (any::<Index>(), 0..tokens).prop_map(|(i, k)| HostileMutation::Token(i, k)),
+        line => (any::<Index>(), 0..lines).prop_map(|(i, k)| HostileMutation::Line(i, k)),
+    ]
+}
+
 /// The lines of `b` (split at `\n`, which is dropped).
 pub fn lines_of(b: &[u8]) -> Vec<Vec<u8>> {
     b.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect()
@@ -364,6 +389,14 @@ pub fn runs(b: &[u8], f: impl Fn(u8) -> bool) -> Vec<(usize, usize)> {
 /// Replaces the bytes `s..e` of `b` by `with`.
 pub fn replace(b: &mut Vec<u8>, (s, e): (usize, usize), with: &[u8]) {
     b.splice(s..e, with.iter().copied());
+}
+
+/// Replaces the run `i` picks of `runs` (byte ranges of `b`, e.g. from
+/// [`runs`]) by `with`; nothing when there is none.
+pub fn replace_one_of(b: &mut Vec<u8>, runs: &[(usize, usize)], i: Index, with: &[u8]) {
+    if !runs.is_empty() {
+        replace(b, runs[i.index(runs.len())], with);
+    }
 }
 
 /// The byte ranges of the numbers of `b`: runs of digits, `.`, `e`, `E`,

@@ -341,17 +341,18 @@ const PANIC_FRAME: u64 = u64::MAX - 7;
 mod tests {
     use super::*;
 
-    fn frame(w: u32, h: u32) -> Vec<u8> {
-        vec![90u8; (w * h * 3) as usize]
+    /// A worker over the bundled model, and a grey `side × side` frame.
+    fn worker_and_frame(side: u32) -> (AsyncDetector, Vec<u8>) {
+        let d = AsyncDetector::spawn(Detector::new().unwrap()).unwrap();
+        (d, vec![90u8; (side * side * 3) as usize])
     }
 
     /// A frame replaced before the worker took it is answered at once
     /// (`None`), not after the whole wait; its successor is detected.
     #[test]
     fn a_replaced_frame_is_answered_without_waiting_out_the_timeout() {
-        let d = AsyncDetector::spawn(Detector::new().unwrap()).unwrap();
+        let (d, rgb) = worker_and_frame(64);
         let (w, h) = (64, 64);
-        let rgb = frame(w, h);
         let person = PersonBox::new(8.0, 4.0, 56.0, 60.0);
         // The worker takes frame 1; 2 waits and is replaced by 3 (the
         // network takes far longer than three submissions).
@@ -379,9 +380,8 @@ mod tests {
     /// waits and submissions say so at once, and `shutdown` returns it.
     #[test]
     fn a_worker_panic_is_reported_not_a_stall() {
-        let d = AsyncDetector::spawn(Detector::new().unwrap()).unwrap();
+        let (d, rgb) = worker_and_frame(32);
         let (w, h) = (32, 32);
-        let rgb = frame(w, h);
         let person = PersonBox::new(2.0, 2.0, 30.0, 30.0);
         d.submit(PANIC_FRAME, &rgb, w, h, person).unwrap();
         let got = d

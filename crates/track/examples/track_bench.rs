@@ -14,9 +14,7 @@
 
 use std::time::Duration;
 
-use labels::Camera;
-use skeleton::nalgebra::{Point3, Vector3};
-use track::synthetic::{render_observation, upper_body_parts};
+use track::synthetic::{level_camera, render_observation, upper_body_parts};
 use track::{BackendChoice, FilterKind, TrackedBody, Tracker, TrackerConfig};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -41,14 +39,7 @@ fn main() -> Res<()> {
     }
     let body = TrackedBody::rtpf_upper_body();
     let skel = body.skeleton();
-    let cam = Camera::looking_at(
-        Point3::new(0.3, 1.3, 3.5),
-        Point3::new(0.0, 1.2, 0.0),
-        Vector3::y(),
-        35f64.to_radians(),
-        160,
-        120,
-    )?;
+    let cam = level_camera([0.3, 1.3, 3.5], [0.0, 1.2, 0.0], 35.0, 160, 120)?;
     let map = upper_body_parts();
     let sh = skel.param_range(skel.find("r_shoulder")?).start;
     let el = skel.param_range(skel.find("r_elbow")?).start;

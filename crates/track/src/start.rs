@@ -415,15 +415,7 @@ mod tests {
     }
 
     fn camera() -> Camera {
-        Camera::looking_at(
-            Point3::new(1.0, 1.2, 4.0),
-            Point3::new(0.0, 1.0, 0.0),
-            Vector3::y(),
-            40f64.to_radians(),
-            160,
-            120,
-        )
-        .unwrap()
+        crate::synthetic::level_camera([1.0, 1.2, 4.0], [0.0, 1.0, 0.0], 40.0, 160, 120).unwrap()
     }
 
     #[test]

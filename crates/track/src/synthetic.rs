@@ -9,10 +9,11 @@ use labels::{Camera, LabelMap, Observation, label_map_of};
 use nalgebra::{Point3, Vector3};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use skeleton::{BodyPart, Bvh};
+use skeleton::{BodyPart, Bvh, PoseBatch};
 
 use crate::body::{Arm, Side, TrackedBody};
 use crate::error::{Result, TrackError};
+use crate::start::{StartPose, in_front_of, start_pose};
 
 /// RTPF §IV-D's three segmentation classes: face (1: head and neck), arms
 /// (2: upper arms, forearms, hands), clothes (3: torso and pelvis); legs
@@ -71,12 +72,59 @@ pub fn camera_in_front(
     let front =
         nalgebra::UnitQuaternion::from_axis_angle(&Vector3::y_axis(), -spec.azimuth) * front;
     let eye = target + front * spec.distance;
-    Camera::looking_at(eye, target, up, spec.fov, spec.width, spec.height).map_err(|source| {
-        TrackError::Likelihood {
-            backend: "camera".into(),
-            source: source.into(),
-        }
-    })
+    Camera::looking_at(eye, target, up, spec.fov, spec.width, spec.height).map_err(camera_error)
+}
+
+/// A level camera (world y up) at `eye` looking at `target`, of vertical
+/// field of view `fov_deg` degrees and `width × height` pixels: the fixed
+/// cameras of the tests and benchmarks.
+///
+/// # Errors
+/// A bad camera (`target` at `eye`, a field of view outside (0°, 180°), an
+/// empty image).
+pub fn level_camera(
+    eye: [f64; 3],
+    target: [f64; 3],
+    fov_deg: f64,
+    width: u32,
+    height: u32,
+) -> Result<Camera> {
+    let (eye, target) = (Point3::from(eye), Point3::from(target));
+    Camera::looking_at(
+        eye,
+        target,
+        Vector3::y(),
+        fov_deg.to_radians(),
+        width,
+        height,
+    )
+    .map_err(camera_error)
+}
+
+/// The guided start's test clip: `bvh`'s body standing arms-down
+/// ([`StartPose::ArmsDown`]) 2.6 m along `camera`'s axis and 0.3 m to its
+/// side, its root at the height of the clip's first frame, held for
+/// `frames` frames; and that root.
+///
+/// # Errors
+/// A pose that forward kinematics rejects.
+pub fn standing_clip(mut bvh: Bvh, camera: &Camera, frames: usize) -> Result<(Bvh, Point3<f64>)> {
+    let hips = bvh.frames.pose(0)[1];
+    let mut root = in_front_of(camera, 2.6, hips);
+    root.x += 0.3;
+    let pose = start_pose(&bvh.skeleton, StartPose::ArmsDown, camera, root)?;
+    bvh.frames = PoseBatch::rest(&bvh.skeleton, 0);
+    for _ in 0..frames {
+        bvh.frames.push(&pose)?;
+    }
+    Ok((bvh, root))
+}
+
+fn camera_error(source: labels::LabelError) -> TrackError {
+    TrackError::Likelihood {
+        backend: "camera".into(),
+        source: source.into(),
+    }
 }
 
 /// A rendered clip: ground-truth full poses and their observations.

@@ -10,6 +10,9 @@
 //! lavapipe runs the network at about a second a frame in a debug build, so
 //! each session tracks two frames.
 
+mod common;
+
+use common::{CAMERA, WALK};
 use keypoints::{DetectorBackend, GpuDevice};
 use skeleton::Bvh;
 use track::{BackendChoice, ObservationMode, SharedDevice};
@@ -17,14 +20,6 @@ use track::{CameraSpec, FilterSettings, KnownPose, Session, SessionSpec, Subject
 use vision::EmptyScene;
 use vision::{RenderOptions, SyntheticRenderer, SyntheticSource, load_camera, resize_camera};
 
-const WALK: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../assets/motions/cmu_131_01_walk.bvh"
-);
-const CAMERA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../crates/vision/assets/camera_front.toml"
-);
 /// Clip frames 500 and 504 after the empty frame.
 const FIRST: usize = 500;
 const STEP: usize = 4;

@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+mod common;
+
+use common::{CAMERA, WALK};
 use skeleton::Bvh;
 use track::BackendChoice;
 use track::SessionError;
@@ -21,14 +24,6 @@ use vision::{
     write_render,
 };
 
-const WALK: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../assets/motions/cmu_131_01_walk.bvh"
-);
-const CAMERA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../crates/vision/assets/camera_front.toml"
-);
 /// Clip frames rendered: 500, 504, …, 520 (6 frames at 30 Hz) after an
 /// empty frame 0.
 const FIRST: usize = 500;
@@ -284,19 +279,9 @@ fn init_pose_check_names_the_bad_value() {
 /// silhouette is, and tracks from there; rows start at that frame.
 #[test]
 fn the_guided_start_places_a_person_who_holds_still() {
-    use track::{in_front_of, start_pose};
     let dir = scratch("start_pose");
-    let mut bvh = Bvh::load(WALK).unwrap();
     let cam = resize_camera(&load_camera(CAMERA).unwrap(), 320, 240).unwrap();
-    let hips = bvh.frames.pose(0)[1];
-    let mut root = in_front_of(&cam, 2.6, hips);
-    root.x += 0.3;
-    let pose = start_pose(&bvh.skeleton, track::StartPose::ArmsDown, &cam, root).unwrap();
-    let mut frames = skeleton::PoseBatch::rest(&bvh.skeleton, 0);
-    for _ in 0..24 {
-        frames.push(&pose).unwrap();
-    }
-    bvh.frames = frames;
+    let (bvh, root) = track::synthetic::standing_clip(Bvh::load(WALK).unwrap(), &cam, 24).unwrap();
     let renderer = SyntheticRenderer::new(&bvh.skeleton, cam, RenderOptions::default()).unwrap();
     let source = SyntheticSource::new(&bvh, renderer, 0..24, 1).unwrap();
     write_render(&source, &dir).unwrap();

@@ -9,12 +9,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use ik::ConstraintLikelihood;
 use ik::scenarios::HumanProblem;
 use labels::{
-    Camera, CpuLikelihood, NonOverlap, Observation,
+    CpuLikelihood, NonOverlap, Observation,
     synth::{LabelNoise, render_observation},
 };
 use skeleton::nalgebra::{Point3, Vector3};
 use skeleton::{BatchForwardKinematics, Posing, presets};
 use smc::{BoxError, Likelihood, PerParticle, Prepare, Prepared};
+use track::synthetic::level_camera;
 
 /// [`Posing`] that counts its calls.
 struct CountedPosing<'a>(Posing<'a>, AtomicUsize);
@@ -36,15 +37,7 @@ impl Prepare<Observation> for CountedPosing<'_> {
 #[test]
 fn constraints_region_and_prior_share_one_forward_kinematics() {
     let skel = presets::human();
-    let camera = Camera::looking_at(
-        Point3::new(0.0, 1.0, 4.0),
-        Point3::new(0.0, 1.0, 0.0),
-        Vector3::y(),
-        40f64.to_radians(),
-        80,
-        60,
-    )
-    .unwrap();
+    let camera = level_camera([0.0, 1.0, 4.0], [0.0, 1.0, 0.0], 40.0, 80, 60).unwrap();
     let obs =
         render_observation(&skel, &camera, &skel.rest_pose(), &LabelNoise::default(), 1).unwrap();
     let problem = HumanProblem::new(&skel).unwrap();

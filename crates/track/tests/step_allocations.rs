@@ -19,9 +19,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use labels::{Camera, Observation};
-use skeleton::nalgebra::{Point3, Vector3};
-use track::synthetic::{render_observation, upper_body_parts};
+use labels::Observation;
+use track::synthetic::{level_camera, render_observation, upper_body_parts};
 use track::{
     BackendChoice, FilterKind, ObservationMode, TrackFrame, TrackedBody, Tracker, TrackerConfig,
 };
@@ -91,15 +90,7 @@ fn arm_pose(body: &TrackedBody, elbow: f64) -> Vec<f64> {
 /// of copying step 5's frame into a copy of step 4's.
 fn step_allocations(config: &TrackerConfig, n: usize) -> (usize, usize) {
     let body = TrackedBody::rtpf_upper_body();
-    let cam = Camera::looking_at(
-        Point3::new(0.4, 1.3, 3.5),
-        Point3::new(0.0, 1.2, 0.0),
-        Vector3::y(),
-        35f64.to_radians(),
-        80,
-        60,
-    )
-    .unwrap();
+    let cam = level_camera([0.4, 1.3, 3.5], [0.0, 1.2, 0.0], 35.0, 80, 60).unwrap();
     let map = upper_body_parts();
     let truth: Vec<Vec<f64>> = (0..5)
         .map(|k| arm_pose(&body, 0.5 + 0.1 * k as f64))

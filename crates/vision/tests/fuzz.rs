@@ -35,7 +35,8 @@ use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use fuzzkit::{TextMutation, lines_of, measured, panic_message, replace, runs};
+use fuzzkit::HostileMutation;
+use fuzzkit::{TextMutation, lines_of, measured, panic_message, replace, replace_one_of, runs};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{TestCaseError, TestRunner};
@@ -136,25 +137,14 @@ const HOSTILE_FRAME_LINES: &[&str] = &[
     "FRAME\u{0}",
 ];
 
-#[derive(Clone, Debug)]
-enum Mutation {
-    /// Truncation, line deletion and duplication, token swaps, hostile
-    /// numbers (in a Y4M file: in its header only; the planes are not
-    /// text), byte flips and insertions, long lines, BOMs, CRLF.
-    Text(TextMutation),
-    /// Replace one token of the first line (a Y4M header field, or a TOML
-    /// line's key) by a hostile field.
-    Field(Index, usize),
-    /// Replace a FRAME line (Y4M) / a whole line (TOML).
-    FrameLine(Index, usize),
-}
-
-fn mutation() -> impl Strategy<Value = Mutation> {
-    prop_oneof![
-        15 => fuzzkit::text_mutation().prop_map(Mutation::Text),
-        4 => (any::<Index>(), 0..HOSTILE_Y4M_FIELDS.len()).prop_map(|(a, k)| Mutation::Field(a, k)),
-        1 => (any::<Index>(), 0..HOSTILE_FRAME_LINES.len()).prop_map(|(a, k)| Mutation::FrameLine(a, k)),
-    ]
+/// Text mutations (truncation, line deletion and duplication, token swaps,
+/// hostile numbers — in a Y4M file: in its header only; the planes are not
+/// text — byte flips and insertions, long lines, BOMs, CRLF); a token of
+/// the first line (a Y4M header field, or a TOML line's key) replaced by a
+/// hostile field; a FRAME line (Y4M) / a whole line (TOML) replaced.
+fn mutation() -> impl Strategy<Value = HostileMutation> {
+    let (fields, lines) = (HOSTILE_Y4M_FIELDS.len(), HOSTILE_FRAME_LINES.len());
+    fuzzkit::hostile_mutation([15, 4, 1], fields, lines)
 }
 
 /// The end of the first line (the Y4M header), or the whole input.
@@ -162,28 +152,22 @@ fn first_line_end(b: &[u8]) -> usize {
     b.iter().position(|&c| c == b'\n').unwrap_or(b.len())
 }
 
-fn apply(mut b: Vec<u8>, m: &Mutation) -> Vec<u8> {
+fn apply(mut b: Vec<u8>, m: &HostileMutation) -> Vec<u8> {
     match m {
-        Mutation::Text(m @ TextMutation::Number(..)) if b.starts_with(b"YUV4MPEG2") => {
+        HostileMutation::Text(m @ TextMutation::Number(..)) if b.starts_with(b"YUV4MPEG2") => {
             // Numbers in the header only: the planes of a Y4M body are not
             // text.
             let body = b.split_off(first_line_end(&b));
             b = fuzzkit::apply(b, m);
             b.extend_from_slice(&body);
         }
-        Mutation::Text(m) => b = fuzzkit::apply(b, m),
-        Mutation::Field(i, k) => {
+        HostileMutation::Text(m) => b = fuzzkit::apply(b, m),
+        HostileMutation::Token(i, k) => {
             let end = first_line_end(&b);
             let tokens = runs(&b[..end], |c| c != b' ');
-            if !tokens.is_empty() {
-                replace(
-                    &mut b,
-                    tokens[i.index(tokens.len())],
-                    HOSTILE_Y4M_FIELDS[*k].as_bytes(),
-                );
-            }
+            replace_one_of(&mut b, &tokens, *i, HOSTILE_Y4M_FIELDS[*k].as_bytes());
         }
-        Mutation::FrameLine(i, k) => {
+        HostileMutation::Line(i, k) => {
             let frames: Vec<usize> = b
                 .windows(6)
                 .enumerate()

@@ -865,12 +865,7 @@ mod tests {
     #[test]
     fn accelerations_satisfy_euler_lagrange() {
         let w = walker();
-        let s = WalkerState {
-            phi1: 0.21,
-            phi2: -0.33,
-            dphi1: -1.1,
-            dphi2: 2.3,
-        };
+        let s = WalkerState::from([0.21, -0.33, -1.1, 2.3]);
         let kappa = 1.7;
         // Energy conservation along a short RK4 trajectory is a
         // consequence; here check dE/dt = 0 at the state by a centred
@@ -1040,12 +1035,7 @@ mod tests {
     #[test]
     fn thesis_parameters_have_a_stable_gait() {
         let w = walker();
-        let guess = WalkerState {
-            phi1: 0.345,
-            phi2: -0.345,
-            dphi1: -1.98,
-            dphi2: -1.49,
-        };
+        let guess = WalkerState::from([0.345, -0.345, -1.98, -1.49]);
         let g = w.periodic_gait(&guess, 2.0, 0.4, 1.0 / 120.0).unwrap();
         assert!(g.eigenvalue_moduli.iter().all(|&m| m < 1.0), "{g:?}");
         assert!((g.step_length - 0.681).abs() < 0.01, "{g:?}");

@@ -313,6 +313,39 @@ pub fn keypoints_until(args: &KeypointsArgs, stop: &AtomicBool) -> Result<usize>
     Ok(rows)
 }
 
+/// What every command's `--keypoint-backend` test checks: no flag is
+/// `auto`, `cpu`, `gpu` and the values of `also` parse to the library's
+/// choice, and `bad` is refused naming the flag and the value. `A` is the
+/// command's flags, `base` a command line of them (the command's name
+/// first) and `backend` the choice its command would use; returns the
+/// refusal's text.
+#[cfg(test)]
+pub(super) fn check_keypoint_backend_flag<A: clap::Args>(
+    base: &[&str],
+    backend: impl Fn(A) -> keypoints::DetectorBackend,
+    also: &[(&str, keypoints::DetectorBackend)],
+    bad: &str,
+) -> String {
+    use clap::Parser as _;
+    use keypoints::DetectorBackend;
+    #[derive(clap::Parser)]
+    struct Cli<A: clap::Args> {
+        #[command(flatten)]
+        args: A,
+    }
+    let parse = |extra: &[&str]| Cli::<A>::try_parse_from(base.iter().chain(extra));
+    let choice = |extra: &[&str]| backend(parse(extra).unwrap().args);
+    assert_eq!(choice(&[]), DetectorBackend::Auto);
+    assert_eq!(choice(&["--keypoint-backend", "cpu"]), DetectorBackend::Cpu);
+    assert_eq!(choice(&["--keypoint-backend", "gpu"]), DetectorBackend::Gpu);
+    for &(value, expected) in also {
+        assert_eq!(choice(&["--keypoint-backend", value]), expected, "{value}");
+    }
+    let e = parse(&["--keypoint-backend", bad]).unwrap_err().to_string();
+    assert!(e.contains("--keypoint-backend") && e.contains(bad), "{e}");
+    e
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,42 +364,15 @@ mod tests {
         assert!(matches!(frame_keypoints(None, 8), (None, None)));
     }
 
-    #[derive(clap::Parser, Debug)]
-    struct Cli {
-        #[command(flatten)]
-        args: KeypointsArgs,
-    }
-
     /// `--keypoint-backend` parses to the library's choice (default
     /// `auto`); a bad value is refused naming the flag and the choices.
     #[test]
     fn the_keypoint_backend_flag_parses_and_refuses_bad_values() {
-        use clap::Parser as _;
         let base = ["keypoints", "--frames", "x", "--out-csv", "y.csv"];
-        let parse = |extra: &[&str]| Cli::try_parse_from(base.iter().chain(extra));
-        let backend = |extra: &[&str]| {
-            keypoints::DetectorBackend::from(parse(extra).unwrap().args.keypoint_backend)
-        };
-        assert_eq!(backend(&[]), keypoints::DetectorBackend::Auto);
-        assert_eq!(
-            backend(&["--keypoint-backend", "cpu"]),
-            keypoints::DetectorBackend::Cpu
-        );
-        assert_eq!(
-            backend(&["--keypoint-backend", "gpu"]),
-            keypoints::DetectorBackend::Gpu
-        );
-        assert_eq!(
-            backend(&["--keypoint-backend", "auto"]),
-            keypoints::DetectorBackend::Auto
-        );
-        let e = parse(&["--keypoint-backend", "tpu"])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("--keypoint-backend") && e.contains("tpu") && e.contains("gpu"),
-            "{e}"
-        );
+        let backend = |a: KeypointsArgs| keypoints::DetectorBackend::from(a.keypoint_backend);
+        let auto = [("auto", keypoints::DetectorBackend::Auto)];
+        let e = check_keypoint_backend_flag(&base, backend, &auto, "tpu");
+        assert!(e.contains("gpu"), "{e}");
     }
 
     /// The library names the setting; the command line names the flag.

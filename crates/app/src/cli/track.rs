@@ -427,42 +427,15 @@ pub fn track_until(a: &TrackArgs, stop: &AtomicBool) -> Result<track::run::Track
 mod tests {
     use super::*;
 
-    #[derive(clap::Parser, Debug)]
-    struct Cli {
-        #[command(flatten)]
-        args: TrackArgs,
-    }
-
     /// `--keypoint-backend` reaches the session's settings (default
     /// `auto`); a bad value is refused naming the flag.
     #[test]
     fn the_keypoint_backend_flag_reaches_the_settings() {
-        use clap::Parser as _;
-        let base = ["track", "--frames", "x", "--out-csv", "y.csv"];
-        let parse = |extra: &[&str]| Cli::try_parse_from(base.iter().chain(extra));
-        let backend = |extra: &[&str]| {
-            parse(extra)
-                .unwrap()
-                .args
-                .to_run()
-                .settings
-                .keypoint_backend
-        };
-        assert_eq!(backend(&[]), keypoints::DetectorBackend::Auto);
-        assert_eq!(
-            backend(&["--keypoint-backend", "cpu"]),
-            keypoints::DetectorBackend::Cpu
-        );
-        assert_eq!(
-            backend(&["--keypoint-backend", "gpu"]),
-            keypoints::DetectorBackend::Gpu
-        );
-        let e = parse(&["--keypoint-backend", "cuda"])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("--keypoint-backend") && e.contains("cuda"),
-            "{e}"
+        crate::cli::keypoints::check_keypoint_backend_flag(
+            &["track", "--frames", "x", "--out-csv", "y.csv"],
+            |a: TrackArgs| a.to_run().settings.keypoint_backend,
+            &[],
+            "cuda",
         );
     }
 }

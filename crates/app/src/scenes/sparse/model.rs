@@ -18,7 +18,7 @@ use sparse::{
     SparseTracker, SyntheticSensors, body_errors, error_bodies,
 };
 
-use crate::runtime::{ClipClock, Solver, push_history};
+use crate::runtime::{ClipClock, Solver, clip_position, push_history};
 use crate::scenes::track::model::repo_path;
 
 /// Which motion prior (SPARSE §3).
@@ -337,9 +337,7 @@ impl Solver for SparseScene {
     }
 
     fn snapshot_into(&self, out: &mut SparseSnapshot) {
-        let shown = self.frame.saturating_sub(1).min(self.clip.len() - 1);
-        out.frame = shown;
-        out.frames = self.clip.len();
+        (out.frame, out.frames) = clip_position(self.frame, self.clip.len());
         out.clip_name.clone_from(&self.clip.name);
         let tracked = self.tracker.body_transforms();
         if !out
@@ -359,7 +357,7 @@ impl Solver for SparseScene {
         if let Ok(truth) = self
             .clip
             .skeleton
-            .forward_kinematics(&self.clip.poses[shown])
+            .forward_kinematics(&self.clip.poses[out.frame])
         {
             out.truth
                 .extend(truth.iter().map(|w| f32s(&w.translation.vector)));
@@ -382,7 +380,7 @@ impl Solver for SparseScene {
                 )
             })
             .collect();
-        let measured = &self.readings[shown];
+        let measured = &self.readings[out.frame];
         out.markers = (0..self.sensors.markers.len())
             .map(|i| {
                 let on = self.settings.markers[i];

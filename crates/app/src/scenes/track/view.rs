@@ -240,12 +240,9 @@ impl Plugin for TrackingScenePlugin {
     fn build(&self, app: &mut App) {
         // Over the solid body: particles near the estimate lie inside its
         // capsules.
-        add_scene_view(
-            app,
-            (TrackCloudGizmos, line_gizmos(1.5, -1.0)),
-            (leave_a_lost_device, follow_scrub, draw).chain(),
-            panels,
-        );
+        let gizmos = (TrackCloudGizmos, line_gizmos(1.5, -1.0));
+        let draw = (leave_a_lost_device, follow_scrub, draw).chain();
+        add_scene_view(app, gizmos, draw, panels);
     }
 }
 

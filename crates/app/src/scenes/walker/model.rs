@@ -14,7 +14,7 @@ use walker::mocap::{POINTS, TruthClip};
 use walker::observe;
 use walker::{Dynamics, Ellipse, InitialPose, PointObservation, WalkerConfig, WalkerTracker};
 
-use crate::runtime::{ClipClock, Solver, push_history};
+use crate::runtime::{ClipClock, Solver, clip_position, push_history};
 use crate::scenes::track::model::repo_path;
 
 /// Most particles the scene accepts.
@@ -313,9 +313,8 @@ impl Solver for WalkerScene {
     }
 
     fn snapshot_into(&self, out: &mut WalkerSnapshot) {
-        let shown = self.frame.saturating_sub(1).min(self.clip.len() - 1);
-        out.frame = shown;
-        out.frames = self.clip.len();
+        (out.frame, out.frames) = clip_position(self.frame, self.clip.len());
+        let shown = out.frame;
         out.image_size = (self.camera.width(), self.camera.height());
         out.observed = self.observed.points;
         let truth = &self.clip.frames[shown];

@@ -60,22 +60,14 @@ fn the_guided_start_places_a_person_who_holds_still() {
     // A person standing arms-down 2.6 m along the camera's axis, 0.3 m
     // to the side, after an empty frame.
     let spec0 = TrackSpec::default();
-    let mut bvh = Bvh::load(spec0.subject.body.as_ref().unwrap()).unwrap();
+    let bvh = Bvh::load(spec0.subject.body.as_ref().unwrap()).unwrap();
     let cam = vision::resize_camera(
         &load_camera(spec0.camera.file().unwrap()).unwrap(),
         320,
         240,
     )
     .unwrap();
-    let hips = bvh.frames.pose(0)[1];
-    let mut root = track::in_front_of(&cam, 2.6, hips);
-    root.x += 0.3;
-    let pose = track::start_pose(&bvh.skeleton, StartPose::ArmsDown, &cam, root).unwrap();
-    let mut frames = skeleton::PoseBatch::rest(&bvh.skeleton, 0);
-    for _ in 0..22 {
-        frames.push(&pose).unwrap();
-    }
-    bvh.frames = frames;
+    let (bvh, _) = track::synthetic::standing_clip(bvh, &cam, 22).unwrap();
     let renderer = SyntheticRenderer::new(&bvh.skeleton, cam, RenderOptions::default()).unwrap();
     let source = SyntheticSource::new(&bvh, renderer, 0..22, 1).unwrap();
     let dir = crate::testing::scratch_path("start");
