@@ -38,7 +38,6 @@ use std::path::{Path, PathBuf};
 use fuzzkit::HostileMutation;
 use fuzzkit::{TextMutation, lines_of, measured, panic_message, replace, replace_one_of, runs};
 use proptest::prelude::*;
-use proptest::sample::Index;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use vision::Y4mFile;
 use vision::{CameraFile, FrameSource, MAX_FRAME_SIDE, VisionError};

@@ -320,7 +320,7 @@ pub fn keypoints_until(args: &KeypointsArgs, stop: &AtomicBool) -> Result<usize>
 /// first) and `backend` the choice its command would use; returns the
 /// refusal's text.
 #[cfg(test)]
-pub(super) fn check_keypoint_backend_flag<A: clap::Args>(
+pub(super) fn check_keypoint_backend_flag<A: clap::Args + std::fmt::Debug>(
     base: &[&str],
     backend: impl Fn(A) -> keypoints::DetectorBackend,
     also: &[(&str, keypoints::DetectorBackend)],
@@ -328,7 +328,7 @@ pub(super) fn check_keypoint_backend_flag<A: clap::Args>(
 ) -> String {
     use clap::Parser as _;
     use keypoints::DetectorBackend;
-    #[derive(clap::Parser)]
+    #[derive(clap::Parser, Debug)]
     struct Cli<A: clap::Args> {
         #[command(flatten)]
         args: A,

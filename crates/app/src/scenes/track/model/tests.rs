@@ -67,7 +67,7 @@ fn the_guided_start_places_a_person_who_holds_still() {
         240,
     )
     .unwrap();
-    let (bvh, _) = track::synthetic::standing_clip(bvh, &cam, 22).unwrap();
+    let (bvh, root) = track::synthetic::standing_clip(bvh, &cam, 22).unwrap();
     let renderer = SyntheticRenderer::new(&bvh.skeleton, cam, RenderOptions::default()).unwrap();
     let source = SyntheticSource::new(&bvh, renderer, 0..22, 1).unwrap();
     let dir = crate::testing::scratch_path("start");
