@@ -414,6 +414,11 @@ mod tests {
         skeleton::Bvh::load(path).unwrap().skeleton
     }
 
+    /// Where `pose` puts the root of `skel`.
+    fn root_of(skel: &Skeleton, pose: &[f64]) -> Vector3<f64> {
+        skel.forward_kinematics(pose).unwrap()[0].translation.vector
+    }
+
     fn camera() -> Camera {
         crate::synthetic::level_camera([1.0, 1.2, 4.0], [0.0, 1.0, 0.0], 40.0, 160, 120).unwrap()
     }
@@ -519,9 +524,7 @@ mod tests {
             .to_vec();
             let blob = Blob::largest(&mask, 160, 120).unwrap();
             let (note, pose) = placement(kind).place(7, &mask, &blob).unwrap();
-            let root = skel.forward_kinematics(&pose).unwrap()[0]
-                .translation
-                .vector;
+            let root = root_of(&skel, &pose);
             assert!(
                 (root - truth_root.coords).norm() < 0.1,
                 "{kind:?}: found {root:?}, truth {truth_root:?} ({note})"
@@ -564,9 +567,7 @@ mod tests {
         let start = start_pose(&skel, StartPose::ArmsDown, &cam, guess).unwrap();
         let (found, f) =
             place_by_silhouette(&body, &cam, &mask, &start, [1.5, 0.3, 2.0], 9).unwrap();
-        let root = skel.forward_kinematics(&found).unwrap()[0]
-            .translation
-            .vector;
+        let root = root_of(&skel, &found);
         assert!(
             (root - truth_root.coords).norm() < 0.15,
             "found {root:?}, truth {truth_root:?} (F {f:.3})"
