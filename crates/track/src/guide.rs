@@ -608,6 +608,22 @@ mod tests {
         }
     }
 
+    /// Frames `frames` tracked with F `residual` and `area` foreground
+    /// pixels (of 300 particles): each one keeps tracking.
+    fn keeps_tracking(
+        g: &mut GuidedStart,
+        frames: std::ops::Range<usize>,
+        residual: f64,
+        area: usize,
+    ) {
+        for k in frames {
+            assert_eq!(
+                g.tracking(at(k), &fit(residual), area, 300),
+                TrackingNext::Continue
+            );
+        }
+    }
+
     #[test]
     fn a_still_empty_scene_is_learned_after_background_seconds() {
         let mut g = GuidedStart::new(&spec(None));
@@ -835,16 +851,8 @@ mod tests {
             assert_eq!(g.status().message, "tracking (F 0.90, ESS 50/300)");
         }
         // One good frame: the second starts again at frame 11.
-        assert_eq!(
-            g.tracking(at(10), &fit(0.5), 200, 300),
-            TrackingNext::Continue
-        );
-        for k in 11..41 {
-            assert_eq!(
-                g.tracking(at(k), &fit(0.9), 200, 300),
-                TrackingNext::Continue
-            );
-        }
+        keeps_tracking(&mut g, 10..11, 0.5, 200);
+        keeps_tracking(&mut g, 11..41, 0.9, 200);
         assert_eq!(
             g.tracking(at(41), &fit(0.9), 200, 300),
             TrackingNext::Lost("the fit stayed poor for 1.0 s (F 0.90)".into())
@@ -863,19 +871,9 @@ mod tests {
     fn a_person_who_leaves_is_lost_after_left_seconds_and_reacquired() {
         let mut g = tracking();
         // Above a quarter of the placed 200 pixels: still there.
-        for k in 0..30 {
-            assert_eq!(
-                g.tracking(at(k), &fit(0.3), 60, 300),
-                TrackingNext::Continue
-            );
-        }
+        keeps_tracking(&mut g, 0..30, 0.3, 60);
         // Below from frame 30: lost half a second later.
-        for k in 30..45 {
-            assert_eq!(
-                g.tracking(at(k), &fit(0.3), 40, 300),
-                TrackingNext::Continue
-            );
-        }
+        keeps_tracking(&mut g, 30..45, 0.3, 40);
         assert_eq!(
             g.tracking(at(45), &fit(0.3), 40, 300),
             TrackingNext::Lost("the person left the view".into())
