@@ -62,6 +62,13 @@ pub struct Weights {
     partials: Vec<(f64, f64)>,
 }
 
+/// No particles (filled by [`Weights::update`]).
+impl Default for Weights {
+    fn default() -> Self {
+        Weights::uniform(0)
+    }
+}
+
 impl Weights {
     /// Equal weights for `n` particles (`ŵᵢ = 1/n`, ESS = n).
     pub fn uniform(n: usize) -> Self {

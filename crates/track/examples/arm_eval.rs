@@ -125,7 +125,7 @@ fn rms(v: &[f64]) -> f64 {
 /// `centre` (both branches where the ray meets that sphere twice).
 fn branches(camera: &Camera, (u, v): (f64, f64), centre: &Point3<f64>, r: f64) -> Vec<Point3<f64>> {
     let (c, d) = camera.ray_through(u, v);
-    track::points_at_distance(&c, &d, centre, r, centre)
+    track::points_at_distance(&c, &d, centre, r, centre).to_vec()
 }
 
 const SIDES: [&str; 2] = ["right", "left"];

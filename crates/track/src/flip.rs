@@ -29,7 +29,9 @@
 //!    "only some particles can be permissible due to the biomechanical
 //!    constraints") and reproduces `E*`, `W*` (1 mm, 1 cm).
 
+use arrayvec::ArrayVec;
 use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, UnitQuaternion, Vector3};
+use skeleton::Skeleton;
 
 use crate::body::{Arm, TrackedBody, angle_between};
 
@@ -117,9 +119,14 @@ pub(crate) fn ray_sphere(
 
 /// Both intersections of the ray `C + t d` with the sphere, in front of
 /// the camera.
-fn roots(c: &Point3<f64>, d: &Vector3<f64>, centre: &Point3<f64>, r: f64) -> Vec<Point3<f64>> {
+fn roots(
+    c: &Point3<f64>,
+    d: &Vector3<f64>,
+    centre: &Point3<f64>,
+    r: f64,
+) -> ArrayVec<Point3<f64>, 2> {
     let Some((b, h)) = ray_sphere(c, d, centre, r) else {
-        return vec![];
+        return ArrayVec::new();
     };
     [b - h, b + h]
         .into_iter()
@@ -131,18 +138,23 @@ fn roots(c: &Point3<f64>, d: &Vector3<f64>, centre: &Point3<f64>, r: f64) -> Vec
 /// Where an arm's elbow and wrist are to go: `(E*, W*)`, world frame.
 pub type ArmTarget = (Point3<f64>, Point3<f64>);
 
+/// An arm's target configurations: at most four (two elbows, two wrists
+/// each).
+pub type ArmTargets = ArrayVec<ArmTarget, 4>;
+
 /// The arm configurations `(E*, W*)` with the projections of `E`, `W`
 /// (step 1–3 of the module docs); the first is the current one.
 pub fn arm_configurations(
     camera_centre: &Point3<f64>,
     world: &[Isometry3<f64>],
     arm: &Arm,
-) -> Vec<ArmTarget> {
+) -> ArmTargets {
     let p = |j: usize| Point3::from(world[j].translation.vector);
     let (s, e, w) = (p(arm.shoulder), p(arm.elbow), p(arm.wrist));
     let c = camera_centre;
     let forearm = (w - e).norm();
-    let mut out = vec![(e, w)];
+    let mut out = ArmTargets::new();
+    out.push((e, w));
     let (de, te) = ((e - c).normalize(), (e - c).norm());
     let (dw, tw) = ((w - c).normalize(), (w - c).norm());
     if let Some(wf) = other_root(c, &dw, &e, tw) {
@@ -164,6 +176,27 @@ fn arm_frame(u: &Vector3<f64>, f: &Vector3<f64>) -> Option<Matrix3<f64>> {
     Some(Matrix3::from_columns(&[u, n, u.cross(&n)]))
 }
 
+/// The joint transforms of `pose` into `world`, checked as
+/// [`skeleton::Skeleton::forward_kinematics`] checks them; `false` where
+/// it would fail.
+fn checked_fk(skel: &Skeleton, pose: &[f64], world: &mut Vec<Isometry3<f64>>) -> bool {
+    if skel.check_pose(pose).is_err() {
+        return false;
+    }
+    world.resize(skel.len(), Isometry3::identity());
+    skel.forward_kinematics_into(pose, world);
+    skel.check_world(world).is_ok()
+}
+
+/// The buffers of [`solve_arm`] (joint transforms, a trial pose), kept by
+/// a caller that solves many arms.
+#[derive(Debug, Default)]
+pub struct SolveBuffers {
+    world: Vec<Isometry3<f64>>,
+    trial: Vec<f64>,
+    trial_world: Vec<Isometry3<f64>>,
+}
+
 /// Moves `pose`'s arm so that its elbow and wrist reach `elbow`, `wrist`
 /// (step 4); `false` when it cannot within `flex_range` and tolerances.
 pub fn solve_arm(
@@ -172,31 +205,38 @@ pub fn solve_arm(
     pose: &mut [f64],
     elbow: &Point3<f64>,
     wrist: &Point3<f64>,
+    buffers: &mut SolveBuffers,
 ) -> bool {
     let skel = body.skeleton();
     let arm = &flip.arm;
-    let Ok(world) = skel.forward_kinematics(pose) else {
+    let SolveBuffers {
+        world,
+        trial,
+        trial_world,
+    } = buffers;
+    if !checked_fk(skel, pose, world) {
         return false;
-    };
+    }
     let s = Point3::from(world[arm.shoulder].translation.vector);
     let target = angle_between(&(elbow - s), &(wrist - elbow));
     // Elbow flexion by a grid scan and bisection-like refinement.
     let box_ = &body.params()[flip.flex_state];
     let (lo, hi) = (box_.lower, box_.upper);
-    let mut trial = pose.to_vec();
+    trial.clear();
+    trial.extend_from_slice(pose);
+    trial_world.clone_from(world);
     // About 130 trials: forward kinematics into one buffer, checked as
     // `Skeleton::forward_kinematics` checks.
-    let mut trial_world = world;
     let mut err = |x: f64| -> f64 {
         trial[flip.flex] = x;
-        if skel.check_pose(&trial).is_err() {
+        if skel.check_pose(trial).is_err() {
             return f64::INFINITY;
         }
-        skel.forward_kinematics_into(&trial, &mut trial_world);
-        if skel.check_world(&trial_world).is_err() {
+        skel.forward_kinematics_into(trial, trial_world);
+        if skel.check_world(trial_world).is_err() {
             return f64::INFINITY;
         }
-        (arm.flexion(&trial_world) - target).abs()
+        (arm.flexion(trial_world) - target).abs()
     };
     let steps = 48;
     let h = (hi - lo) / steps as f64;
@@ -225,9 +265,9 @@ pub fn solve_arm(
     }
     pose[flip.flex] = best_x;
     // Shoulder: rotate the (upper arm, forearm) frame onto the target's.
-    let Ok(world) = skel.forward_kinematics(pose) else {
+    if !checked_fk(skel, pose, world) {
         return false;
-    };
+    }
     let p = |j: usize| Point3::from(world[j].translation.vector);
     let (e0, w0) = (p(arm.elbow), p(arm.wrist));
     let r = match (
@@ -255,83 +295,141 @@ pub fn solve_arm(
     if !joint.kind.set_rotation(&m_new, &mut pose[range]) {
         return false;
     }
-    let Ok(world) = skel.forward_kinematics(pose) else {
+    if !checked_fk(skel, pose, world) {
         return false;
-    };
+    }
     let p = |j: usize| Point3::from(world[j].translation.vector);
     (p(arm.elbow) - elbow).norm() < 1e-3 && (p(arm.wrist) - wrist).norm() < 1e-2
 }
 
+/// The buffers of the flips and the lifts ([`flip_hypotheses`],
+/// [`crate::lift_hypotheses`]): the source's pose and joint transforms,
+/// each arm's targets, the arms being solved, kept by a caller (the
+/// tracker) from step to step so that proposing allocates nothing.
+#[derive(Debug, Default)]
+pub struct ArmBuffers {
+    /// The source's full pose and its joint transforms.
+    pose: Vec<f64>,
+    world: Vec<Isometry3<f64>>,
+    /// Each arm's targets.
+    pub(crate) targets: Vec<ArmTargets>,
+    /// One hypothesis's target per arm (`None`: the arm stays).
+    pub(crate) plan: Vec<Option<ArmTarget>>,
+    /// The pose being solved, its state and that state's full pose.
+    posed: Vec<f64>,
+    state: Vec<f64>,
+    full: Vec<f64>,
+    solve: SolveBuffers,
+    /// The hypotheses proposed since [`Self::clear`], row-major.
+    proposals: Vec<f64>,
+}
+
+impl ArmBuffers {
+    /// Forgets the proposals (a new step).
+    pub fn clear(&mut self) {
+        self.proposals.clear();
+    }
+
+    /// The states proposed since [`Self::clear`], row-major (D per state).
+    pub fn proposals(&self) -> &[f64] {
+        &self.proposals
+    }
+}
+
 /// Up to 15 flipped states of `state` (module docs), each within the
-/// limits, appended to `out` (row-major, D per state); returns how many.
+/// limits, appended to the proposals of `buffers`
+/// ([`ArmBuffers::proposals`]); returns how many.
 pub fn flip_hypotheses(
     body: &TrackedBody,
     arms: &[FlipArm],
     camera_centre: &Point3<f64>,
     state: &[f64],
-    out: &mut Vec<f64>,
+    buffers: &mut ArmBuffers,
 ) -> usize {
-    let Some((pose, configs)) = arm_targets(body, arms, state, |world, a| {
+    if !arm_targets(body, arms, state, buffers, |world, a| {
         arm_configurations(camera_centre, world, &a.arm)
-    }) else {
+    }) {
         return 0;
-    };
-    let total: usize = configs.iter().map(Vec::len).product();
+    }
+    let total: usize = buffers.targets.iter().map(|t| t.len()).product();
     let mut made = 0;
-    let mut targets = vec![None; arms.len()];
     for combo in 1..total {
         // Mixed-radix digits: configuration of each arm (0 = current).
         let mut rest = combo;
-        for (target, cfg) in targets.iter_mut().zip(&configs) {
+        buffers.plan.clear();
+        for cfg in &buffers.targets {
             let k = rest % cfg.len();
             rest /= cfg.len();
-            *target = (k != 0).then(|| cfg[k]);
+            buffers.plan.push((k != 0).then(|| cfg[k]));
         }
-        if let Some(s) = posed_arms(body, arms, &pose, &targets) {
-            out.extend_from_slice(&s);
+        if posed_arms(body, arms, buffers) {
             made += 1;
         }
     }
     made
 }
 
-/// The full pose of `state` and, for each arm, the `(elbow, wrist)`
-/// targets that `candidates` finds from that pose's joint transforms (the
-/// flips' and the keypoint lifts' common start); `None` when forward
-/// kinematics fails.
+/// The full pose of `state` and its joint transforms into `buffers`, and
+/// for each arm the `(elbow, wrist)` targets that `candidates` finds from
+/// them (the flips' and the keypoint lifts' common start); `false` when
+/// forward kinematics fails.
 pub(crate) fn arm_targets(
     body: &TrackedBody,
     arms: &[FlipArm],
     state: &[f64],
-    candidates: impl Fn(&[Isometry3<f64>], &FlipArm) -> Vec<ArmTarget>,
-) -> Option<(Vec<f64>, Vec<Vec<ArmTarget>>)> {
-    let pose = body.full_pose(state);
-    let world = body.skeleton().forward_kinematics(&pose).ok()?;
-    let targets = arms.iter().map(|a| candidates(&world, a)).collect();
-    Some((pose, targets))
+    buffers: &mut ArmBuffers,
+    candidates: impl Fn(&[Isometry3<f64>], &FlipArm) -> ArmTargets,
+) -> bool {
+    let ArmBuffers {
+        pose,
+        world,
+        targets,
+        ..
+    } = buffers;
+    pose.resize(body.skeleton().dof(), 0.0);
+    body.to_full(state, pose);
+    if !checked_fk(body.skeleton(), pose, world) {
+        return false;
+    }
+    targets.clear();
+    targets.extend(arms.iter().map(|a| candidates(world, a)));
+    true
 }
 
-/// The state of `pose` with each arm `a` moved so that its elbow and wrist
-/// reach `targets[a]` ([`solve_arm`]; `None`: the arm stays), or `None`
-/// when an arm cannot reach its target or the result leaves the joint
-/// limits. Only tracked parameters may change: the solve touches the
-/// shoulder and the elbow, which [`FlipArm`] requires to be tracked.
-pub(crate) fn posed_arms(
-    body: &TrackedBody,
-    arms: &[FlipArm],
-    pose: &[f64],
-    targets: &[Option<ArmTarget>],
-) -> Option<Vec<f64>> {
-    let mut p = pose.to_vec();
-    for (flip, target) in arms.iter().zip(targets) {
+/// Appends to the proposals the state of the source pose with each arm `a` moved
+/// so that its elbow and wrist reach `buffers.plan[a]` ([`solve_arm`];
+/// `None`: the arm stays); `false` (nothing appended) when an arm cannot
+/// reach its target or the result leaves the joint limits. Only tracked
+/// parameters may change: the solve touches the shoulder and the elbow,
+/// which [`FlipArm`] requires to be tracked.
+pub(crate) fn posed_arms(body: &TrackedBody, arms: &[FlipArm], buffers: &mut ArmBuffers) -> bool {
+    let ArmBuffers {
+        pose,
+        plan,
+        posed,
+        state,
+        full,
+        solve,
+        proposals,
+        ..
+    } = buffers;
+    posed.clone_from(pose);
+    for (flip, target) in arms.iter().zip(plan.iter()) {
         if let Some((e, w)) = target
-            && !solve_arm(body, flip, &mut p, e, w)
+            && !solve_arm(body, flip, posed, e, w, solve)
         {
-            return None;
+            return false;
         }
     }
-    let s = body.state_of(&p);
-    (body.within_limits(&s) && body.full_pose(&s) == p).then_some(s)
+    state.clear();
+    state.extend(body.params().iter().map(|p| posed[p.index]));
+    full.resize(posed.len(), 0.0);
+    body.to_full(state, full);
+    if !(body.within_limits(state) && full == posed) {
+        return false;
+    }
+    proposals.extend_from_slice(state);
+    true
 }
 
 #[cfg(test)]

@@ -55,6 +55,7 @@ mod simplex;
 pub mod smooth;
 mod spec;
 mod start;
+mod step_buffers;
 pub mod synthetic;
 mod tracker;
 

@@ -33,11 +33,14 @@
 //! next selection. Like the flips, the proposal is not importance-corrected:
 //! it moves a handful of particles to where the likelihood is high.
 
+use arrayvec::ArrayVec;
 use labels::Camera;
 use nalgebra::{Point3, Unit, Vector3};
 
 use crate::body::TrackedBody;
-use crate::flip::{ArmTarget, FlipArm, arm_targets, posed_arms, ray_sphere};
+use crate::flip::{
+    ArmBuffers, ArmTarget, ArmTargets, FlipArm, arm_targets, posed_arms, ray_sphere,
+};
 use crate::keypoint_term::KeypointObservation;
 
 /// The points of the ray `c + t d` (`t > 0`) at distance `r` from
@@ -50,8 +53,8 @@ pub fn points_at_distance(
     centre: &Point3<f64>,
     r: f64,
     prefer: &Point3<f64>,
-) -> Vec<Point3<f64>> {
-    let mut out: Vec<Point3<f64>> = match ray_sphere(c, d, centre, r) {
+) -> ArrayVec<Point3<f64>, 2> {
+    let mut out: ArrayVec<Point3<f64>, 2> = match ray_sphere(c, d, centre, r) {
         Some((b, h)) => {
             // A ray tangent to the sphere gives one point.
             let ts: &[f64] = if h > 1e-4 { &[b - h, b + h] } else { &[b - h] };
@@ -107,13 +110,13 @@ pub(crate) fn arm_lifts(
     world: &[nalgebra::Isometry3<f64>],
     flip: &FlipArm,
     kp: &KeypointObservation,
-) -> Vec<ArmTarget> {
+) -> ArmTargets {
     let arm = &flip.arm;
     let (Some(e_obs), Some(w_obs)) = (
         observed(kp, "elbow", arm.elbow, arm.shoulder),
         observed(kp, "wrist", arm.wrist, arm.elbow),
     ) else {
-        return vec![];
+        return ArmTargets::new();
     };
     let p = |j: usize| Point3::from(world[j].translation.vector);
     let (s, e, w) = (p(arm.shoulder), p(arm.elbow), p(arm.wrist));
@@ -121,11 +124,11 @@ pub(crate) fn arm_lifts(
     let (pe, pw) = (e_obs.2.world(world), w_obs.2.world(world));
     let (re, rw) = ((pe - s).norm(), (pw - e).norm());
     if re < 1e-9 || rw < 1e-9 {
-        return vec![];
+        return ArmTargets::new();
     }
     let (ce, de) = camera.ray_through(e_obs.0, e_obs.1);
     let (cw, dw) = camera.ray_through(w_obs.0, w_obs.1);
-    let mut out = Vec::new();
+    let mut out = ArmTargets::new();
     for point_e in points_at_distance(&ce, &de, &s, re, &pe) {
         let elbow = s + (point_e - s) * (upper / re);
         // Keep the wrist's side of the elbow as the source has it first.
@@ -147,41 +150,41 @@ pub fn lift_hypotheses(
     kp: &KeypointObservation,
     state: &[f64],
     max: usize,
-    out: &mut Vec<f64>,
+    buffers: &mut ArmBuffers,
 ) -> usize {
-    let Some((pose, lifts)) = arm_targets(body, arms, state, |world, a| {
+    if !arm_targets(body, arms, state, buffers, |world, a| {
         arm_lifts(camera, world, a, kp)
-    }) else {
+    }) {
         return 0;
-    };
-    // Per arm alone, then all arms together on their k-th configuration.
-    let mut plans: Vec<Vec<Option<ArmTarget>>> = Vec::new();
-    for (a, l) in lifts.iter().enumerate() {
-        for &target in l {
-            let mut plan = vec![None; arms.len()];
-            plan[a] = Some(target);
-            plans.push(plan);
-        }
-    }
-    let lifted: Vec<usize> = (0..arms.len()).filter(|&a| !lifts[a].is_empty()).collect();
-    if lifted.len() > 1 {
-        let most = lifted.iter().map(|&a| lifts[a].len()).max().unwrap_or(0);
-        for k in 0..most {
-            let mut plan = vec![None; arms.len()];
-            for &a in &lifted {
-                plan[a] = Some(lifts[a][k.min(lifts[a].len() - 1)]);
-            }
-            plans.push(plan);
-        }
     }
     let mut made = 0;
-    for plan in plans {
+    let mut offer = |buffers: &mut ArmBuffers,
+                     plan: &dyn Fn(usize, &ArmTargets) -> Option<ArmTarget>| {
         if made >= max {
-            break;
+            return;
         }
-        if let Some(s) = posed_arms(body, arms, &pose, &plan) {
-            out.extend_from_slice(&s);
+        buffers.plan.clear();
+        for a in 0..buffers.targets.len() {
+            let target = plan(a, &buffers.targets[a]);
+            buffers.plan.push(target);
+        }
+        if posed_arms(body, arms, buffers) {
             made += 1;
+        }
+    };
+    // Per arm alone, then all arms together on their k-th configuration.
+    for a in 0..buffers.targets.len() {
+        for k in 0..buffers.targets[a].len() {
+            offer(buffers, &|b, t| (b == a).then(|| t[k]));
+        }
+    }
+    let lifted = buffers.targets.iter().filter(|t| !t.is_empty()).count();
+    if lifted > 1 {
+        let most = buffers.targets.iter().map(|t| t.len()).max().unwrap_or(0);
+        for k in 0..most {
+            offer(buffers, &|_, t| {
+                (!t.is_empty()).then(|| t[k.min(t.len() - 1)])
+            });
         }
     }
     made

@@ -59,6 +59,7 @@ use crate::keypoint_term::{
 };
 use crate::prior::PosePrior;
 use crate::simplex::{LockstepSimplex, Score};
+use crate::step_buffers::{ParentGroups, StepBuffers, gather_into, indices_into};
 
 /// The filters of RTPF Tables II–III.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -564,6 +565,8 @@ pub struct Tracker {
     /// The simplices of a step (HPOR, PFRTH), run after run.
     simplex: LockstepSimplex,
     scratch: ScoreBuffers,
+    /// The step's own vectors (crate::step_buffers).
+    step_buffers: StepBuffers,
     /// What the last step (or reset) published, refilled in place.
     track_frame: TrackFrame,
     frame_scratch: FrameScratch,
@@ -653,6 +656,7 @@ impl Tracker {
             groups: ParentGroups::default(),
             simplex: LockstepSimplex::default(),
             scratch: ScoreBuffers::default(),
+            step_buffers: StepBuffers::default(),
             track_frame: TrackFrame::default(),
             frame_scratch: FrameScratch::default(),
             keypoint_map: KeypointMap::default(),
@@ -859,21 +863,18 @@ impl Tracker {
         Point3::from(self.camera.world_from_camera().translation.vector)
     }
 
-    /// Diffusion σ of each tracked parameter.
-    fn sigmas(&self) -> Vec<f64> {
-        self.body
-            .params()
-            .iter()
-            .map(|p| {
-                if p.translation {
-                    self.config.sigma_translation
-                } else if p.limb {
-                    self.config.sigma_rotation
-                } else {
-                    self.config.sigma_trunk
-                }
-            })
-            .collect()
+    /// Diffusion σ of each tracked parameter, into `out` (replaced).
+    fn sigmas_into(&self, out: &mut Vec<f64>) {
+        out.clear();
+        out.extend(self.body.params().iter().map(|p| {
+            if p.translation {
+                self.config.sigma_translation
+            } else if p.limb {
+                self.config.sigma_rotation
+            } else {
+                self.config.sigma_trunk
+            }
+        }));
     }
 
     /// A scorer on the current back end, prior, keypoints and settings.
@@ -943,6 +944,15 @@ impl Tracker {
         let kind = self.config.filter;
         let frame = self.frame + 1;
         let seed = self.config.seed;
+        // The step's vectors (crate::step_buffers), handed back once the
+        // cloud is weighed; a failed step drops them and the next one
+        // allocates them again.
+        let mut buf = std::mem::take(&mut self.step_buffers);
+        if buf.joint.is_empty() {
+            buf.joint = vec![(0..d).collect()];
+            buf.partitions = self.body.partitions();
+        }
+        buf.reserve(n, d);
 
         // 1. Selection.
         let mut rng = stream_rng(seed, frame, StreamDomain::Resample, 0);
@@ -959,56 +969,56 @@ impl Tracker {
 
         // 2. Prediction.
         let t1 = Instant::now();
-        let sigmas = self.sigmas();
-        let mut scores: Vec<Option<Score>> = vec![None; n];
+        self.sigmas_into(&mut buf.sigmas);
+        buf.scores.clear();
+        buf.scores.resize(n, None);
         // Centre of each child's diffusion (its parent, or a simplex's best vertex).
-        let mut centre: Vec<usize> = self.ancestors.clone();
-        let mut centre_states = self.states.clone();
+        buf.centre.clone_from(&self.ancestors);
+        buf.centre_states.clone_from(&self.states);
         self.next.resize(n * d, 0.0);
         let mut evaluations = 0;
         let mut simplex_groups = 0;
-        let mut best_vertex: Option<(Vec<f64>, f64)> = None;
-        let all: Vec<usize> = (0..d).collect();
+        buf.best.clear();
         if kind.simplex() && !self.config.partitioned {
-            let big = indices_where(n, |p| groups.children(p).len() > d + 1);
-            simplex_groups = big.len();
-            if !big.is_empty() {
+            indices_into(&mut buf.big, n, |p| groups.children(p).len() > d + 1);
+            simplex_groups = buf.big.len();
+            if !buf.big.is_empty() {
                 // centre_states is still a copy of self.states here.
                 self.simplex.clear();
-                for &p in &big {
-                    let start = &centre_states[p * d..(p + 1) * d];
+                for &p in &buf.big {
+                    let start = &buf.centre_states[p * d..(p + 1) * d];
                     self.simplex.add_group(start, groups.children(p).len() - d);
                 }
-                evaluations += self.run_simplex(obs, &sigmas, &all)?;
+                evaluations += self.run_simplex(obs, &buf.sigmas, &buf.joint[0])?;
                 let sx = &self.simplex;
-                for (g, &p) in big.iter().enumerate() {
+                for (g, &p) in buf.big.iter().enumerate() {
                     let children = groups.children(p);
                     for (k, &c) in children.iter().enumerate() {
                         if k <= d {
                             self.next[c * d..(c + 1) * d].copy_from_slice(sx.vertex(g, k));
-                            scores[c] = Some(sx.score(g, k));
+                            buf.scores[c] = Some(sx.score(g, k));
                         } else {
                             // Diffused around the best vertex (held in
                             // the parent's row of centre_states).
-                            centre[c] = p;
+                            buf.centre[c] = p;
                         }
                     }
-                    centre_states[p * d..(p + 1) * d].copy_from_slice(sx.vertex(g, 0));
-                    keep_best(&mut best_vertex, sx.vertex(g, 0), sx.score(g, 0).0);
+                    buf.centre_states[p * d..(p + 1) * d].copy_from_slice(sx.vertex(g, 0));
+                    buf.best.offer(sx.vertex(g, 0), sx.score(g, 0).0);
                 }
             }
         }
         // Diffusion of every child not placed by a simplex: all of its
         // parameters at once, or partition by partition.
         let partitions = if self.config.partitioned {
-            self.body.partitions()
+            &buf.partitions
         } else {
-            vec![all]
+            &buf.joint
         };
-        let free = indices_where(n, |i| scores[i].is_none());
-        for &i in &free {
-            let c = centre[i];
-            self.next[i * d..(i + 1) * d].copy_from_slice(&centre_states[c * d..(c + 1) * d]);
+        indices_into(&mut buf.free, n, |i| buf.scores[i].is_none());
+        for &i in &buf.free {
+            let c = buf.centre[i];
+            self.next[i * d..(i + 1) * d].copy_from_slice(&buf.centre_states[c * d..(c + 1) * d]);
         }
         // With partitions and a simplex filter (HPOR, PFRTH), the simplex
         // runs per partition: every group of more than m + 1 free children
@@ -1018,18 +1028,21 @@ impl Tracker {
         let part_simplex = self.config.partitioned && kind.simplex();
         // The row each free child started the stage from (equal rows for
         // one group).
-        let mut src: Vec<usize> = centre.clone();
+        buf.src.clone_from(&buf.centre);
         for (stage, part) in partitions.iter().enumerate() {
             let last = stage + 1 == partitions.len();
-            let mut placed: Vec<Option<Score>> = vec![None; n];
-            if part_simplex && !free.is_empty() {
+            buf.placed.clear();
+            buf.placed.resize(n, None);
+            if part_simplex && !buf.free.is_empty() {
                 let m = part.len();
                 // The free children by the row they start from (rows in
                 // increasing order, children in increasing order within
                 // one), and the runs of more than m + 1: `(first, len)`.
-                let mut by_src = free.clone();
+                let src = &buf.src;
+                let by_src = &mut buf.by_src;
+                by_src.clone_from(&buf.free);
                 by_src.sort_unstable_by_key(|&i| (src[i], i));
-                let mut big = Vec::with_capacity(by_src.len() / (m + 2) + 1);
+                buf.runs.clear();
                 let mut first = 0;
                 while first < by_src.len() {
                     let row = src[by_src[first]];
@@ -1038,43 +1051,44 @@ impl Tracker {
                         .take_while(|&&i| src[i] == row)
                         .count();
                     if len > m + 1 {
-                        big.push((first, len));
+                        buf.runs.push((first, len));
                     }
                     first += len;
                 }
-                if !big.is_empty() {
+                if !buf.runs.is_empty() {
                     self.simplex.clear();
-                    for &(first, len) in &big {
-                        let c = by_src[first];
+                    for &(first, len) in &buf.runs {
+                        let c = buf.by_src[first];
                         self.simplex
                             .add_group(&self.next[c * d..(c + 1) * d], len - m);
                     }
-                    evaluations += self.run_simplex(obs, &sigmas, part)?;
-                    simplex_groups += big.len();
+                    evaluations += self.run_simplex(obs, &buf.sigmas, part)?;
+                    simplex_groups += buf.runs.len();
                     let sx = &self.simplex;
-                    for (g, &(first, len)) in big.iter().enumerate() {
-                        for (k, &c) in by_src[first..first + len].iter().enumerate() {
+                    for (g, &(first, len)) in buf.runs.iter().enumerate() {
+                        for (k, &c) in buf.by_src[first..first + len].iter().enumerate() {
                             let v = if k <= m { k } else { 0 };
                             self.next[c * d..(c + 1) * d].copy_from_slice(sx.vertex(g, v));
                             if k <= m {
-                                placed[c] = Some(sx.score(g, k));
+                                buf.placed[c] = Some(sx.score(g, k));
                             }
                         }
                         if last {
-                            keep_best(&mut best_vertex, sx.vertex(g, 0), sx.score(g, 0).0);
+                            buf.best.offer(sx.vertex(g, 0), sx.score(g, 0).0);
                         }
                     }
                 }
             }
-            let skip: Vec<bool> = (0..n)
-                .map(|i| scores[i].is_some() || placed[i].is_some())
-                .collect();
+            let (scores, placed) = (&buf.scores, &buf.placed);
+            buf.skip.clear();
+            buf.skip
+                .extend((0..n).map(|i| scores[i].is_some() || placed[i].is_some()));
             let body = &self.body;
-            let sigmas = &sigmas;
+            let sigmas = &buf.sigmas;
             self.next
                 .par_chunks_mut(d)
                 .enumerate()
-                .zip(skip.par_iter())
+                .zip(buf.skip.par_iter())
                 .with_min_len(64)
                 .for_each(|((i, x), &skip)| {
                     if skip {
@@ -1089,46 +1103,48 @@ impl Tracker {
                 });
             if last {
                 // Vertices of the last partition's simplices are scored.
-                for i in 0..n {
-                    if let Some(p) = placed[i] {
-                        scores[i] = Some(p);
+                for (score, placed) in buf.scores.iter_mut().zip(&buf.placed) {
+                    if placed.is_some() {
+                        *score = *placed;
                     }
                 }
                 continue;
             }
-            if free.is_empty() {
+            if buf.free.is_empty() {
                 continue;
             }
             // Weigh the free children and resample them among themselves
             // before the next partition moves (MacCormick & Isard's
             // weighted resampling; the final weights are the last
             // measurement's).
-            let rows = gather(&self.next, &free, d);
-            let todo = indices_where(free.len(), |j| placed[free[j]].is_none());
-            let batch = gather(&rows, &todo, d);
-            let mut log_w = vec![0.0; free.len()];
-            if !batch.is_empty() {
-                let costs = self.scorer().score(obs, &batch)?;
-                evaluations += costs.len();
-                for (&j, c) in todo.iter().zip(costs) {
-                    log_w[j] = -c.0;
+            gather_into(&mut buf.rows, &self.next, &buf.free, d);
+            let (free, placed) = (&buf.free, &buf.placed);
+            indices_into(&mut buf.todo, free.len(), |j| placed[free[j]].is_none());
+            gather_into(&mut buf.batch, &buf.rows, &buf.todo, d);
+            buf.log_w.clear();
+            buf.log_w.resize(buf.free.len(), 0.0);
+            if !buf.batch.is_empty() {
+                self.scorer().score_into(obs, &buf.batch, &mut buf.costs)?;
+                evaluations += buf.costs.len();
+                for (&j, c) in buf.todo.iter().zip(&buf.costs) {
+                    buf.log_w[j] = -c.0;
                 }
             }
-            for (j, &i) in free.iter().enumerate() {
-                if let Some(p) = placed[i] {
-                    log_w[j] = -p.0;
+            for (j, &i) in buf.free.iter().enumerate() {
+                if let Some(p) = buf.placed[i] {
+                    buf.log_w[j] = -p.0;
                 }
             }
-            let mut w = Weights::uniform(free.len());
-            w.update(&log_w)
+            buf.stage_weights
+                .update(&buf.log_w)
                 .map_err(|source| TrackError::Weights { frame, source })?;
             let mut rng = stream_rng(seed, frame, StreamDomain::User(2), stage as u64);
-            let mut picks = Vec::new();
-            smc::multinomial(w.normalised(), free.len(), &mut rng, &mut picks)
+            let w = buf.stage_weights.normalised();
+            smc::multinomial(w, buf.free.len(), &mut rng, &mut buf.picks)
                 .map_err(|source| TrackError::Weights { frame, source })?;
-            for (&i, &k) in free.iter().zip(&picks) {
-                self.next[i * d..(i + 1) * d].copy_from_slice(&rows[k * d..(k + 1) * d]);
-                src[i] = k;
+            for (&i, &k) in buf.free.iter().zip(&buf.picks) {
+                self.next[i * d..(i + 1) * d].copy_from_slice(&buf.rows[k * d..(k + 1) * d]);
+                buf.src[i] = k;
             }
         }
         // Kinematic flipping, then keypoint lifting (crate::lift), into
@@ -1141,18 +1157,15 @@ impl Tracker {
                 .1
                 .is_some();
         if (kind.flipping() || lifting) && !self.flip_arms.is_empty() {
-            let source = match best_vertex {
-                Some((v, _)) => v,
-                None => self.map_state().to_vec(),
-            };
-            let mut hyp = Vec::new();
+            let source = buf.best.vertex().unwrap_or_else(|| self.map_state());
+            buf.arms.clear();
             if kind.flipping() {
                 flips = flip_hypotheses(
                     &self.body,
                     &self.flip_arms,
                     &self.camera_centre(),
-                    &source,
-                    &mut hyp,
+                    source,
+                    &mut buf.arms,
                 );
             }
             if lifting && let Some(kp) = self.keypoints.as_ref() {
@@ -1161,16 +1174,17 @@ impl Tracker {
                     &self.flip_arms,
                     &self.camera,
                     kp,
-                    &source,
+                    source,
                     self.config.keypoint_lifts,
-                    &mut hyp,
+                    &mut buf.arms,
                 );
             }
-            let mut free = indices_where(n, |i| scores[i].is_none());
+            indices_into(&mut buf.free, n, |i| buf.scores[i].is_none());
             let mut rng = stream_rng(seed, frame, StreamDomain::User(1), 0);
-            free.shuffle(&mut rng);
-            let placed = free.len().min(flips + lifts);
-            for (k, &i) in free.iter().take(placed).enumerate() {
+            buf.free.shuffle(&mut rng);
+            let placed = buf.free.len().min(flips + lifts);
+            let hyp = buf.arms.proposals();
+            for (k, &i) in buf.free.iter().take(placed).enumerate() {
                 self.next[i * d..(i + 1) * d].copy_from_slice(&hyp[k * d..(k + 1) * d]);
             }
             lifts = placed.saturating_sub(flips);
@@ -1181,25 +1195,26 @@ impl Tracker {
 
         // 3. Measurement of every particle the simplex did not score.
         let t2 = Instant::now();
-        let todo = indices_where(n, |i| scores[i].is_none());
+        indices_into(&mut buf.todo, n, |i| buf.scores[i].is_none());
         // This batch is the step's last: when it holds every particle (no
         // simplex placed any), its transforms are the cloud's, in order, for
         // the TrackFrame.
-        let weighed_whole_cloud = todo.len() == n;
-        if !todo.is_empty() {
-            let batch = gather(&self.next, &todo, d);
-            let s = self.scorer().score(obs, &batch)?;
-            evaluations += s.len();
-            for (&i, s) in todo.iter().zip(s) {
-                scores[i] = Some(s);
+        let weighed_whole_cloud = buf.todo.len() == n;
+        if !buf.todo.is_empty() {
+            gather_into(&mut buf.batch, &self.next, &buf.todo, d);
+            self.scorer().score_into(obs, &buf.batch, &mut buf.costs)?;
+            evaluations += buf.costs.len();
+            for (&i, &s) in buf.todo.iter().zip(&buf.costs) {
+                buf.scores[i] = Some(s);
             }
         }
         // 4. Normalisation.
-        for (i, s) in scores.iter().enumerate() {
+        for (i, s) in buf.scores.iter().enumerate() {
             let (cost, f) = s.expect("every particle is scored");
             self.log_weights[i] = -cost;
             self.residuals[i] = f;
         }
+        self.step_buffers = buf;
         self.weights
             .update(&self.log_weights)
             .map_err(|source| TrackError::Weights { frame, source })?;
@@ -1243,77 +1258,6 @@ impl Tracker {
         self.track_frame.report.timings.total = t0.elapsed();
         Ok(&self.track_frame)
     }
-}
-
-/// The children of each parent after selection, grouped without a vector
-/// per parent: `children(p)` is the slice of `order` from `start[p]`, each
-/// group in increasing child order.
-#[derive(Debug, Default)]
-struct ParentGroups {
-    start: Vec<usize>,
-    order: Vec<usize>,
-}
-
-impl ParentGroups {
-    /// Groups the children `0..ancestors.len()` by their parent in
-    /// `0..parents` (a counting sort).
-    fn group(&mut self, ancestors: &[usize], parents: usize) {
-        self.start.clear();
-        self.start.resize(parents + 1, 0);
-        for &p in ancestors {
-            self.start[p + 1] += 1;
-        }
-        for p in 0..parents {
-            self.start[p + 1] += self.start[p];
-        }
-        self.order.clear();
-        self.order.resize(ancestors.len(), 0);
-        // `start[p]` walks through group p as it fills, then is restored.
-        for (child, &p) in ancestors.iter().enumerate() {
-            self.order[self.start[p]] = child;
-            self.start[p] += 1;
-        }
-        for p in (1..=parents).rev() {
-            self.start[p] = self.start[p - 1];
-        }
-        self.start[0] = 0;
-    }
-
-    fn children(&self, parent: usize) -> &[usize] {
-        &self.order[self.start[parent]..self.start[parent + 1]]
-    }
-}
-
-/// Keeps `(vertex, cost)` in `best` when it is the first or cheaper (the
-/// flips' source), in `best`'s own vector.
-fn keep_best(best: &mut Option<(Vec<f64>, f64)>, vertex: &[f64], cost: f64) {
-    match best {
-        Some((v, c)) => {
-            if cost < *c {
-                v.clear();
-                v.extend_from_slice(vertex);
-                *c = cost;
-            }
-        }
-        None => *best = Some((vertex.to_vec(), cost)),
-    }
-}
-
-/// The indices in `0..n` where `keep` holds, in one allocation (a
-/// filtered `collect` grows its vector log₂ n times).
-fn indices_where(n: usize, keep: impl Fn(usize) -> bool) -> Vec<usize> {
-    let mut out = Vec::with_capacity(n);
-    out.extend((0..n).filter(|&i| keep(i)));
-    out
-}
-
-/// Rows `which` of the row-major `rows` (rows of `d`), in that order.
-fn gather(rows: &[f64], which: &[usize], d: usize) -> Vec<f64> {
-    let mut out = Vec::with_capacity(which.len() * d);
-    for &i in which {
-        out.extend_from_slice(&rows[i * d..(i + 1) * d]);
-    }
-    out
 }
 
 /// A short search over the global position for a standard start pose

@@ -590,7 +590,8 @@ fn the_depth_order_tells_an_arm_from_its_flip() {
         .iter()
         .filter_map(|(e, w)| {
             let mut pose = truth.clone();
-            track::flip::solve_arm(&body, &flip, &mut pose, e, w).then_some(pose)
+            let mut buffers = track::flip::SolveBuffers::default();
+            track::flip::solve_arm(&body, &flip, &mut pose, e, w, &mut buffers).then_some(pose)
         })
         .collect();
     assert!(!flips.is_empty(), "the walk's right arm has a flip");
@@ -649,7 +650,7 @@ fn lifting_puts_the_arm_on_the_detected_elbow_and_wrist() {
         start[r.start] += 0.25;
     }
     assert!(body.within_limits(&body.state_of(&start)));
-    let mut out = Vec::new();
+    let mut buffers = track::flip::ArmBuffers::default();
     let made = track::lift_hypotheses(
         &body,
         &arms,
@@ -657,8 +658,9 @@ fn lifting_puts_the_arm_on_the_detected_elbow_and_wrist() {
         &obs,
         &body.state_of(&start),
         12,
-        &mut out,
+        &mut buffers,
     );
+    let out = buffers.proposals();
     assert!(made >= 1, "made {made}");
     // The best hypothesis puts every elbow and wrist keypoint on its
     // detection (to a tenth of a pixel); the start is pixels away.

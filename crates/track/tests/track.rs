@@ -8,7 +8,7 @@ use common::{preset_camera, upper_body_pfrth};
 use labels::{Camera, IDENTITY_LABEL_MAP, LabelMap, Observation};
 use skeleton::nalgebra::Point3;
 use track::LockstepSimplex;
-use track::flip::{FlipArm, flip_hypotheses};
+use track::flip::{ArmBuffers, FlipArm, flip_hypotheses};
 use track::synthetic::{render_observation, upper_body_parts};
 use track::{
     Arm, BackendChoice, FilterKind, Side, TrackedBody, Tracker, TrackerConfig, search_root_position,
@@ -64,8 +64,9 @@ fn kinematic_flips_project_to_the_same_image_points() {
         .collect();
     assert_eq!(arms.len(), 2, "both arms can flip");
     let centre = Point3::from(cam.world_from_camera().translation.vector);
-    let mut out = Vec::new();
-    let made = flip_hypotheses(&body, &arms, &centre, &body.state_of(&pose), &mut out);
+    let mut buffers = ArmBuffers::default();
+    let made = flip_hypotheses(&body, &arms, &centre, &body.state_of(&pose), &mut buffers);
+    let out = buffers.proposals();
     assert!((1..=15).contains(&made), "{made} hypotheses");
     let world = skel.forward_kinematics(&pose).unwrap();
     let right = arms
