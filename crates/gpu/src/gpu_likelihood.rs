@@ -489,10 +489,7 @@ impl GpuLikelihood {
         check_label_map(&map)?;
         if map != self.label_map {
             self.label_map = map;
-            self.state
-                .get_mut()
-                .unwrap_or_else(|e| e.into_inner())
-                .uniforms_stale = true;
+            self.state_mut().uniforms_stale = true;
         }
         Ok(())
     }
@@ -513,6 +510,11 @@ impl GpuLikelihood {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The state through `&mut self`, which no lock guards.
+    fn state_mut(&mut self) -> &mut State {
+        self.state.get_mut().unwrap_or_else(|e| e.into_inner())
     }
 
     /// One batch submitted and collected through a shared reference (the
@@ -537,11 +539,8 @@ impl GpuLikelihood {
     /// # Errors
     /// As [`Self::submit`] and [`Self::collect`].
     pub fn evaluate(&mut self, obs: &Observation, states: &[f64]) -> Result<&Evaluation> {
-        let dof = self.skeleton.dof();
-        let (view, state) = self.split();
-        let ticket = view.submit(state, obs, states, dof, Poses::States)?;
-        view.collect(state, ticket)?;
-        Ok(&state.results)
+        let ticket = self.submit(obs, states)?;
+        self.collect(ticket)
     }
 
     /// As [`Self::evaluate`], with each pose's joint transforms read from
@@ -571,8 +570,8 @@ impl GpuLikelihood {
         fk: &BatchForwardKinematics,
     ) -> Result<Ticket> {
         let dof = self.skeleton.dof();
-        let (view, state) = self.split();
-        view.submit(state, obs, states, dof, Poses::Posed(fk))
+        self.view()
+            .submit(&mut self.lock(), obs, states, dof, Poses::Posed(fk))
     }
 
     /// Records and submits the batch `states` (row-major `N × D`) against
@@ -590,8 +589,8 @@ impl GpuLikelihood {
     /// reports.
     pub fn submit(&mut self, obs: &Observation, states: &[f64]) -> Result<Ticket> {
         let dof = self.skeleton.dof();
-        let (view, state) = self.split();
-        view.submit(state, obs, states, dof, Poses::States)
+        self.view()
+            .submit(&mut self.lock(), obs, states, dof, Poses::States)
     }
 
     /// Waits for the batch of `ticket` and reads it back: counts, `F` and
@@ -602,9 +601,8 @@ impl GpuLikelihood {
     /// [`GpuError::DeviceLost`] when the device was lost before the batch
     /// finished; [`GpuError::BufferMap`] when the readback failed otherwise.
     pub fn collect(&mut self, ticket: Ticket) -> Result<&Evaluation> {
-        let (view, state) = self.split();
-        view.collect(state, ticket)?;
-        Ok(&state.results)
+        self.view().collect(&mut self.lock(), ticket)?;
+        Ok(&self.state_mut().results)
     }
 
     /// As [`Self::collect`] but copies the result into `out` (reusing its
@@ -624,8 +622,7 @@ impl GpuLikelihood {
     /// tickets become unknown) and frees their staging buffers, e.g. after a
     /// ticket was dropped uncollected.
     pub fn discard_in_flight(&mut self) {
-        let (_, state) = self.split();
-        for slot in &mut state.slots {
+        for slot in &mut self.state_mut().slots {
             if slot.in_flight.take().is_some() {
                 // A buffer with a map pending is dropped, not reused.
                 slot.staging = None;
@@ -811,10 +808,11 @@ impl GpuLikelihood {
         mut consume: impl FnMut(&Resources, std::ops::Range<usize>, &[u8]),
     ) -> Result<()> {
         let dof = self.skeleton.dof();
-        let (view, state) = self.split();
+        let view = self.view();
+        let mut state = self.lock();
         let device = view.device;
         let n = check_states(view.skeleton, states, dof)?;
-        view.ensure_resources(state, n)?;
+        view.ensure_resources(&mut state, n)?;
         let per_pass = state
             .resources
             .as_ref()
@@ -829,13 +827,13 @@ impl GpuLikelihood {
         for c in 0..n.div_ceil(per_pass) {
             let range = c * per_pass..((c + 1) * per_pass).min(n);
             view.prepare_chunk(
-                state,
+                &mut state,
                 &states[range.start * dof..range.end * dof],
                 Poses::States,
                 range.start,
             )?;
             let res = state.resources.as_ref().expect("resources were ensured");
-            view.upload_chunk(res, state);
+            view.upload_chunk(res, &state);
             let mut encoder = device.create_command_encoder(&Default::default());
             view.encode_setup(&mut encoder, res, range.len());
             let readback = encode(&view, &mut encoder, res, range.len())?;
@@ -874,47 +872,6 @@ impl GpuLikelihood {
             atlas_side: self.atlas_side,
             readback_timeout: self.settings.readback_timeout,
         }
-    }
-
-    /// [`Self::view`] and the state, borrowed apart.
-    fn split(&mut self) -> (View<'_>, &mut State) {
-        let Self {
-            device,
-            queue,
-            skeleton,
-            raster_camera,
-            model,
-            label_map,
-            layout,
-            max_tiles,
-            atlas_side,
-            pipelines,
-            uniforms,
-            observed,
-            capsule_table,
-            no_labels,
-            settings,
-            state,
-            ..
-        } = self;
-        let view = View {
-            device,
-            queue,
-            model,
-            label_map,
-            skeleton,
-            camera: raster_camera,
-            pipelines,
-            uniforms,
-            observed,
-            capsule_table,
-            no_labels,
-            layout,
-            max_tiles: *max_tiles,
-            atlas_side: *atlas_side,
-            readback_timeout: settings.readback_timeout,
-        };
-        (view, state.get_mut().unwrap_or_else(|e| e.into_inner()))
     }
 }
 

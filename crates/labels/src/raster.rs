@@ -518,17 +518,6 @@ impl LabelRaster {
         self.draw_impl(camera, capsules, tile, false)
     }
 
-    /// As [`Self::draw`] but testing every pixel of the image for every
-    /// capsule: the definition the bounding rectangles must not change.
-    pub fn draw_full_frame(
-        &mut self,
-        camera: &RasterCamera,
-        capsules: &[CapsuleInstance],
-        tile: &mut [u8],
-    ) -> PixelRect {
-        self.draw_impl(camera, capsules, tile, true)
-    }
-
     fn draw_impl(
         &mut self,
         cam: &RasterCamera,
@@ -645,6 +634,17 @@ mod tests {
         }
     }
 
+    /// As [`LabelRaster::draw`] but testing every pixel of the image for
+    /// every capsule: the definition the bounding rectangles must not change.
+    fn draw_full_frame(
+        raster: &mut LabelRaster,
+        camera: &RasterCamera,
+        capsules: &[CapsuleInstance],
+        tile: &mut [u8],
+    ) {
+        raster.draw_impl(camera, capsules, tile, true);
+    }
+
     #[test]
     fn capsule_instance_is_32_bytes() {
         assert_eq!(std::mem::size_of::<CapsuleInstance>(), 32);
@@ -739,7 +739,7 @@ mod tests {
         };
         assert_eq!(capsule_rect(&c, &straddle), whole);
         let mut full = vec![0; tile.len()];
-        LabelRaster::new().draw_full_frame(&c, &[straddle], &mut full);
+        draw_full_frame(&mut LabelRaster::new(), &c, &[straddle], &mut full);
         assert_eq!(tile, full);
     }
 
@@ -764,7 +764,7 @@ mod tests {
             let mut a = vec![0; camera.pixels()];
             let mut b = vec![0; camera.pixels()];
             let rect = raster.draw(&rc, &caps, &mut a);
-            raster.draw_full_frame(&rc, &caps, &mut b);
+            draw_full_frame(&mut raster, &rc, &caps, &mut b);
             assert_eq!(a, b, "pose {k}");
             // The per-capsule rectangles the GPU path draws union to it.
             let union = caps
