@@ -396,12 +396,12 @@ pub(crate) fn arm_targets(
     true
 }
 
-/// Appends to the proposals the state of the source pose with each arm `a` moved
-/// so that its elbow and wrist reach `buffers.plan[a]` ([`solve_arm`];
-/// `None`: the arm stays); `false` (nothing appended) when an arm cannot
-/// reach its target or the result leaves the joint limits. Only tracked
-/// parameters may change: the solve touches the shoulder and the elbow,
-/// which [`FlipArm`] requires to be tracked.
+/// Appends to the proposals the state of the source pose with each arm
+/// `a` moved so that its elbow and wrist reach `buffers.plan[a]`
+/// ([`solve_arm`]; `None`: the arm stays); `false` (nothing appended) when
+/// an arm cannot reach its target or the result leaves the joint limits.
+/// Only tracked parameters may change: the solve touches the shoulder and
+/// the elbow, which [`FlipArm`] requires to be tracked.
 pub(crate) fn posed_arms(body: &TrackedBody, arms: &[FlipArm], buffers: &mut ArmBuffers) -> bool {
     let ArmBuffers {
         pose,

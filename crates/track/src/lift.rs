@@ -141,8 +141,8 @@ pub(crate) fn arm_lifts(
 }
 
 /// Lifted states of `state` (module docs), each within the limits,
-/// appended to `out` (row-major, D per state); returns how many. At most
-/// `max` are made.
+/// appended to the proposals of `buffers` ([`ArmBuffers::proposals`]);
+/// returns how many. At most `max` are made.
 pub fn lift_hypotheses(
     body: &TrackedBody,
     arms: &[FlipArm],
