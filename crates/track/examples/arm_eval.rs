@@ -29,8 +29,9 @@
 //! `--hand-speed V` `--temperature T` `--lagged-detections` `--anatomy W`
 //! (weight of the arms' anatomical prior) `--arm-prior W` (weight of the
 //! learned arm prior) `--truth-body` (an oracle: the
-//! clip's true bone lengths); `--dump DIR`
-//! writes each run's MAP joints (`DIR/{tag}_{seed}.csv`); `--grid` adds a
+//! clip's true bone lengths) `--labels WxH` (the label images' size); `--dump DIR`
+//! writes each run's MAP joints and the detections with their depth and
+//! score (`DIR/{tag}_{seed}.csv`); `--grid` adds a
 //! table of smoothing variants (computed from the same runs' candidates);
 //! `--clips TAG,…` picks
 //! clips; `--csv FILE` appends one row per clip and seed.
@@ -143,6 +144,8 @@ struct Settings {
     lagged: bool,
     /// Folder for one CSV per clip and seed of the MAP's joints (`--dump`).
     dump: Option<PathBuf>,
+    /// The label images' size (`--labels WxH`), else the session's default.
+    labels: Option<(u32, u32)>,
     /// Track with the clip's true body (`truth_{tag}.bvh`) instead of the
     /// default one: an oracle of the bone lengths (`--truth-body`).
     truth_body: bool,
@@ -182,6 +185,9 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
         run.spec.subject.body = Some(dir.join(format!("truth_{tag}.bvh")));
     }
     run.spec.sleeves = clip.sleeves;
+    if let Some(size) = o.labels {
+        run.spec.label_size = size;
+    }
     let s = &mut run.settings;
     s.particles = o.particles;
     s.seed = seed;
@@ -389,7 +395,8 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
 }
 
 /// The joints of each frame's MAP (world coordinates of the run) that
-/// `--dump` writes: the body's trunk and both arms.
+/// `--dump` writes (with the detector's u, v, z and score of the arms' joints): the
+/// body's trunk and both arms.
 const DUMPED: [&str; 8] = [
     "Hips",
     "Neck",
@@ -414,7 +421,8 @@ fn dump_map(
         .collect::<Result<Vec<_>, _>>()?;
     let mut out = String::from("frame");
     for n in DUMPED {
-        out += &format!(",{n}_x,{n}_y,{n}_z,{n}_u,{n}_v,{n}_det_u,{n}_det_v");
+        out +=
+            &format!(",{n}_x,{n}_y,{n}_z,{n}_u,{n}_v,{n}_det_u,{n}_det_v,{n}_det_z,{n}_det_score");
     }
     out.push('\n');
     let landmark = |n: &str| {
@@ -436,10 +444,10 @@ fn dump_map(
             let (u, v, _) = camera.project(&p).unwrap_or((f64::NAN, f64::NAN, 0.0));
             let det = landmark(n)
                 .and_then(|l| detections.get(f)?.get(&l))
-                .map_or((f64::NAN, f64::NAN), |k| (f64::from(k.u), f64::from(k.v)));
+                .map_or([f64::NAN; 4], |k| [k.u, k.v, k.z, k.score].map(f64::from));
             out += &format!(
-                ",{:.5},{:.5},{:.5},{u:.2},{v:.2},{:.2},{:.2}",
-                p.x, p.y, p.z, det.0, det.1
+                ",{:.5},{:.5},{:.5},{u:.2},{v:.2},{:.2},{:.2},{:.2},{:.3}",
+                p.x, p.y, p.z, det[0], det[1], det[2], det[3]
             );
         }
         out.push('\n');
@@ -465,6 +473,7 @@ fn main() -> Result<()> {
         temperature: track::smooth::DEFAULT_TEMPERATURE,
         lagged: false,
         dump: None,
+        labels: None,
         truth_body: false,
         anatomy: track::DEFAULT_ANATOMY_WEIGHT,
         arm_prior: track::DEFAULT_ARM_PRIOR_WEIGHT,
@@ -492,6 +501,13 @@ fn main() -> Result<()> {
             "--anatomy" => o.anatomy = val()?.parse()?,
             "--arm-prior" => o.arm_prior = val()?.parse()?,
             "--dump" => o.dump = Some(val()?.into()),
+            "--labels" => {
+                let v = val()?;
+                let (w, h) = v
+                    .split_once('x')
+                    .with_context(|| format!("--labels {v}: expected WxH, e.g. 320x240"))?;
+                o.labels = Some((w.parse()?, h.parse()?));
+            }
             "--seeds" => {
                 seeds = val()?
                     .split(',')

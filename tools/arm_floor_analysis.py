@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""How optimistic the best-branch floors of `arm_eval` are, and how well
+the detector's depth (BlazePose's z) and the tracker's MAP know an arm's
+depth signs (docs/track.md, "What the floors can ask").
+
+Reads the files `arm_eval --dump DIR` writes (`DIR/{clip}_{seed}.csv`: the
+MAP's joints in 3D and in the image, and the detections with their z) and
+the evaluation set's truth and cameras. Per frame and arm it lifts the
+detected elbow and wrist onto their rays through the *true* camera, with
+the *true* shoulder and bone lengths and `track::LANDMARK_SHIFT` (as
+`arm_eval`'s floors do), into up to four depth branches, and reports the
+elbow-angle RMSE (degrees) of:
+
+- `floor_angle`: the branch whose elbow angle is nearest the truth
+  (`arm_eval`'s floor∠: the branch chosen by the answer);
+- `floor_3d`: the branch whose elbow and wrist are nearest the truth in 3D
+  (`arm_eval`'s floor3D);
+- `true_signs`: the branch whose upper arm and forearm lie on the truth's
+  sides of the image plane (a perfect depth-order detector; where two
+  branches tie, their mean);
+- `map`: the tracker's MAP;
+
+overall and by the smaller of the two segments' true tilts out of the
+image plane (sine). It also prints how often the detector's z and the MAP
+put each segment, and the relative order of the two (elbow angle depends
+on that alone under orthographic projection), on the truth's side, over
+the frames where the segments tilt by more than 0.3.
+
+Usage (numpy needed):
+
+    cargo run --release -p track --example arm_eval -- --split tuning --seeds 1 --dump /tmp/dump
+    python3 tools/arm_floor_analysis.py /tmp/dump
+"""
+
+import glob
+import math
+import os
+import re
+import sys
+
+import numpy as np
+
+EVALSET = os.path.join(os.path.dirname(__file__), "..", "assets", "evalset")
+SHIFT_ELBOW, SHIFT_WRIST = 0.085, 0.04
+JOINTS = ("Shoulder", "Elbow", "Wrist")
+
+
+def load(path):
+    import csv
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def angle(a, b, c):
+    u, v = a - b, c - b
+    return math.degrees(math.acos(np.clip(u @ v / np.linalg.norm(u) / np.linalg.norm(v), -1, 1)))
+
+
+def camera(tag):
+    """Position, forward, right and down axes and intrinsics of `camera_{tag}.toml`."""
+    with open(os.path.join(EVALSET, f"camera_{tag}.toml")) as f:
+        t = f.read()
+    vec = lambda k: np.array([float(x) for x in re.search(k + r" = \[(.*)\]", t).group(1).split(",")])
+    num = lambda k: float(re.search(k + r" = (\S+)", t).group(1))
+    pos, look, up = vec("position"), vec("look_at"), vec("up")
+    fwd = look - pos
+    fwd /= np.linalg.norm(fwd)
+    right = np.cross(fwd, up)
+    right /= np.linalg.norm(right)
+    return pos, fwd, right, np.cross(fwd, right), num("fx"), num("fy"), num("cx"), num("cy")
+
+
+def ray(cam, u, v):
+    pos, fwd, right, down, fx, fy, cx, cy = cam
+    d = fwd + right * (u - cx) / fx + down * (v - cy) / fy
+    return d / np.linalg.norm(d)
+
+
+def on_sphere(cam, d, centre, radius):
+    """Both points of the ray at `radius` from `centre` (the closest point twice if it misses)."""
+    oc = cam[0] - centre
+    b = d @ oc
+    disc = b * b - (oc @ oc - radius * radius)
+    if disc < 0:
+        return [cam[0] - b * d] * 2
+    s = math.sqrt(disc)
+    return [cam[0] + (-b - s) * d, cam[0] + (-b + s) * d]
+
+
+def main(dump):
+    for side, name in (("right", "Right"), ("left", "Left")):
+        err = {k: [] for k in ("floor_angle", "floor_3d", "true_signs", "map")}
+        tilt = []
+        agree = {k: [0, 0] for k in ("detector upper arm", "detector forearm", "detector relative",
+                                      "MAP upper arm", "MAP forearm", "MAP relative")}
+        for path in sorted(glob.glob(os.path.join(dump, "*_*.csv"))):
+            tag = os.path.basename(path).split("_")[0]
+            cam = camera(tag)
+            depth = lambda p: (p - cam[0]) @ cam[1]
+            truth = {int(r["frame"]): r for r in load(os.path.join(EVALSET, f"truth_{tag}.csv"))
+                     if r["phase"] == "move"}
+            for r in load(path):
+                t = truth.get(int(r["frame"]))
+                det = [float(r[f"{name}{j}_det_{c}"]) for j in ("Elbow", "Wrist") for c in "uv"]
+                z = [float(r[f"{name}{j}_det_z"]) for j in JOINTS]
+                if t is None or any(math.isnan(x) for x in det + z):
+                    continue
+                s, e, w = (np.array([float(t[f"{side}_{j.lower()}_{c}"]) for c in "xyz"]) for j in JOINTS)
+                want = float(t[f"{side}_elbow_deg"])
+                l1, l2 = np.linalg.norm(e - s), np.linalg.norm(w - e)
+                cands = []
+                for pe in on_sphere(cam, ray(cam, *det[:2]), s, (1 - SHIFT_ELBOW) * l1):
+                    ce = s + (pe - s) / (1 - SHIFT_ELBOW)
+                    for pw in on_sphere(cam, ray(cam, *det[2:]), ce, (1 - SHIFT_WRIST) * l2):
+                        cands.append((ce, ce + (pw - ce) / (1 - SHIFT_WRIST)))
+                angles = [angle(s, ce, cw) for ce, cw in cands]
+                err["floor_angle"].append(min(angles, key=lambda a: abs(a - want)) - want)
+                near = min(range(len(cands)), key=lambda i: np.sum((cands[i][0] - e) ** 2) + np.sum((cands[i][1] - w) ** 2))
+                err["floor_3d"].append(angles[near] - want)
+                su, sf = (depth(e) - depth(s)) / l1, (depth(w) - depth(e)) / l2
+                right_sides = lambda ce, cw: int(np.sign(depth(ce) - depth(s)) == np.sign(su)) + int(np.sign(depth(cw) - depth(ce)) == np.sign(sf))
+                best = max(right_sides(*c) for c in cands)
+                err["true_signs"].append(np.mean([a for a, c in zip(angles, cands) if right_sides(*c) == best]) - want)
+                m = {j: np.array([float(r[f"{name}{j}_{c}"]) for c in "xyz"]) for j in JOINTS}
+                err["map"].append(angle(m["Shoulder"], m["Elbow"], m["Wrist"]) - want)
+                tilt.append(min(abs(su), abs(sf)))
+                # The tracking camera looks down −z from the origin (arm_eval's default camera).
+                mu, mf = m["Shoulder"][2] - m["Elbow"][2], m["Elbow"][2] - m["Wrist"][2]
+                du, df = z[1] - z[0], z[2] - z[1]
+                for key, a, b, on in (("upper arm", du, mu, abs(su) > 0.3), ("forearm", df, mf, abs(sf) > 0.3),
+                                      ("relative", du * df, mu * mf, abs(su) > 0.3 and abs(sf) > 0.3)):
+                    if on:
+                        truth_sign = np.sign(su * sf) if key == "relative" else np.sign(su if key == "upper arm" else sf)
+                        for who, v in (("detector", a), ("MAP", b)):
+                            agree[f"{who} {key}"][0] += np.sign(v) == truth_sign
+                            agree[f"{who} {key}"][1] += 1
+        tilt = np.array(tilt)
+        rmse = lambda v, sel=slice(None): math.sqrt(np.mean(np.square(np.array(v)[sel])))
+        print(f"{side} arm, {len(tilt)} frames: " + ", ".join(f"{k} {rmse(v):.1f}°" for k, v in err.items()))
+        for lo, hi in ((0, 0.2), (0.2, 0.4), (0.4, 0.7), (0.7, 1.01)):
+            sel = (tilt >= lo) & (tilt < hi)
+            if sel.any():
+                print(f"  smaller tilt {lo:.1f}–{min(hi, 1):.1f} ({sel.sum()} frames): "
+                      + ", ".join(f"{k} {rmse(v, sel):.1f}°" for k, v in err.items()))
+        print("  on the truth's side (tilt > 0.3): " + ", ".join(
+            f"{k} {100 * a / max(n, 1):.0f} % of {n}" for k, (a, n) in agree.items()))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
