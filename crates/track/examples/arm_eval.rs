@@ -576,13 +576,6 @@ fn main() -> Result<()> {
                     });
                 }
             }
-            // τ = 1000: the weights decide every frame, so the path is the
-            // MAP and only the pose kernel smooths.
-            variants.push(Variant {
-                smoothing,
-                hand_speed: 2.0,
-                temperature: 1000.0,
-            });
         }
     }
     let mut rows: Vec<Row> = Vec::new();

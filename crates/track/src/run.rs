@@ -302,7 +302,9 @@ fn track_loop(
             match smoother.as_mut() {
                 None => recorder.record_at(step.frame, step.timestamp, &t.pose)?,
                 Some(sm) => {
-                    for o in sm.push(step.frame, step.timestamp, t.modes.candidates.clone())? {
+                    if let Some(o) =
+                        sm.push(step.frame, step.timestamp, t.modes.candidates.clone())?
+                    {
                         recorder.record_at(o.frame, o.timestamp, &o.pose)?;
                     }
                 }

@@ -887,7 +887,7 @@ impl Solver for TrackingScene {
                 None => rec.record(step.frame, &tracked.pose)?,
                 Some(sm) => {
                     let candidates = tracked.modes.candidates.clone();
-                    for o in sm.push(step.frame, step.timestamp, candidates)? {
+                    if let Some(o) = sm.push(step.frame, step.timestamp, candidates)? {
                         rec.record(o.frame, &o.pose)?;
                     }
                 }
