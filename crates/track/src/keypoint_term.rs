@@ -715,11 +715,6 @@ impl KeypointTerm {
                 // segment's distance, against the detector's.
                 let particle = (db - da) * camera.fx() * 2.0 / (da + db);
                 let r = particle - (zb - za) / self.depth_scale;
-                let (gate, cost) = exp_sign(kb.name);
-                if cost > 0.0 && (zb - za).abs() > gate * obs.scale_px && particle * (zb - za) < 0.0
-                {
-                    ll -= cost * ka.confidence.min(kb.confidence);
-                }
                 ll -= ka.confidence.min(kb.confidence) * half_z * (r * r * inv_z).ln_1p();
             }
         }
@@ -741,25 +736,5 @@ impl KeypointTerm {
         for (i, o) in out.iter_mut().enumerate().take(fk.len()) {
             *o += self.log_likelihood(obs, camera, fk.world(i));
         }
-    }
-}
-
-fn exp_sign(name: &str) -> (f64, f64) {
-    static S: std::sync::OnceLock<[f64; 3]> = std::sync::OnceLock::new();
-    let s = S.get_or_init(|| {
-        let g = |k: &str| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0.0)
-        };
-        [g("EXP_GATE"), g("EXP_COST_UPPER"), g("EXP_COST_FORE")]
-    });
-    if name.ends_with("elbow") {
-        (s[0], s[1])
-    } else if name.ends_with("wrist") {
-        (s[0], s[2])
-    } else {
-        (0.0, 0.0)
     }
 }
