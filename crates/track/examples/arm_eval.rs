@@ -13,8 +13,11 @@
 //!   bone lengths, the detected elbow and wrist (moved by
 //!   `LANDMARK_SHIFT` as the tracker binds them) lifted onto their rays —
 //!   the up to four depth branches — and of those the branch whose elbow
-//!   angle is nearest the truth (`floor∠`) and the branch whose 3D elbow
-//!   and wrist are nearest the true ones (`floor3D`);
+//!   angle is nearest the truth (`floor∠`), the branch whose upper arm
+//!   and forearm lie on the truth's sides of the image plane (`floor±`, a
+//!   perfect depth-order detector; where no branch has both, the mean of
+//!   those with one) and the branch whose 3D elbow and wrist are nearest
+//!   the true ones (`floor3D`);
 //! - the detector's median 2D error at the shoulder, elbow and wrist
 //!   (pixels of the clip's frame).
 //!
@@ -103,6 +106,8 @@ struct Row {
     rmse: [f64; 2],
     floor_angle: [f64; 2],
     floor_3d: [f64; 2],
+    /// The branch with the truth's depth order (`floor±`, module docs).
+    floor_order: [f64; 2],
     /// Median 2D error, pixels: [side][shoulder, elbow, wrist].
     det_px: [[f64; 3]; 2],
     /// RMSE per estimate: the MAP, then each smoothing variant.
@@ -301,7 +306,7 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
     let mut tracked = 0usize;
     for (si, side) in SIDES.iter().enumerate() {
         let mut err = vec![Vec::new(); angles.len()];
-        let (mut fa, mut f3) = (Vec::new(), Vec::new());
+        let (mut fa, mut f3, mut fo) = (Vec::new(), Vec::new(), Vec::new());
         let mut det = [Vec::new(), Vec::new(), Vec::new()];
         for r in &truth.rows {
             if truth.text(r, "phase") != Some("move") {
@@ -359,6 +364,12 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
             let (l1, l2) = ((te - ts).norm(), (tw - te).norm());
             let mut best_angle = f64::INFINITY;
             let mut best_3d = (f64::INFINITY, 0.0);
+            // Each branch's segments on the truth's side of the image plane
+            // (0–2) and its angle error, for `floor±`.
+            let depth = |p: &Point3<f64>| camera.project(p).map_or(f64::NAN, |(_, _, d)| d);
+            let side_of = |a: &Point3<f64>, b: &Point3<f64>| (depth(b) - depth(a)).signum();
+            let truth_sides = [side_of(&ts, &te), side_of(&te, &tw)];
+            let mut by_order: Vec<(usize, f64)> = Vec::new();
             for p in branches(&camera, pe, &ts, (1.0 - f1) * l1) {
                 let elbow = ts + (p - ts) / (1.0 - f1);
                 for q in branches(&camera, pw, &elbow, (1.0 - f2) * l2) {
@@ -369,11 +380,25 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
                     if d < best_3d.0 {
                         best_3d = (d, a);
                     }
+                    let sides = [side_of(&ts, &elbow), side_of(&elbow, &wrist)];
+                    let right = sides
+                        .iter()
+                        .zip(&truth_sides)
+                        .filter(|(a, b)| a == b)
+                        .count();
+                    by_order.push((right, a));
                 }
             }
             if best_angle.is_finite() {
                 fa.push(best_angle);
                 f3.push(best_3d.1);
+                let most = by_order.iter().map(|&(n, _)| n).max().unwrap_or(0);
+                fo.push(mean(
+                    by_order
+                        .iter()
+                        .filter(|&&(n, _)| n == most)
+                        .map(|&(_, a)| a),
+                ));
             }
         }
         // Estimates: 0 the MAP, 1 the mean, then the smoothing variants
@@ -388,6 +413,7 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
         }
         row.floor_angle[si] = rms(&fa);
         row.floor_3d[si] = rms(&f3);
+        row.floor_order[si] = rms(&fo);
         row.det_px[si] = det.map(median);
     }
     row.tracked = tracked as f64 / moves.max(1) as f64;
@@ -550,7 +576,7 @@ fn main() -> Result<()> {
             if new {
                 writeln!(
                     f,
-                    "args,tag,split,seed,tracked,rmse_r,rmse_l,floor_angle_r,floor_angle_l,floor_3d_r,floor_3d_l,fps"
+                    "args,tag,split,seed,tracked,rmse_r,rmse_l,floor_angle_r,floor_angle_l,floor_3d_r,floor_3d_l,fps,floor_order_r,floor_order_l"
                 )?;
             }
             Some(f)
@@ -597,7 +623,7 @@ fn main() -> Result<()> {
             if let Some(f) = csv.as_mut() {
                 writeln!(
                     f,
-                    "\"{}\",{},{},{},{:.3},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
+                    "\"{}\",{},{},{},{:.3},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
                     args.join(" "),
                     r.tag,
                     r.split,
@@ -609,14 +635,16 @@ fn main() -> Result<()> {
                     r.floor_angle[1],
                     r.floor_3d[0],
                     r.floor_3d[1],
-                    r.fps
+                    r.fps,
+                    r.floor_order[0],
+                    r.floor_order[1]
                 )?;
             }
             rows.push(r);
         }
     }
     println!(
-        "| clip | split | move tracked | right elbow RMSE | floor∠ / floor3D | left elbow RMSE | floor∠ / floor3D | detector 2D px R (sh/el/wr) | L (sh/el/wr) | frames/s |"
+        "| clip | split | move tracked | right elbow RMSE | floor∠ / floor± / floor3D | left elbow RMSE | floor∠ / floor± / floor3D | detector 2D px R (sh/el/wr) | L (sh/el/wr) | frames/s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for clip in &chosen {
@@ -629,15 +657,17 @@ fn main() -> Result<()> {
             format!("{:.1}° ({lo:.0}–{hi:.0})", m(&|r| r.rmse[si]))
         };
         println!(
-            "| {} | {} | {:.0} % | {} | {:.1}° / {:.1}° | {} | {:.1}° / {:.1}° | {:.1}/{:.1}/{:.1} | {:.1}/{:.1}/{:.1} | {:.1} |",
+            "| {} | {} | {:.0} % | {} | {:.1}° / {:.1}° / {:.1}° | {} | {:.1}° / {:.1}° / {:.1}° | {:.1}/{:.1}/{:.1} | {:.1}/{:.1}/{:.1} | {:.1} |",
             clip.tag,
             clip.split,
             100.0 * m(&|r| r.tracked),
             spread(0),
             m(&|r| r.floor_angle[0]),
+            m(&|r| r.floor_order[0]),
             m(&|r| r.floor_3d[0]),
             spread(1),
             m(&|r| r.floor_angle[1]),
+            m(&|r| r.floor_order[1]),
             m(&|r| r.floor_3d[1]),
             m(&|r| r.det_px[0][0]),
             m(&|r| r.det_px[0][1]),
@@ -650,13 +680,15 @@ fn main() -> Result<()> {
     }
     let all = |f: &dyn Fn(&Row) -> f64| mean(rows.iter().map(f));
     println!(
-        "| **mean** | {split} | {:.0} % | **{:.1}°** | {:.1}° / {:.1}° | **{:.1}°** | {:.1}° / {:.1}° | | | {:.1} |",
+        "| **mean** | {split} | {:.0} % | **{:.1}°** | {:.1}° / {:.1}° / {:.1}° | **{:.1}°** | {:.1}° / {:.1}° / {:.1}° | | | {:.1} |",
         100.0 * all(&|r| r.tracked),
         all(&|r| r.rmse[0]),
         all(&|r| r.floor_angle[0]),
+        all(&|r| r.floor_order[0]),
         all(&|r| r.floor_3d[0]),
         all(&|r| r.rmse[1]),
         all(&|r| r.floor_angle[1]),
+        all(&|r| r.floor_order[1]),
         all(&|r| r.floor_3d[1]),
         all(&|r| r.fps),
     );
