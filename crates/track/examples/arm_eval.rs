@@ -16,7 +16,7 @@
 //!   angle is nearest the truth (`floor∠`), the branch whose upper arm
 //!   and forearm lie on the truth's sides of the image plane (`floor±`, a
 //!   perfect depth-order detector; where no branch has both, the mean of
-//!   those with one) and the branch whose 3D elbow and wrist are nearest
+//!   those with the most) and the branch whose 3D elbow and wrist are nearest
 //!   the true ones (`floor3D`);
 //! - the detector's median 2D error at the shoulder, elbow and wrist
 //!   (pixels of the clip's frame).
@@ -421,8 +421,8 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
 }
 
 /// The joints of each frame's MAP (world coordinates of the run) that
-/// `--dump` writes (with the detector's u, v, z and score of the arms' joints): the
-/// body's trunk and both arms.
+/// `--dump` writes: the body's trunk and both arms, each arm joint with
+/// the detector's u, v, z and score beside it.
 const DUMPED: [&str; 8] = [
     "Hips",
     "Neck",
@@ -529,10 +529,12 @@ fn main() -> Result<()> {
             "--dump" => o.dump = Some(val()?.into()),
             "--labels" => {
                 let v = val()?;
-                let (w, h) = v
+                let size = v
                     .split_once('x')
-                    .with_context(|| format!("--labels {v}: expected WxH, e.g. 320x240"))?;
-                o.labels = Some((w.parse()?, h.parse()?));
+                    .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
+                o.labels = Some(
+                    size.with_context(|| format!("--labels {v}: expected WxH, e.g. 320x240"))?,
+                );
             }
             "--seeds" => {
                 seeds = val()?
