@@ -26,6 +26,12 @@ put each segment, and the relative order of the two (elbow angle depends
 on that alone under orthographic projection), on the truth's side, over
 the frames where the segments tilt by more than 0.3.
 
+With `--smoothing` it reports instead the MAP's elbow-angle RMSE, and
+that of two averages over time with the pose kernel's weights (Gaussian,
+σ 3 frames, 8 frames before and 4 after): of the MAP's elbow *angle*, and
+of its elbow and wrist *positions* about the shoulder with the bones then
+placed towards them (docs/track.md, "Six more things measured").
+
 Usage (numpy needed):
 
     cargo run --release -p track --example arm_eval -- --split tuning --seeds 1 --dump /tmp/dump
@@ -146,5 +152,35 @@ def main(dump):
             f"{k} {100 * a / max(n, 1):.0f} % of {n}" for k, (a, n) in agree.items()))
 
 
+def smoothing(dump, back=8, ahead=4, sigma=3.0):
+    for side, name in (("right", "Right"), ("left", "Left")):
+        err = {"map": [], "angle averaged": [], "positions averaged": []}
+        for path in sorted(glob.glob(os.path.join(dump, "*_*.csv"))):
+            tag = os.path.basename(path).split("_")[0]
+            truth = {int(r["frame"]): r for r in load(os.path.join(EVALSET, f"truth_{tag}.csv"))
+                     if r["phase"] == "move"}
+            rows = [r for r in load(path) if int(r["frame"]) in truth]
+            arm = np.array([[[float(r[f"{name}{j}_{c}"]) for c in "xyz"] for j in JOINTS] for r in rows])
+            want = np.array([float(truth[int(r["frame"])][f"{side}_elbow_deg"]) for r in rows])
+            angles = np.array([angle(*a) for a in arm])
+            for t in range(len(arm)):
+                idx = np.arange(max(0, t - back), min(len(arm) - 1, t + ahead) + 1)
+                w = np.exp(-0.5 * ((idx - t) / sigma) ** 2)
+                w /= w.sum()
+                s = arm[t, 0]
+                l1, l2 = np.linalg.norm(arm[t, 1] - s), np.linalg.norm(arm[t, 2] - arm[t, 1])
+                to_elbow = w @ (arm[idx, 1] - arm[idx, 0])
+                elbow = s + to_elbow / np.linalg.norm(to_elbow) * l1
+                to_wrist = s + w @ (arm[idx, 2] - arm[idx, 0]) - elbow
+                wrist = elbow + to_wrist / np.linalg.norm(to_wrist) * l2
+                err["map"].append(angles[t] - want[t])
+                err["angle averaged"].append(w @ angles[idx] - want[t])
+                err["positions averaged"].append(angle(s, elbow, wrist) - want[t])
+        print(f"{side} elbow: " + ", ".join(f"{k} {math.sqrt(np.mean(np.square(v))):.1f}°" for k, v in err.items()))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--smoothing":
+        smoothing(sys.argv[2])
+    else:
+        main(sys.argv[1])
