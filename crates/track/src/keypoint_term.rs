@@ -714,7 +714,7 @@ impl KeypointTerm {
                 // The particle's depth difference in pixels at the
                 // segment's distance, against the detector's.
                 let particle = (db - da) * camera.fx() * 2.0 / (da + db);
-                let r = particle - (zb - za) / exp_scale(kb.name, self.depth_scale);
+                let r = particle - (zb - za) / self.depth_scale;
                 ll -= ka.confidence.min(kb.confidence) * half_z * (r * r * inv_z).ln_1p();
             }
         }
@@ -737,25 +737,4 @@ impl KeypointTerm {
             *o += self.log_likelihood(obs, camera, fk.world(i));
         }
     }
-}
-
-fn exp_scale(name: &str, default: f64) -> f64 {
-    static S: std::sync::OnceLock<[f64; 3]> = std::sync::OnceLock::new();
-    let s = S.get_or_init(|| {
-        let g = |k: &str| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(f64::NAN)
-        };
-        [g("EXP_KAPPA_UPPER"), g("EXP_KAPPA_FORE"), g("EXP_KAPPA")]
-    });
-    let v = if name.ends_with("elbow") {
-        s[0]
-    } else if name.ends_with("wrist") {
-        s[1]
-    } else {
-        s[2]
-    };
-    if v.is_nan() { default } else { v }
 }
