@@ -32,6 +32,13 @@ that of two averages over time with the pose kernel's weights (Gaussian,
 of its elbow and wrist *positions* about the shoulder with the bones then
 placed towards them (docs/track.md, "Six more things measured").
 
+With `--depth-z` it reports how BlazePose's z relates to the truth: per
+clip and segment (upper arm, forearm) the slope through the origin and
+the correlation of the detector's depth difference against the true one
+in the same pixels (the keypoint term's κ), and, by the size of the
+detector's |Δz| in torso lengths, how often its sign and the MAP's put
+the segment on the truth's side.
+
 Usage (numpy needed):
 
     cargo run --release -p track --example arm_eval -- --split tuning --seeds 1 --dump /tmp/dump
@@ -179,8 +186,51 @@ def smoothing(dump, back=8, ahead=4, sigma=3.0):
         print(f"{side} elbow: " + ", ".join(f"{k} {math.sqrt(np.mean(np.square(v))):.1f}°" for k, v in err.items()))
 
 
+def depth_z(dump):
+    pairs = {}  # (tag, segment) -> [(true px, detector px)]
+    signs = []  # (segment, true tilt, MAP depth difference, detector Δz / torso)
+    for path in sorted(glob.glob(os.path.join(dump, "*_*.csv"))):
+        tag = os.path.basename(path).split("_")[0]
+        cam = camera(tag)
+        depth = lambda p: (p - cam[0]) @ cam[1]
+        truth = {int(r["frame"]): r for r in load(os.path.join(EVALSET, f"truth_{tag}.csv"))
+                 if r["phase"] == "move"}
+        for r in load(path):
+            t = truth.get(int(r["frame"]))
+            if t is None:
+                continue
+            g = lambda n, c: float(t[f"{n}_{c}"])
+            torso = math.hypot((g("left_shoulder", "u") + g("right_shoulder", "u")) / 2 - g("pelvis", "u"),
+                               (g("left_shoulder", "v") + g("right_shoulder", "v")) / 2 - g("pelvis", "v"))
+            for side, name in (("right", "Right"), ("left", "Left")):
+                z = [float(r[f"{name}{j}_det_z"]) for j in JOINTS]
+                if any(math.isnan(x) for x in z):
+                    continue
+                p = [np.array([float(t[f"{side}_{j.lower()}_{c}"]) for c in "xyz"]) for j in JOINTS]
+                m = [np.array([float(r[f"{name}{j}_{c}"]) for c in "xyz"]) for j in JOINTS]
+                for seg, (a, b) in (("upper arm", (0, 1)), ("forearm", (1, 2))):
+                    da, db = depth(p[a]), depth(p[b])
+                    pairs.setdefault((tag, seg), []).append(((db - da) * cam[4] * 2 / (da + db), z[b] - z[a]))
+                    # The tracking camera looks down −z from the origin.
+                    signs.append((seg, (db - da) / np.linalg.norm(p[b] - p[a]), m[a][2] - m[b][2], (z[b] - z[a]) / torso))
+    for seg in ("upper arm", "forearm"):
+        for (tag, s), v in sorted(pairs.items()):
+            if s == seg:
+                x, y = np.array(v).T
+                print(f"{seg} {tag}: κ (slope through 0) {(x @ y) / (x @ x):.2f}, correlation {np.corrcoef(x, y)[0, 1]:.2f}")
+        rows = [(tilt, mp, dz) for s, tilt, mp, dz in signs if s == seg]
+        tilt, mp, dz = (np.array(c) for c in zip(*rows))
+        for lo, hi in ((0, 0.15), (0.15, 0.3), (0.3, 0.5), (0.5, 0.8), (0.8, np.inf)):
+            sel = (np.abs(dz) >= lo) & (np.abs(dz) < hi) & (np.abs(tilt) > 0.2)
+            print(f"  {seg}, detector |Δz| {lo}–{hi} torso, true tilt > 0.2 ({sel.sum()} frames): on the truth's side "
+                  f"detector {100 * np.mean(np.sign(dz[sel]) == np.sign(tilt[sel])):.0f} %, "
+                  f"MAP {100 * np.mean(np.sign(mp[sel]) == np.sign(tilt[sel])):.0f} %")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--smoothing":
         smoothing(sys.argv[2])
+    elif sys.argv[1] == "--depth-z":
+        depth_z(sys.argv[2])
     else:
         main(sys.argv[1])
