@@ -53,20 +53,9 @@ import sys
 
 import numpy as np
 
-EVALSET = os.path.join(os.path.dirname(__file__), "..", "assets", "evalset")
-SHIFT_ELBOW, SHIFT_WRIST = 0.085, 0.04
+from arm_branch_analysis import EVALSET, SHIFT_ELBOW, SHIFT_WRIST, angle, load
+
 JOINTS = ("Shoulder", "Elbow", "Wrist")
-
-
-def load(path):
-    import csv
-    with open(path) as f:
-        return list(csv.DictReader(f))
-
-
-def angle(a, b, c):
-    u, v = a - b, c - b
-    return math.degrees(math.acos(np.clip(u @ v / np.linalg.norm(u) / np.linalg.norm(v), -1, 1)))
 
 
 def camera(tag):
@@ -100,23 +89,28 @@ def on_sphere(cam, d, centre, radius):
     return [cam[0] + (-b - s) * d, cam[0] + (-b + s) * d]
 
 
+def runs(dump):
+    """Per dumped run: its clip's tag and camera, and its rows of the
+    `move` phase, each with the truth's row of that frame."""
+    for path in sorted(glob.glob(os.path.join(dump, "*_*.csv"))):
+        tag = os.path.basename(path).split("_")[0]
+        truth = {int(r["frame"]): r for r in load(os.path.join(EVALSET, f"truth_{tag}.csv"))
+                 if r["phase"] == "move"}
+        yield tag, camera(tag), [(r, truth[int(r["frame"])]) for r in load(path) if int(r["frame"]) in truth]
+
+
 def main(dump):
     for side, name in (("right", "Right"), ("left", "Left")):
         err = {k: [] for k in ("floor_angle", "floor_3d", "true_signs", "map")}
         tilt = []
         agree = {k: [0, 0] for k in ("detector upper arm", "detector forearm", "detector relative",
                                       "MAP upper arm", "MAP forearm", "MAP relative")}
-        for path in sorted(glob.glob(os.path.join(dump, "*_*.csv"))):
-            tag = os.path.basename(path).split("_")[0]
-            cam = camera(tag)
+        for _, cam, rows in runs(dump):
             depth = lambda p: (p - cam[0]) @ cam[1]
-            truth = {int(r["frame"]): r for r in load(os.path.join(EVALSET, f"truth_{tag}.csv"))
-                     if r["phase"] == "move"}
-            for r in load(path):
-                t = truth.get(int(r["frame"]))
+            for r, t in rows:
                 det = [float(r[f"{name}{j}_det_{c}"]) for j in ("Elbow", "Wrist") for c in "uv"]
                 z = [float(r[f"{name}{j}_det_z"]) for j in JOINTS]
-                if t is None or any(math.isnan(x) for x in det + z):
+                if any(math.isnan(x) for x in det + z):
                     continue
                 s, e, w = (np.array([float(t[f"{side}_{j.lower()}_{c}"]) for c in "xyz"]) for j in JOINTS)
                 want = float(t[f"{side}_elbow_deg"])
@@ -162,13 +156,9 @@ def main(dump):
 def smoothing(dump, back=8, ahead=4, sigma=3.0):
     for side, name in (("right", "Right"), ("left", "Left")):
         err = {"map": [], "angle averaged": [], "positions averaged": []}
-        for path in sorted(glob.glob(os.path.join(dump, "*_*.csv"))):
-            tag = os.path.basename(path).split("_")[0]
-            truth = {int(r["frame"]): r for r in load(os.path.join(EVALSET, f"truth_{tag}.csv"))
-                     if r["phase"] == "move"}
-            rows = [r for r in load(path) if int(r["frame"]) in truth]
-            arm = np.array([[[float(r[f"{name}{j}_{c}"]) for c in "xyz"] for j in JOINTS] for r in rows])
-            want = np.array([float(truth[int(r["frame"])][f"{side}_elbow_deg"]) for r in rows])
+        for _, _, rows in runs(dump):
+            arm = np.array([[[float(r[f"{name}{j}_{c}"]) for c in "xyz"] for j in JOINTS] for r, _ in rows])
+            want = np.array([float(t[f"{side}_elbow_deg"]) for _, t in rows])
             angles = np.array([angle(*a) for a in arm])
             for t in range(len(arm)):
                 idx = np.arange(max(0, t - back), min(len(arm) - 1, t + ahead) + 1)
@@ -189,16 +179,9 @@ def smoothing(dump, back=8, ahead=4, sigma=3.0):
 def depth_z(dump):
     pairs = {}  # (tag, segment) -> [(true px, detector px)]
     signs = []  # (segment, true tilt, MAP depth difference, detector Δz / torso)
-    for path in sorted(glob.glob(os.path.join(dump, "*_*.csv"))):
-        tag = os.path.basename(path).split("_")[0]
-        cam = camera(tag)
+    for tag, cam, rows in runs(dump):
         depth = lambda p: (p - cam[0]) @ cam[1]
-        truth = {int(r["frame"]): r for r in load(os.path.join(EVALSET, f"truth_{tag}.csv"))
-                 if r["phase"] == "move"}
-        for r in load(path):
-            t = truth.get(int(r["frame"]))
-            if t is None:
-                continue
+        for r, t in rows:
             g = lambda n, c: float(t[f"{n}_{c}"])
             torso = math.hypot((g("left_shoulder", "u") + g("right_shoulder", "u")) / 2 - g("pelvis", "u"),
                                (g("left_shoulder", "v") + g("right_shoulder", "v")) / 2 - g("pelvis", "v"))
