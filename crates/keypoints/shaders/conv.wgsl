@@ -12,116 +12,45 @@
 // One invocation computes a 4 (output channels) x 4 (output columns) tile:
 // 16 accumulators, 4 input loads and one vec4 weight load per input channel
 // and tap.
-
-struct Conv {
-    in_off: u32, out_off: u32, w_off: u32, b_off: u32,
-    res_off: u32, act: u32, ci: u32, co: u32,
-    ih: u32, iw: u32, oh: u32, ow: u32,
-    kh: u32, kw: u32, sh: u32, sw: u32,
-    dh: u32, dw: u32, pad_t: u32, pad_l: u32,
-    in_s: vec4<u32>,   // strides of n, c, h, w
-    out_s: vec4<u32>,
-    n: u32, co_pad: u32, lo: f32, hi: f32,
-    slope_off: u32, threads: u32, res_after: u32, _p1: u32,
-};
-
-@group(0) @binding(0) var<uniform> p: Conv;
-@group(0) @binding(1) var<storage, read_write> arena: array<f32>;
-@group(0) @binding(2) var<storage, read> consts: array<vec4<f32>>;
-
-const NONE: u32 = 0xffffffffu;
-
-fn cst(i: u32) -> f32 {
-    return consts[i >> 2u][i & 3u];
-}
-
-// act: 0 none, 1 clamp to [lo, hi] (ReLU, ReLU6), 2 PReLU with per-channel
-// slopes at slope_off, 3 sigmoid.
-fn activate(v: f32, c: u32) -> f32 {
-    switch p.act {
-        case 1u: { return clamp(v, p.lo, p.hi); }
-        case 2u: { return select(v * cst(p.slope_off + c), v, v >= 0.0); }
-        case 3u: { return 1.0 / (1.0 + exp(-v)); }
-        default: { return v; }
-    }
-}
+//
+// conv_common.wgsl, put in front, declares the uniform block `p`, the
+// bindings, `tile_of` and `store_tile`.
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = gid.x + gid.y * nwg.x * 64u;
-    if t >= p.threads { return; }
+    let tl = tile_of(gid, nwg);
+    if !tl.inside { return; }
     let co4s = p.co_pad / 4u;
-    let owbs = (p.ow + 3u) / 4u;
-    // Neighbouring invocations take neighbouring addresses: channel blocks
-    // when channels are innermost (NHWC), column blocks otherwise (CHW).
-    var cb: u32;
-    var ox0: u32;
-    var rest: u32;
-    if p.in_s.y == 1u {
-        cb = t % co4s;
-        rest = t / co4s;
-        ox0 = (rest % owbs) * 4u;
-        rest = rest / owbs;
-    } else {
-        ox0 = (t % owbs) * 4u;
-        rest = t / owbs;
-        cb = rest % co4s;
-        rest = rest / co4s;
-    }
-    let oy = rest % p.oh;
-    let n = rest / p.oh;
-
-    var acc0 = vec4<f32>(0.0);
-    var acc1 = vec4<f32>(0.0);
-    var acc2 = vec4<f32>(0.0);
-    var acc3 = vec4<f32>(0.0);
-    let ix0 = i32(ox0 * p.sw) - i32(p.pad_l);
-    let xstep = i32(p.sw);
+    var acc: array<vec4<f32>, 4>;
     for (var ky = 0u; ky < p.kh; ky++) {
-        let iy = i32(oy * p.sh + ky * p.dh) - i32(p.pad_t);
+        let iy = i32(tl.oy * p.sh + ky * p.dh) - i32(p.pad_t);
         if iy < 0 || iy >= i32(p.ih) { continue; }
-        let row = p.in_off + n * p.in_s.x + u32(iy) * p.in_s.z;
+        let row = p.in_off + tl.n * p.in_s.x + u32(iy) * p.in_s.z;
         for (var kx = 0u; kx < p.kw; kx++) {
-            let ixa = ix0 + i32(kx * p.dw);
-            let ixb = ixa + xstep;
-            let ixc = ixb + xstep;
-            let ixd = ixc + xstep;
+            let ixa = tl.ix0 + i32(kx * p.dw);
+            let ixb = ixa + i32(p.sw);
+            let ixc = ixb + i32(p.sw);
+            let ixd = ixc + i32(p.sw);
             let va = ixa >= 0 && ixa < i32(p.iw);
-            let vb = ixb >= 0 && ixb < i32(p.iw) && ox0 + 1u < p.ow;
-            let vc = ixc >= 0 && ixc < i32(p.iw) && ox0 + 2u < p.ow;
-            let vd = ixd >= 0 && ixd < i32(p.iw) && ox0 + 3u < p.ow;
+            let vb = ixb >= 0 && ixb < i32(p.iw) && tl.ox0 + 1u < p.ow;
+            let vc = ixc >= 0 && ixc < i32(p.iw) && tl.ox0 + 2u < p.ow;
+            let vd = ixd >= 0 && ixd < i32(p.iw) && tl.ox0 + 3u < p.ow;
             let pa = row + u32(max(ixa, 0)) * p.in_s.w;
             let pb = row + u32(max(ixb, 0)) * p.in_s.w;
             let pc = row + u32(max(ixc, 0)) * p.in_s.w;
             let pd = row + u32(max(ixd, 0)) * p.in_s.w;
-            var w = (p.w_off + (ky * p.kw + kx) * p.ci * p.co_pad) / 4u + cb;
+            var w = (p.w_off + (ky * p.kw + kx) * p.ci * p.co_pad) / 4u + tl.cb;
             for (var c = 0u; c < p.ci; c++) {
                 let wv = consts[w];
                 let o = c * p.in_s.y;
-                acc0 += select(0.0, arena[pa + o], va) * wv;
-                acc1 += select(0.0, arena[pb + o], vb) * wv;
-                acc2 += select(0.0, arena[pc + o], vc) * wv;
-                acc3 += select(0.0, arena[pd + o], vd) * wv;
+                acc[0] += select(0.0, arena[pa + o], va) * wv;
+                acc[1] += select(0.0, arena[pb + o], vb) * wv;
+                acc[2] += select(0.0, arena[pc + o], vc) * wv;
+                acc[3] += select(0.0, arena[pd + o], vd) * wv;
                 w += co4s;
             }
         }
     }
-
-    let bias = consts[p.b_off / 4u + cb];
-    let accs = array<vec4<f32>, 4>(acc0 + bias, acc1 + bias, acc2 + bias, acc3 + bias);
-    for (var j = 0u; j < 4u; j++) {
-        let ox = ox0 + j;
-        if ox >= p.ow { break; }
-        for (var k = 0u; k < 4u; k++) {
-            let c = cb * 4u + k;
-            if c >= p.co { break; }
-            let at = n * p.out_s.x + c * p.out_s.y + oy * p.out_s.z + ox * p.out_s.w;
-            var v = accs[j][k];
-            if p.res_off != NONE && p.res_after == 0u { v += arena[p.res_off + at]; }
-            v = activate(v, c);
-            if p.res_off != NONE && p.res_after != 0u { v += arena[p.res_off + at]; }
-            arena[p.out_off + at] = v;
-        }
-    }
+    store_tile(tl, acc);
 }

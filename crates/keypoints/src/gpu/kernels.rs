@@ -18,7 +18,8 @@ pub(crate) const WORKGROUP: u32 = 64;
 /// "No tensor" in an offset field (`res_off` without a residual).
 pub(crate) const NONE: u32 = u32::MAX;
 
-/// The kernel families, one `.wgsl` each.
+/// The kernel families, one `.wgsl` each (the two convolutions behind
+/// their shared `conv_common.wgsl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Kernel {
     Conv,
@@ -39,8 +40,14 @@ impl Kernel {
 
     pub(crate) fn source(self) -> &'static str {
         match self {
-            Kernel::Conv => include_str!("../../shaders/conv.wgsl"),
-            Kernel::Depthwise => include_str!("../../shaders/depthwise.wgsl"),
+            Kernel::Conv => concat!(
+                include_str!("../../shaders/conv_common.wgsl"),
+                include_str!("../../shaders/conv.wgsl")
+            ),
+            Kernel::Depthwise => concat!(
+                include_str!("../../shaders/conv_common.wgsl"),
+                include_str!("../../shaders/depthwise.wgsl")
+            ),
             Kernel::Elementwise => include_str!("../../shaders/elementwise.wgsl"),
             Kernel::Pool => include_str!("../../shaders/pool.wgsl"),
             Kernel::Resize => include_str!("../../shaders/resize.wgsl"),
@@ -66,7 +73,7 @@ pub(crate) mod act {
     pub(crate) const SIGMOID: u32 = 3;
 }
 
-/// `conv.wgsl` and `depthwise.wgsl`.
+/// `conv_common.wgsl`'s `Conv`, read by `conv.wgsl` and `depthwise.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub(crate) struct ConvParams {
