@@ -336,14 +336,23 @@ impl Model {
         Ok(())
     }
 
+    /// The arguments of a call that reads `data` and joint-space vectors:
+    /// [`Model::check_data`], then [`Model::check_vectors`].
+    fn check_args(&self, data: &Data, vectors: &[(&'static str, &[f64])]) -> Result<()> {
+        self.check_data(data)?;
+        self.check_vectors(vectors)
+    }
+
+    /// [`Model::check_vector`] on each named vector in order (the first
+    /// failure is the error).
+    fn check_vectors(&self, vectors: &[(&'static str, &[f64])]) -> Result<()> {
+        vectors
+            .iter()
+            .try_for_each(|&(argument, x)| self.check_vector(argument, x))
+    }
+
     fn check_vector(&self, argument: &'static str, x: &[f64]) -> Result<()> {
-        if x.len() != self.nv() {
-            return Err(DynamicsError::Dimension {
-                argument,
-                expected: self.nv(),
-                got: x.len(),
-            });
-        }
+        self.check_len(argument, x)?;
         if let Some(index) = x.iter().position(|v| !v.is_finite()) {
             let joint = self
                 .skeleton()
@@ -455,8 +464,7 @@ impl Model {
     /// The joint-space mass matrix `M(q)` by the composite-rigid-body
     /// algorithm (RBDA Table 6.2; SPARSE Eq. 1's `M`), both triangles filled.
     pub fn mass_matrix<'d>(&self, data: &'d mut Data, q: &[f64]) -> Result<&'d DMatrix<f64>> {
-        self.check_data(data)?;
-        self.check_vector("q", q)?;
+        self.check_args(data, &[("q", q)])?;
         self.crba_unchecked(data, q);
         Ok(&data.mass_matrix)
     }
@@ -541,10 +549,7 @@ impl Model {
         v: &[f64],
         a: &[f64],
     ) -> Result<&'d DVector<f64>> {
-        self.check_data(data)?;
-        self.check_vector("q", q)?;
-        self.check_vector("v", v)?;
-        self.check_vector("a", a)?;
+        self.check_args(data, &[("q", q), ("v", v), ("a", a)])?;
         self.rnea_unchecked(data, q, Some(v), Some(a), true);
         Ok(&data.tau)
     }
@@ -557,17 +562,14 @@ impl Model {
         q: &[f64],
         v: &[f64],
     ) -> Result<&'d DVector<f64>> {
-        self.check_data(data)?;
-        self.check_vector("q", q)?;
-        self.check_vector("v", v)?;
+        self.check_args(data, &[("q", q), ("v", v)])?;
         self.rnea_unchecked(data, q, Some(v), None, true);
         Ok(&data.tau)
     }
 
     /// Gravity alone, `G(q) = C(q, 0)`.
     pub fn gravity_forces<'d>(&self, data: &'d mut Data, q: &[f64]) -> Result<&'d DVector<f64>> {
-        self.check_data(data)?;
-        self.check_vector("q", q)?;
+        self.check_args(data, &[("q", q)])?;
         self.rnea_unchecked(data, q, None, None, true);
         Ok(&data.tau)
     }
@@ -575,9 +577,7 @@ impl Model {
     /// `M(q)` and `C(q, v)` in one call (the pair SPARSE's solver needs every
     /// frame): the mass matrix in `data.mass_matrix()`, `C` in `data.tau()`.
     pub fn mass_matrix_and_bias(&self, data: &mut Data, q: &[f64], v: &[f64]) -> Result<()> {
-        self.check_data(data)?;
-        self.check_vector("q", q)?;
-        self.check_vector("v", v)?;
+        self.check_args(data, &[("q", q), ("v", v)])?;
         self.crba_unchecked(data, q);
         self.rnea_passes(data, q, Some(v), None, true);
         Ok(())
@@ -592,10 +592,7 @@ impl Model {
         v: &[f64],
         tau: &[f64],
     ) -> Result<&'d DVector<f64>> {
-        self.check_data(data)?;
-        self.check_vector("q", q)?;
-        self.check_vector("v", v)?;
-        self.check_vector("tau", tau)?;
+        self.check_args(data, &[("q", q), ("v", v), ("tau", tau)])?;
         self.kinematics(data, q);
         self.aba_passes(data, q, v, tau)?;
         Ok(&data.qdd)
@@ -724,13 +721,7 @@ impl Model {
     /// [`Model::factorize`] or [`Model::forward_dynamics`].
     pub fn solve_mass(&self, data: &Data, b: &mut DVector<f64>) -> Result<()> {
         self.check_data(data)?;
-        if b.len() != self.nv() {
-            return Err(DynamicsError::Dimension {
-                argument: "b",
-                expected: self.nv(),
-                got: b.len(),
-            });
-        }
+        self.check_len("b", b.as_slice())?;
         ltl_solve(&data.factor, &self.ancestors, b);
         Ok(())
     }
@@ -760,8 +751,7 @@ impl Model {
     /// queries below (one kinematics pass for many Jacobians). Every other
     /// call that takes `q` also leaves its kinematics in `data`.
     pub fn forward_kinematics(&self, data: &mut Data, q: &[f64]) -> Result<()> {
-        self.check_data(data)?;
-        self.check_vector("q", q)?;
+        self.check_args(data, &[("q", q)])?;
         self.kinematics(data, q);
         Ok(())
     }
@@ -896,15 +886,8 @@ impl Model {
     /// `pinocchio.integrate`). Rotation parameters are then the ones nearest
     /// `q` (EXPMAP §4.2).
     pub fn integrate(&self, q: &[f64], v: &[f64], dt: f64, q_out: &mut [f64]) -> Result<()> {
-        self.check_vector("q", q)?;
-        self.check_vector("v", v)?;
-        if q_out.len() != self.nv() {
-            return Err(DynamicsError::Dimension {
-                argument: "q_out",
-                expected: self.nv(),
-                got: q_out.len(),
-            });
-        }
+        self.check_vectors(&[("q", q), ("v", v)])?;
+        self.check_len("q_out", q_out)?;
         if !dt.is_finite() {
             return Err(DynamicsError::InvalidOption {
                 name: "dt",
@@ -996,9 +979,8 @@ impl Model {
 
     /// Generalised velocity from parameter rates: `v = E(q) q̇`.
     pub fn velocity_from_param_rates(&self, q: &[f64], qdot: &[f64], v: &mut [f64]) -> Result<()> {
-        self.check_vector("q", q)?;
-        self.check_vector("qdot", qdot)?;
-        self.check_out(v)?;
+        self.check_vectors(&[("q", q), ("qdot", qdot)])?;
+        self.check_len("out", v)?;
         v.copy_from_slice(qdot);
         for body in &self.bodies {
             let i = body.idx_v;
@@ -1023,9 +1005,8 @@ impl Model {
     /// where the parameterisation is singular (Euler gimbal lock, the exp
     /// map's 2π shell).
     pub fn param_rates_from_velocity(&self, q: &[f64], v: &[f64], qdot: &mut [f64]) -> Result<()> {
-        self.check_vector("q", q)?;
-        self.check_vector("v", v)?;
-        self.check_out(qdot)?;
+        self.check_vectors(&[("q", q), ("v", v)])?;
+        self.check_len("out", qdot)?;
         qdot.copy_from_slice(v);
         for body in &self.bodies {
             let i = body.idx_v;
@@ -1055,12 +1036,14 @@ impl Model {
         Ok(())
     }
 
-    fn check_out(&self, out: &[f64]) -> Result<()> {
-        if out.len() != self.nv() {
+    /// The vector `argument` has nv entries (an output, or an input before
+    /// [`Model::check_vector`] looks at its values).
+    fn check_len(&self, argument: &'static str, x: &[f64]) -> Result<()> {
+        if x.len() != self.nv() {
             return Err(DynamicsError::Dimension {
-                argument: "out",
+                argument,
                 expected: self.nv(),
-                got: out.len(),
+                got: x.len(),
             });
         }
         Ok(())
