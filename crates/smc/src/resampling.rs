@@ -181,6 +181,15 @@ fn pad(weights: &[f64], m: usize, out: &mut Vec<usize>) {
     }
 }
 
+/// The start every scheme shares once the weights are checked: `out`
+/// emptied, with room for `m` ancestors, and the factor `m / total` that
+/// scales the weights to sum to `m` (`None` when `m = 0`: nothing to draw).
+fn begin(m: usize, total: f64, out: &mut Vec<usize>) -> Option<f64> {
+    out.clear();
+    out.reserve(m);
+    (m > 0).then(|| m as f64 / total)
+}
+
 /// Inverse-CDF selection of increasing points `p(0) < p(1) < … < p(m−1)`,
 /// given in units where the weights sum to `m`: ancestor `j` is the first `i`
 /// with `C_i = (m/total) Σ_{k≤i} wₖ > p(j)`.
@@ -192,12 +201,9 @@ fn inverse_cdf(
     mut point: impl FnMut(usize) -> f64,
     out: &mut Vec<usize>,
 ) {
-    out.clear();
-    out.reserve(m);
-    if m == 0 {
+    let Some(scale) = begin(m, total, out) else {
         return;
-    }
-    let scale = m as f64 / total;
+    };
     let mut cum = 0.0;
     let mut j = 0;
     let mut next = point(0);
@@ -274,15 +280,13 @@ pub fn systematic<R: Rng + ?Sized>(
 ) -> Result<(), SmcError> {
     let total = checked_total(weights)?;
     let u: f64 = rng.random();
-    out.clear();
-    if m == 0 {
+    let Some(scale) = begin(m, total, out) else {
         return Ok(());
-    }
+    };
     // Histogram of the kᵢ; bin M collects the particles with no point after
     // them (they are nobody's ancestor past the end).
     out.resize(m + 1, 0);
     let last = last_positive(weights);
-    let scale = m as f64 / total;
     let mut cum = 0.0;
     for &w in &weights[..last] {
         cum += w * scale;
@@ -325,12 +329,9 @@ pub fn residual<R: Rng + ?Sized>(
     out: &mut Vec<usize>,
 ) -> Result<(), SmcError> {
     let total = checked_total(weights)?;
-    out.clear();
-    out.reserve(m);
-    if m == 0 {
+    let Some(scale) = begin(m, total, out) else {
         return Ok(());
-    }
-    let scale = m as f64 / total;
+    };
     // Pass 1: the deterministic part and the residual mass.
     let (mut kept, mut residual_mass) = (0usize, 0.0);
     for &w in weights {
@@ -388,11 +389,9 @@ pub fn parent_children<R: Rng + ?Sized>(
     out: &mut Vec<usize>,
 ) -> Result<(), SmcError> {
     let total = checked_total(weights)?;
-    out.clear();
-    if m == 0 {
+    let Some(scale) = begin(m, total, out) else {
         return Ok(());
-    }
-    let scale = m as f64 / total;
+    };
     let residual_of = |w: f64| {
         let x = w * scale;
         x - floor_count(x) as f64
