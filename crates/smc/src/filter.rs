@@ -122,12 +122,13 @@ impl Stage {
 /// log importance correction.
 type PropagateItem<'a> = (usize, ((&'a mut [f64], &'a [f64]), &'a mut f64));
 
-/// Draws every row of `states` from the model's initial proposal with the
-/// streams of `key`, in parallel above one task's worth of particles.
+/// Draws every particle afresh from the model's initial proposal with the
+/// streams of `key`, in parallel above one task's worth of particles: the
+/// weights uniform, the importance corrections into `log_correction` (at
+/// `t = 0`, and when [`Filter::redraw_from_prior`] recovers).
 fn draw_initial<O, M>(
-    states: &mut [f64],
+    particles: &mut ParticleSet,
     log_correction: &mut [f64],
-    dim: usize,
     model: &M,
     obs: &O,
     key: &StreamKey,
@@ -135,6 +136,9 @@ fn draw_initial<O, M>(
     O: ?Sized + Sync,
     M: Propagate<O>,
 {
+    particles.set_uniform_weights();
+    let dim = particles.dim();
+    let states = particles.states_mut();
     let draw = |(i, (x, c)): (usize, (&mut [f64], &mut f64))| {
         *c = model.initial(obs, x, &mut key.rng(i as u64));
     };
@@ -424,15 +428,7 @@ impl Filter {
         let key = StreamKey::new(seed, t as u64, StreamDomain::Propagate);
         self.log_correction.resize(n, 0.0);
         if t == 0 {
-            particles.set_uniform_weights();
-            draw_initial(
-                particles.states_mut(),
-                &mut self.log_correction,
-                dim,
-                model,
-                obs,
-                &key,
-            );
+            draw_initial(particles, &mut self.log_correction, model, obs, &key);
         } else {
             self.scratch_states.resize(n * dim, 0.0);
             let prev = particles.states();
@@ -552,18 +548,9 @@ impl Filter {
         L: Likelihood<O>,
     {
         self.expect_stage("redraw_from_prior", Stage::Weigh)?;
-        let (n, dim) = (particles.len(), particles.dim());
         let key = StreamKey::new(self.config.seed, self.t as u64, StreamDomain::Recover);
-        self.log_correction.resize(n, 0.0);
-        particles.set_uniform_weights();
-        draw_initial(
-            particles.states_mut(),
-            &mut self.log_correction,
-            dim,
-            model,
-            obs,
-            &key,
-        );
+        self.log_correction.resize(particles.len(), 0.0);
+        draw_initial(particles, &mut self.log_correction, model, obs, &key);
         self.resampled = false;
         self.recoveries += 1;
         if let Some(a) = self.ancestry.as_mut() {
