@@ -152,12 +152,7 @@ impl ArmDensity {
 
     /// The committed density ([`DEFAULT_TABLE`], [`DEFAULT_BANDWIDTH`]).
     pub fn default_table() -> Self {
-        // EXPERIMENT: EXP_BW overrides the bandwidth (reverted after measuring).
-        let h = std::env::var("EXP_BW")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_BANDWIDTH);
-        Self::parse(DEFAULT_TABLE, "arm_directions.csv", h)
+        Self::parse(DEFAULT_TABLE, "arm_directions.csv", DEFAULT_BANDWIDTH)
             .expect("the committed table parses (tested)")
     }
 
