@@ -90,6 +90,21 @@ fn is_render_file(name: &str) -> bool {
         || (name.starts_with('.') && name.ends_with(".partial"))
 }
 
+/// Refuses an output folder that is a file, before any work starts.
+///
+/// # Errors
+/// [`VisionError::Parameter`] naming `--out`.
+fn refuse_file_out(out: &std::path::Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(VisionError::parameter(
+            "--out",
+            out.display(),
+            "is a file: give a folder",
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses an output that is a file, or a folder that is not empty;
 /// with `force`, removes the earlier render's files from it (`frame_N.png`,
 /// `labels_N.png`, `classes_N.png`, `ground_truth.csv`, `camera.toml`) and
@@ -99,13 +114,7 @@ fn is_render_file(name: &str) -> bool {
 /// [`VisionError::Parameter`] naming `--out` and what is in it; an I/O
 /// error removing its files.
 fn prepare_out_dir(out: &std::path::Path, force: bool) -> Result<()> {
-    if out.exists() && !out.is_dir() {
-        return Err(VisionError::parameter(
-            "--out",
-            out.display(),
-            "is a file: give a folder",
-        ));
-    }
+    refuse_file_out(out)?;
     let Ok(entries) = std::fs::read_dir(out) else {
         return Ok(());
     };
@@ -155,13 +164,7 @@ pub fn render_until(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(RenderProgress),
 ) -> Result<RenderSummary> {
-    if job.out.exists() && !job.out.is_dir() {
-        return Err(VisionError::parameter(
-            "--out",
-            job.out.display(),
-            "is a file: give a folder",
-        ));
-    }
+    refuse_file_out(&job.out)?;
     let bvh = skeleton::Bvh::load(&job.bvh)?;
     let camera = load_camera(&job.camera)?;
     let background = match &job.backdrop {
@@ -333,13 +336,7 @@ pub fn segment_until(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(SegmentProgress),
 ) -> Result<SegmentSummary> {
-    if job.out.exists() && !job.out.is_dir() {
-        return Err(VisionError::parameter(
-            "--out",
-            job.out.display(),
-            "is a file: give a folder",
-        ));
-    }
+    refuse_file_out(&job.out)?;
     std::fs::create_dir_all(&job.out).map_err(|e| VisionError::io(&job.out, e))?;
     let mut source = open_source(&job.frames, job.fps)?;
     let (w, h) = source.size();
