@@ -6,9 +6,10 @@
 # then, on the GPU machine, from the project root (the working tree with
 # .gpu/ beside it):
 #   bash .gpu/run.sh bash tools/gpu_check.sh OUT_DIR
-# Every figure is written to OUT_DIR as it is measured (a run that is cut
-# short keeps what it had): likelihood.{txt,csv}, keypoints.{txt,csv} and,
-# per clip, CLIP.txt (the summary and the --profile table) and CLIP.csv.
+# Every figure is written to OUT_DIR as it is measured: likelihood.{txt,csv},
+# keypoints.{txt,csv} and, per clip, CLIP.txt (the summary and the --profile
+# table) and CLIP.csv. A step past its limit gets Ctrl-C (SIGINT): posecloud
+# then stops after the frame, writes its CSV and prints the profile so far.
 set -uo pipefail
 out=${1:?usage: tools/gpu_check.sh OUT_DIR}
 mkdir -p "$out" || { echo "gpu_check: cannot create $out" >&2; exit 2; }
@@ -20,7 +21,7 @@ status=0
 run() { # run SECONDS NAME COMMAND...: output to OUT_DIR/NAME.txt and the terminal
   local secs=$1 name=$2; shift 2
   echo "== $name: $*" | tee "$out/$name.txt"
-  timeout "$secs" "$@" 2>&1 | tee -a "$out/$name.txt"
+  timeout -s INT -k 20 "$secs" "$@" 2>&1 | tee -a "$out/$name.txt"
   local rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] || { echo "== $name: exit $rc" | tee -a "$out/$name.txt"; status=1; }
 }
