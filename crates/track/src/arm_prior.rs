@@ -201,15 +201,7 @@ impl ArmDensity {
     /// An arm's cost, `min(−log p(a), C_max)`: in `[0, C_max]`, since no
     /// kernel term exceeds 1.
     pub fn cost(&self, a: &ArmFeature) -> f64 {
-        // EXPERIMENT: EXP_CAP overrides C_max (reverted after measuring).
-        static CAP: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-        let cap = *CAP.get_or_init(|| {
-            std::env::var("EXP_CAP")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(MAX_COST)
-        });
-        (-self.log_density(a)).min(cap)
+        (-self.log_density(a)).min(MAX_COST)
     }
 }
 
