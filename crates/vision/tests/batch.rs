@@ -145,21 +145,18 @@ fn render_then_segment() {
 
 #[test]
 fn render_and_segment_refuse_a_file_as_out_before_reading_anything() {
-    let dir = std::env::temp_dir().join(format!("vision-out-file-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("not_a_folder");
+    let file = std::env::temp_dir().join(format!("vision-out-file-{}", std::process::id()));
     std::fs::write(&file, "kept").unwrap();
     // The inputs do not exist: the output is refused first, naming --out.
-    let e = render(
+    let rendered = render(
         &RenderJob::new("missing.bvh", "missing.toml", &file),
         &mut |_| {},
-    )
-    .unwrap_err();
-    let msg = e.to_string();
-    assert!(msg.contains("--out") && msg.contains("is a file"), "{msg}");
-    let e = segment(&SegmentJob::new("missing.mp4", &file), &mut |_| {}).unwrap_err();
-    let msg = e.to_string();
-    assert!(msg.contains("--out") && msg.contains("is a file"), "{msg}");
+    );
+    let segmented = segment(&SegmentJob::new("missing.mp4", &file), &mut |_| {});
+    for e in [rendered.unwrap_err(), segmented.unwrap_err()] {
+        let msg = e.to_string();
+        assert!(msg.contains("--out") && msg.contains("is a file"), "{msg}");
+    }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "kept");
-    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::remove_file(&file).unwrap();
 }
