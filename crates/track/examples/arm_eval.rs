@@ -531,10 +531,11 @@ fn main() -> Result<()> {
                 let v = val()?;
                 let size = v
                     .split_once('x')
-                    .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
-                o.labels = Some(
-                    size.with_context(|| format!("--labels {v}: expected WxH, e.g. 320x240"))?,
-                );
+                    .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+                    .filter(|&(w, h): &(u32, u32)| w > 0 && h > 0);
+                o.labels = Some(size.with_context(|| {
+                    format!("--labels {v}: expected WxH with both above 0, e.g. 320x240")
+                })?);
             }
             "--seeds" => {
                 seeds = val()?
