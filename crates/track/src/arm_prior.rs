@@ -152,10 +152,6 @@ impl ArmDensity {
 
     /// The committed density ([`DEFAULT_TABLE`], [`DEFAULT_BANDWIDTH`]).
     pub fn default_table() -> Self {
-        if let Ok(path) = std::env::var("EXP_TABLE") {
-            let text = std::fs::read_to_string(&path).expect("EXP_TABLE readable");
-            return Self::parse(&text, &path, DEFAULT_BANDWIDTH).expect("EXP_TABLE parses");
-        }
         Self::parse(DEFAULT_TABLE, "arm_directions.csv", DEFAULT_BANDWIDTH)
             .expect("the committed table parses (tested)")
     }
