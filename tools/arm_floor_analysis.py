@@ -39,6 +39,14 @@ in the same pixels (the keypoint term's κ), and, by the size of the
 detector's |Δz| in torso lengths, how often its sign and the MAP's put
 the segment on the truth's side.
 
+With `--torso` it reports how often the MAP's forearm (elbow, wrist and
+three points between) lies inside the torso — an elliptic cylinder
+about the pelvis-to-shoulder-centre axis from the pelvis to the
+shoulders' height, half-width 0.16 m and half-depth 0.11 m in the chest
+frame — against the truth's, and the MAP's RMSE in those frames and the
+rest: what a cost on an arm through the body could gain at most
+(docs/track.md, "Motion from outside the evaluation set, and the torso").
+
 Usage (numpy needed):
 
     cargo run --release -p track --example arm_eval -- --split tuning --seeds 1 --dump /tmp/dump
@@ -210,8 +218,46 @@ def depth_z(dump):
                   f"MAP {100 * np.mean(np.sign(mp[sel]) == np.sign(tilt[sel])):.0f} %")
 
 
+def torso(dump, half_width=0.16, half_depth=0.11):
+    def depth_inside(p, left, right, pelvis):
+        x = (left - right) / np.linalg.norm(left - right)
+        up = (left + right) / 2 - pelvis
+        y = up - x * (x @ up)
+        y /= np.linalg.norm(y)
+        d = p - pelvis
+        if not 0 <= d @ y <= up @ y:
+            return 0.0
+        q = math.hypot(d @ x / half_width, d @ np.cross(x, y) / half_depth)
+        return max(0.0, 1 - q)
+
+    def deepest(point, side, name):
+        s, e, w = (point(f"{name}{j}", f"{side}_{j.lower()}") for j in JOINTS)
+        left, right = point("LeftShoulder", "left_shoulder"), point("RightShoulder", "right_shoulder")
+        pelvis = point("Hips", "pelvis")
+        along = [e, w, (e + w) / 2, (2 * e + w) / 3, (e + 2 * w) / 3]
+        return max(depth_inside(p, left, right, pelvis) for p in along), angle(s, e, w)
+
+    for side, name in (("right", "Right"), ("left", "Left")):
+        inside, truth_inside, err_in, err_out = [], [], [], []
+        for _, _, rows in runs(dump):
+            for r, t in rows:
+                depth, map_angle = deepest(lambda m, _: np.array([float(r[f"{m}_{c}"]) for c in "xyz"]), side, name)
+                truth_depth, _ = deepest(lambda _, n: np.array([float(t[f"{n}_{c}"]) for c in "xyz"]), side, name)
+                inside.append(depth)
+                truth_inside.append(truth_depth)
+                (err_in if depth > 0 else err_out).append(map_angle - float(t[f"{side}_elbow_deg"]))
+        inside, truth_inside = np.array(inside), np.array(truth_inside)
+        rmse = lambda e: math.sqrt(np.mean(np.square(e))) if e else float("nan")
+        print(f"{side} elbow, {len(inside)} frames: the MAP's forearm inside the torso in "
+              f"{np.mean(inside > 0) * 100:.1f} % ({np.mean(inside > 0.2) * 100:.1f} % deeper than 0.2), "
+              f"the truth's in {np.mean(truth_inside > 0) * 100:.1f} % ({np.mean(truth_inside > 0.2) * 100:.1f} %); "
+              f"MAP RMSE there {rmse(err_in):.1f}°, elsewhere {rmse(err_out):.1f}°, all {rmse(err_in + err_out):.1f}°")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "--smoothing":
+    if sys.argv[1] == "--torso":
+        torso(sys.argv[2])
+    elif sys.argv[1] == "--smoothing":
         smoothing(sys.argv[2])
     elif sys.argv[1] == "--depth-z":
         depth_z(sys.argv[2])

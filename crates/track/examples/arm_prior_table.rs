@@ -185,7 +185,11 @@ fn deepmimic_arms(path: &Path) -> Result<Vec<(Point3<f64>, Arm, Arm)>> {
             let upper = chest * quat(&v[start..start + 4]);
             let elbow = shoulder + upper * Vector3::new(0.0, -UPPER_ARM, 0.0);
             let fore = upper * UnitQuaternion::from_axis_angle(&Vector3::z_axis(), v[start + 4]);
-            [shoulder, elbow, elbow + fore * Vector3::new(0.0, -FOREARM, 0.0)]
+            [
+                shoulder,
+                elbow,
+                elbow + fore * Vector3::new(0.0, -FOREARM, 0.0),
+            ]
         };
         out.push((pelvis, arm(LEFT, -1.0), arm(RIGHT, 1.0)));
     }
