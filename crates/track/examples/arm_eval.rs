@@ -32,7 +32,8 @@
 //! `--hand-speed V` `--temperature T` `--lagged-detections` `--anatomy W`
 //! (weight of the arms' anatomical prior) `--arm-prior W` (weight of the
 //! learned arm prior) `--truth-body` (an oracle: the
-//! clip's true bone lengths) `--labels WxH` (the label images' size); `--dump DIR`
+//! clip's true bone lengths) `--truth-camera` (an oracle: the clip's
+//! camera file instead of the level 60° default) `--labels WxH` (the label images' size); `--dump DIR`
 //! writes each run's MAP joints and the detections with their depth and
 //! score (`DIR/{tag}_{seed}.csv`); `--grid` adds a
 //! table of smoothing variants (computed from the same runs' candidates);
@@ -154,6 +155,9 @@ struct Settings {
     /// Track with the clip's true body (`truth_{tag}.bvh`) instead of the
     /// default one: an oracle of the bone lengths (`--truth-body`).
     truth_body: bool,
+    /// Track with the clip's camera (`camera_{tag}.toml`) instead of the
+    /// default level one: an oracle of the camera (`--truth-camera`).
+    truth_camera: bool,
     anatomy: f64,
     arm_prior: f64,
 }
@@ -188,6 +192,9 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
     run.spec.subject.height = Some(clip.height);
     if o.truth_body {
         run.spec.subject.body = Some(dir.join(format!("truth_{tag}.bvh")));
+    }
+    if o.truth_camera {
+        run.spec.camera = track::CameraSpec::File(dir.join(format!("camera_{tag}.toml")));
     }
     run.spec.sleeves = clip.sleeves;
     if let Some(size) = o.labels {
@@ -501,6 +508,7 @@ fn main() -> Result<()> {
         dump: None,
         labels: None,
         truth_body: false,
+        truth_camera: false,
         anatomy: track::DEFAULT_ANATOMY_WEIGHT,
         arm_prior: track::DEFAULT_ARM_PRIOR_WEIGHT,
     };
@@ -524,6 +532,7 @@ fn main() -> Result<()> {
             "--lagged-detections" => o.lagged = true,
             "--grid" => o.grid = true,
             "--truth-body" => o.truth_body = true,
+            "--truth-camera" => o.truth_camera = true,
             "--anatomy" => o.anatomy = val()?.parse()?,
             "--arm-prior" => o.arm_prior = val()?.parse()?,
             "--dump" => o.dump = Some(val()?.into()),
