@@ -152,10 +152,6 @@ impl ArmDensity {
 
     /// The committed density ([`DEFAULT_TABLE`], [`DEFAULT_BANDWIDTH`]).
     pub fn default_table() -> Self {
-        if let Ok(path) = std::env::var("EXP_TABLE") {
-            let text = std::fs::read_to_string(&path).expect("EXP_TABLE readable");
-            return Self::parse(&text, &path, DEFAULT_BANDWIDTH).expect("EXP_TABLE parses");
-        }
         Self::parse(DEFAULT_TABLE, "arm_directions.csv", DEFAULT_BANDWIDTH)
             .expect("the committed table parses (tested)")
     }
@@ -270,10 +266,6 @@ pub struct ArmPrior {
     density: ArmDensity,
     /// Multiplies the log prior (0: off).
     pub weight: f64,
-    /// EXPERIMENT: both arms' features of each table frame (left, right;
-    /// and the mirrored body, right, left), and the joint density's share.
-    joint: Vec<[f64; 12]>,
-    joint_share: f64,
 }
 
 impl ArmPrior {
@@ -282,26 +274,10 @@ impl ArmPrior {
     /// # Errors
     /// [`TrackError::MissingJoint`] when an arm is not found.
     pub fn new(skeleton: &Skeleton, density: ArmDensity) -> Result<Self> {
-        let joint_share: f64 = std::env::var("EXP_JOINT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0);
-        let mut joint = Vec::new();
-        for pair in density.samples.chunks_exact(2) {
-            let mut a = [0.0; 12];
-            a[..6].copy_from_slice(&pair[0]);
-            a[6..].copy_from_slice(&pair[1]);
-            joint.push(a);
-            a[..6].copy_from_slice(&pair[1]);
-            a[6..].copy_from_slice(&pair[0]);
-            joint.push(a);
-        }
         Ok(Self {
             arms: ChestArms::find(skeleton)?,
             density,
             weight: 1.0,
-            joint,
-            joint_share,
         })
     }
 
@@ -317,38 +293,9 @@ impl ArmPrior {
     /// The cost of both arms of the pose whose joint positions `at` gives,
     /// ≥ 0, unweighted.
     pub fn cost(&self, at: impl Fn(usize) -> Point3<f64>) -> f64 {
-        let features = std::cell::RefCell::new(Vec::with_capacity(2));
-        let independent = self.arms.sum(&at, |axes, mirror, s, e, w| {
-            let a = arm_feature(axes, mirror, s, e, w);
-            features.borrow_mut().push(a);
-            a.map_or(0.0, |a| self.density.cost(&a))
-        });
-        let features = features.into_inner();
-        if self.joint_share == 0.0 || features.len() != 2 {
-            return independent;
-        }
-        let (Some(l), Some(r)) = (features[0], features[1]) else {
-            return independent;
-        };
-        let k = self.density.inv_two_h2;
-        let (mut top, mut sum) = (f64::NEG_INFINITY, 0.0f64);
-        for s in &self.joint {
-            let d: f64 = l
-                .iter()
-                .chain(&r)
-                .zip(s)
-                .map(|(x, y)| (x - y) * (x - y))
-                .sum();
-            let x = -d * k;
-            if x > top {
-                sum = sum * (top - x).exp() + 1.0;
-                top = x;
-            } else {
-                sum += (x - top).exp();
-            }
-        }
-        let joint = (-(top + sum.ln() - (self.joint.len() as f64).ln())).min(2.0 * MAX_COST);
-        self.joint_share * joint + (1.0 - self.joint_share) * independent
+        self.arms.sum(at, |axes, mirror, s, e, w| {
+            arm_feature(axes, mirror, s, e, w).map_or(0.0, |a| self.density.cost(&a))
+        })
     }
 
     /// Adds `−weight · cost` of each pose of the batch to `out`.
