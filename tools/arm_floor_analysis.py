@@ -45,7 +45,8 @@ about the pelvis-to-shoulder-centre axis from the pelvis to the
 shoulders' height, half-width 0.16 m and half-depth 0.11 m in the chest
 frame — against the truth's, and the MAP's RMSE in those frames and the
 rest: what a cost on an arm through the body could gain at most
-(docs/track.md, "Motion from outside the evaluation set, and the torso").
+(docs/track.md, "Motion from outside the evaluation set, both arms, the
+camera, the torso").
 
 Usage (numpy needed):
 
