@@ -389,6 +389,30 @@ fn track_refuses_a_body_without_frames() {
     assert!(!out.exists());
 }
 
+/// An arm-prior table of one's own with a bad row is refused when the
+/// session opens, naming the flag, the file and the line; nothing is
+/// written.
+#[test]
+fn track_refuses_a_bad_arm_prior_table() {
+    let frames = grey_frames("cli-track-arm-table", 2, (64, 48));
+    let table = frames.join("arms.csv");
+    std::fs::write(
+        &table,
+        "u_x,u_y,u_z,f_x,f_y,f_z\n0,-1,0,0,-1,0\n0,-1,zero,0,-1,0\n",
+    )
+    .unwrap();
+    let out = frames.join("o.csv");
+    let e = refused(&frames_to_csv(
+        "track",
+        &frames,
+        &out,
+        &["--arm-prior-table", table.to_str().unwrap(), "--quiet"],
+    ));
+    let want = format!("--arm-prior-table {0}: {0}:3:", table.display());
+    assert!(e.contains(&want), "{e}");
+    assert!(!out.exists());
+}
+
 /// Items 2 and 5: an output that is a folder, or one path for both
 /// outputs, is refused before the source is even opened, naming the flag;
 /// nothing is left behind.

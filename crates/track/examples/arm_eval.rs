@@ -33,7 +33,9 @@
 //! (weight of the arms' anatomical prior) `--arm-prior W` (weight of the
 //! learned arm prior) `--truth-body` (an oracle: the
 //! clip's true bone lengths) `--truth-camera` (an oracle: the clip's
-//! camera file instead of the level 60° default) `--labels WxH` (the label images' size); `--dump DIR`
+//! camera file instead of the level 60° default) `--arm-prior-table FILE`
+//! (the arm prior's samples from a table of one's own, e.g. a
+//! leave-one-motion-out table of `arm_prior_table --leave-out`) `--labels WxH` (the label images' size); `--dump DIR`
 //! writes each run's MAP joints and the detections with their depth and
 //! score (`DIR/{tag}_{seed}.csv`); `--grid` adds a
 //! table of smoothing variants (computed from the same runs' candidates);
@@ -158,6 +160,8 @@ struct Settings {
     /// Track with the clip's camera (`camera_{tag}.toml`) instead of the
     /// default level one: an oracle of the camera (`--truth-camera`).
     truth_camera: bool,
+    /// The arm prior's table (`--arm-prior-table`), else the committed one.
+    arm_prior_table: Option<PathBuf>,
     anatomy: f64,
     arm_prior: f64,
 }
@@ -196,6 +200,7 @@ fn evaluate(clip: &Clip, seed: u64, o: &Settings, variants: &[Variant]) -> Resul
     if o.truth_camera {
         run.spec.camera = track::CameraSpec::File(dir.join(format!("camera_{tag}.toml")));
     }
+    run.spec.arm_prior_table.clone_from(&o.arm_prior_table);
     run.spec.sleeves = clip.sleeves;
     if let Some(size) = o.labels {
         run.spec.label_size = size;
@@ -509,6 +514,7 @@ fn main() -> Result<()> {
         labels: None,
         truth_body: false,
         truth_camera: false,
+        arm_prior_table: None,
         anatomy: track::DEFAULT_ANATOMY_WEIGHT,
         arm_prior: track::DEFAULT_ARM_PRIOR_WEIGHT,
     };
@@ -533,6 +539,7 @@ fn main() -> Result<()> {
             "--grid" => o.grid = true,
             "--truth-body" => o.truth_body = true,
             "--truth-camera" => o.truth_camera = true,
+            "--arm-prior-table" => o.arm_prior_table = Some(val()?.into()),
             "--anatomy" => o.anatomy = val()?.parse()?,
             "--arm-prior" => o.arm_prior = val()?.parse()?,
             "--dump" => o.dump = Some(val()?.into()),

@@ -150,6 +150,19 @@ impl ArmDensity {
         Self::new(samples, h)
     }
 
+    /// The density of a table file (as [`Self::parse`], bandwidth
+    /// [`DEFAULT_BANDWIDTH`]): a table of one's own from
+    /// `cargo run -p track --example arm_prior_table`.
+    ///
+    /// # Errors
+    /// [`TrackError::Prior`] naming the file: unreadable, or as
+    /// [`Self::parse`].
+    pub fn load(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| TrackError::Prior(format!("{}: {e}", path.display())))?;
+        Self::parse(&text, &path.display().to_string(), DEFAULT_BANDWIDTH)
+    }
+
     /// The committed density ([`DEFAULT_TABLE`], [`DEFAULT_BANDWIDTH`]).
     pub fn default_table() -> Self {
         Self::parse(DEFAULT_TABLE, "arm_directions.csv", DEFAULT_BANDWIDTH)
@@ -288,6 +301,11 @@ impl ArmPrior {
     pub fn with_weight(mut self, weight: f64) -> Result<Self> {
         self.weight = checked_weight("arm_prior_weight", weight)?;
         Ok(self)
+    }
+
+    /// Replaces the density (the weight stays).
+    pub fn set_density(&mut self, density: ArmDensity) {
+        self.density = density;
     }
 
     /// The cost of both arms of the pose whose joint positions `at` gives,

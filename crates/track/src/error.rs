@@ -96,6 +96,8 @@ pub enum Field {
     AnatomyWeight,
     /// [`crate::FilterSettings::arm_prior_weight`].
     ArmPriorWeight,
+    /// The arm prior's table ([`crate::SessionSpec::arm_prior_table`]).
+    ArmPriorTable,
     /// The recording's CSV ([`crate::run::TrackRun::out_csv`]).
     OutCsv,
     /// The recording's BVH ([`crate::run::TrackRun::out_bvh`]).
@@ -104,7 +106,7 @@ pub enum Field {
 
 impl Field {
     /// Every field.
-    pub const ALL: [Field; 23] = [
+    pub const ALL: [Field; 24] = [
         Field::Frames,
         Field::Camera,
         Field::Fov,
@@ -126,6 +128,7 @@ impl Field {
         Field::SigmaTrunk,
         Field::AnatomyWeight,
         Field::ArmPriorWeight,
+        Field::ArmPriorTable,
         Field::OutCsv,
         Field::OutBvh,
     ];
@@ -155,6 +158,7 @@ impl Field {
             Field::SigmaTrunk => "sigma_trunk",
             Field::AnatomyWeight => "anatomy_weight",
             Field::ArmPriorWeight => "arm_prior_weight",
+            Field::ArmPriorTable => "arm_prior_table",
             Field::OutCsv => "out_csv",
             Field::OutBvh => "out_bvh",
         }

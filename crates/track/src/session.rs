@@ -28,10 +28,11 @@ use vision::{
     Segmentation, Segmenter, Sleeves, dress_skeleton, learn_empty_scene, resize_camera,
 };
 
+use crate::arm_prior::ArmDensity;
 use crate::backend::{BackendChoice, SharedDevice};
 use crate::body::{Arm, Selection, Side, TrackedBody};
 use crate::defaults::stature;
-use crate::error::{Field, SessionError, input, named, vision_message};
+use crate::error::{Field, SessionError, TrackError, input, named, vision_message};
 use crate::foreground::{ForegroundEvidence, Look, dilate, where_to_look};
 use crate::frame::TrackFrame;
 use crate::guide::{
@@ -109,6 +110,9 @@ pub struct Session {
     segmentation: Segmentation,
     guide: GuidedStart,
     tracker: Option<Tracker>,
+    /// The arm prior's table of one's own (`SessionSpec::arm_prior_table`),
+    /// given to every tracker the session builds.
+    arm_density: Option<ArmDensity>,
     device: Option<SharedDevice>,
     estimate: Option<Vec<f64>>,
     keypoints: Option<KeypointStage>,
@@ -157,6 +161,20 @@ impl Session {
         if spec.background == Some(EmptyScene::FirstFrames(0)) {
             return Err(input(named(Field::BackgroundFrames, 0), "must be ≥ 1"));
         }
+        let arm_density = spec
+            .arm_prior_table
+            .as_ref()
+            .map(|p| {
+                ArmDensity::load(p).map_err(|e| {
+                    // The message names the file and line already.
+                    let message = match e {
+                        TrackError::Prior(m) => m,
+                        e => e.to_string(),
+                    };
+                    input(named(Field::ArmPriorTable, p.display()), message)
+                })
+            })
+            .transpose()?;
         let (body, init) = load_body(&spec)?;
         if let Some(known) = &spec.init
             && spec.camera.file().is_none()
@@ -238,6 +256,7 @@ impl Session {
             segmentation: Segmentation::default(),
             guide,
             tracker: None,
+            arm_density,
             device,
             estimate: None,
             keypoints: None,
@@ -644,14 +663,18 @@ impl Session {
     fn start_tracker(&mut self, pose: &[f64]) -> Result<()> {
         let body = TrackedBody::new(self.dressed.clone(), &self.selection, pose)?;
         let config = self.settings.tracker_config(&self.class_map);
-        self.tracker = Some(Tracker::with_device(
+        let mut tracker = Tracker::with_device(
             body,
             self.label_camera.clone(),
             pose,
             None,
             config,
             self.device.clone(),
-        )?);
+        )?;
+        if let Some(d) = &self.arm_density {
+            tracker.set_arm_density(d.clone());
+        }
+        self.tracker = Some(tracker);
         self.estimate = Some(pose.to_vec());
         Ok(())
     }

@@ -315,6 +315,9 @@ pub struct SessionSpec {
     /// Label image size (width, height).
     pub label_size: (u32, u32),
     pub guide: GuideParams,
+    /// The learned arm prior's samples from a table of one's own
+    /// (`arm_prior_table`'s CSV); `None`: the committed table.
+    pub arm_prior_table: Option<PathBuf>,
 }
 
 impl Default for SessionSpec {
@@ -330,6 +333,7 @@ impl Default for SessionSpec {
             track: "auto".into(),
             label_size: (labels::DEFAULT_WIDTH, labels::DEFAULT_HEIGHT),
             guide: GuideParams::default(),
+            arm_prior_table: None,
         }
     }
 }

@@ -784,6 +784,15 @@ impl Tracker {
         &self.track_frame
     }
 
+    /// The learned arm prior's samples from now on (a table of one's own,
+    /// [`ArmDensity::load`]; the weight stays `config.arm_prior_weight`).
+    /// A body without two arms has no arm prior, and this changes nothing.
+    pub fn set_arm_density(&mut self, density: ArmDensity) {
+        if let Some(a) = &mut self.arm_prior {
+            a.set_density(density);
+        }
+    }
+
     /// The landmarks this tracker can compare with its body
     /// ([`KeypointMap::for_body`]); build observations with it
     /// ([`KeypointObservation::from_keypoints`]).

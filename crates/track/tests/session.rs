@@ -339,6 +339,12 @@ fn a_ghost_in_the_background_is_relearned() {
 #[test]
 fn a_known_initial_pose_needs_a_camera_file_and_bad_settings_name_the_field() {
     let scene = Scene::new();
+    // An arm-prior table with a bad second row, and one that is missing.
+    let bad_table = std::env::temp_dir().join(format!("bad_table_{}.csv", std::process::id()));
+    std::fs::write(&bad_table, "u_x,u_y,u_z,f_x,f_y,f_z\n0,-1,0,0,-1\n").unwrap();
+    let bad_table_error = format!("arm_prior_table {0}: {0}:2:", bad_table.display());
+    let missing_table = bad_table.with_extension("missing.csv");
+    let missing_table_error = format!("arm_prior_table {}", missing_table.display());
     let cases = [
         (
             SessionSpec {
@@ -367,6 +373,22 @@ fn a_known_initial_pose_needs_a_camera_file_and_bad_settings_name_the_field() {
             FilterSettings::default(),
             "subject_height 7",
         ),
+        (
+            SessionSpec {
+                arm_prior_table: Some(bad_table.clone()),
+                ..SessionSpec::default()
+            },
+            FilterSettings::default(),
+            &bad_table_error,
+        ),
+        (
+            SessionSpec {
+                arm_prior_table: Some(missing_table.clone()),
+                ..SessionSpec::default()
+            },
+            FilterSettings::default(),
+            &missing_table_error,
+        ),
     ];
     for (spec, settings, flag) in cases {
         let frames = Box::new(scene.render(&[Shot::Empty]));
@@ -375,4 +397,5 @@ fn a_known_initial_pose_needs_a_camera_file_and_bad_settings_name_the_field() {
             .to_string();
         assert!(e.contains(flag), "{e}");
     }
+    std::fs::remove_file(&bad_table).unwrap();
 }

@@ -595,6 +595,7 @@ fn with_partitions_the_simplex_runs_in_each_partition() {
 /// backwards). Returns their costs.
 fn check_prior_adds_its_cost(
     with_weight: impl Fn(&mut TrackerConfig, f64),
+    prepare: impl Fn(&mut Tracker),
     cost: impl Fn(&dyn Fn(usize) -> Point3<f64>) -> f64,
 ) -> Vec<f64> {
     let (body, cam, map) = small_scene();
@@ -620,6 +621,7 @@ fn check_prior_adds_its_cost(
     }
     let mut without = Tracker::new(body.clone(), cam.clone(), &truth, None, config(0.0)).unwrap();
     let mut with = Tracker::new(body.clone(), cam, &truth, None, config(2.0)).unwrap();
+    prepare(&mut with);
     let a = without.score_states(&obs, &states).unwrap();
     let b = with.score_states(&obs, &states).unwrap();
     for ((a, b), c) in a.iter().zip(&b).zip(&costs) {
@@ -638,7 +640,7 @@ fn check_prior_adds_its_cost(
 fn the_anatomy_weight_adds_the_arms_prior_to_each_score() {
     let (body, _, _) = small_scene();
     let prior = track::ArmAnatomy::new(body.skeleton()).unwrap();
-    let costs = check_prior_adds_its_cost(|c, w| c.anatomy_weight = w, |at| prior.cost(at));
+    let costs = check_prior_adds_its_cost(|c, w| c.anatomy_weight = w, |_| {}, |at| prior.cost(at));
     assert!(costs.iter().any(|&c| c > 1.0), "costs {costs:?}");
     assert!(costs.contains(&0.0), "costs {costs:?}");
 }
@@ -647,11 +649,44 @@ fn the_anatomy_weight_adds_the_arms_prior_to_each_score() {
 fn the_arm_prior_weight_adds_the_learned_density_to_each_score() {
     let (body, _, _) = small_scene();
     let prior = track::ArmPrior::new(body.skeleton(), track::ArmDensity::default_table()).unwrap();
-    let costs = check_prior_adds_its_cost(|c, w| c.arm_prior_weight = w, |at| prior.cost(at));
+    let costs =
+        check_prior_adds_its_cost(|c, w| c.arm_prior_weight = w, |_| {}, |at| prior.cost(at));
     // The poses differ in how usual they are.
     let spread = costs.iter().cloned().fold(f64::MIN, f64::max)
         - costs.iter().cloned().fold(f64::MAX, f64::min);
     assert!(spread > 1.0, "costs {costs:?}");
+}
+
+#[test]
+fn a_table_of_ones_own_replaces_the_arm_priors_samples() {
+    let (body, _, _) = small_scene();
+    // Two arms only: hanging straight, and the forearm bent forward.
+    let own = track::ArmDensity::new(
+        vec![
+            [0.0, -1.0, 0.0, 0.0, -1.0, 0.0],
+            [0.0, -1.0, 0.0, 0.0, 0.0, 1.0],
+        ],
+        0.3,
+    )
+    .unwrap();
+    let prior = track::ArmPrior::new(body.skeleton(), own.clone()).unwrap();
+    let committed =
+        track::ArmPrior::new(body.skeleton(), track::ArmDensity::default_table()).unwrap();
+    let costs = check_prior_adds_its_cost(
+        |c, w| c.arm_prior_weight = w,
+        |t| t.set_arm_density(own.clone()),
+        |at| prior.cost(at),
+    );
+    // The scores follow the new table, not the committed one.
+    let differ = check_prior_adds_its_cost(
+        |c, w| c.arm_prior_weight = w,
+        |_| {},
+        |at| committed.cost(at),
+    )
+    .iter()
+    .zip(&costs)
+    .any(|(a, b)| (a - b).abs() > 1.0);
+    assert!(differ, "costs {costs:?}");
 }
 
 /// [`arm_pose`] without the limits check (a hinge bent either way).

@@ -34,6 +34,7 @@ pub fn flag_for(name: &str) -> Option<&'static str> {
         "sigma_trunk" => "--sigma-trunk",
         "anatomy_weight" => "--anatomy-weight",
         "arm_prior_weight" => "--arm-prior-weight",
+        "arm_prior_table" => "--arm-prior-table",
         "out_csv" => "--out-csv",
         "out_bvh" => "--out-bvh",
         _ => return None,

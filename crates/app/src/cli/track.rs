@@ -219,6 +219,12 @@ pub struct TrackArgs {
     /// elbow error on the validation clips by about 4°, docs/track.md).
     #[arg(long, default_value_t = track::DEFAULT_ARM_PRIOR_WEIGHT)]
     pub arm_prior_weight: f64,
+    /// The learned arm prior's samples from a table of one's own instead
+    /// of the committed one: a CSV of upper-arm and forearm directions
+    /// (`cargo run -p track --example arm_prior_table -- --also
+    /// MOTION.bvh OUT.csv`, assets/priors/README.md).
+    #[arg(long)]
+    pub arm_prior_table: Option<PathBuf>,
     /// Where the keypoint network runs: auto (the GPU on a hardware
     /// adapter, else tract on the CPU; a software adapter such as lavapipe
     /// is slower than tract), cpu (tract) or gpu (WGSL kernels on wgpu; an
@@ -285,6 +291,7 @@ impl TrackArgs {
                 sleeves: self.sleeves.into(),
                 track: self.track.clone(),
                 label_size: self.labels.size(),
+                arm_prior_table: self.arm_prior_table.clone(),
                 ..SessionSpec::default()
             },
             settings: FilterSettings {
