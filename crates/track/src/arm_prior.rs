@@ -160,12 +160,7 @@ impl ArmDensity {
     pub fn load(path: &std::path::Path) -> Result<Self> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| TrackError::Prior(format!("{}: {e}", path.display())))?;
-        // EXPERIMENT: EXP_BW overrides the bandwidth (reverted after measuring).
-        let h = std::env::var("EXP_BW")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_BANDWIDTH);
-        Self::parse(&text, &path.display().to_string(), h)
+        Self::parse(&text, &path.display().to_string(), DEFAULT_BANDWIDTH)
     }
 
     /// The committed density ([`DEFAULT_TABLE`], [`DEFAULT_BANDWIDTH`]).
