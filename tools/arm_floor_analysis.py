@@ -220,23 +220,24 @@ def depth_z(dump):
 
 
 def torso(dump, half_width=0.16, half_depth=0.11):
-    def depth_inside(p, left, right, pelvis):
+    def deepest(point, side, name):
+        """The forearm's deepest point inside the torso (0 outside, 1 on
+        its axis), and the elbow angle."""
+        s, e, w = (point(f"{name}{j}", f"{side}_{j.lower()}") for j in JOINTS)
+        left, right = point("LeftShoulder", "left_shoulder"), point("RightShoulder", "right_shoulder")
+        pelvis = point("Hips", "pelvis")
+        # The chest frame, once per pose.
         x = (left - right) / np.linalg.norm(left - right)
         up = (left + right) / 2 - pelvis
         y = up - x * (x @ up)
         y /= np.linalg.norm(y)
-        d = p - pelvis
-        if not 0 <= d @ y <= up @ y:
-            return 0.0
-        q = math.hypot(d @ x / half_width, d @ np.cross(x, y) / half_depth)
-        return max(0.0, 1 - q)
-
-    def deepest(point, side, name):
-        s, e, w = (point(f"{name}{j}", f"{side}_{j.lower()}") for j in JOINTS)
-        left, right = point("LeftShoulder", "left_shoulder"), point("RightShoulder", "right_shoulder")
-        pelvis = point("Hips", "pelvis")
-        along = [e, w, (e + w) / 2, (2 * e + w) / 3, (e + 2 * w) / 3]
-        return max(depth_inside(p, left, right, pelvis) for p in along), angle(s, e, w)
+        z = np.cross(x, y)
+        depth = 0.0
+        for p in (e, w, (e + w) / 2, (2 * e + w) / 3, (e + 2 * w) / 3):
+            d = p - pelvis
+            if 0 <= d @ y <= up @ y:
+                depth = max(depth, 1 - math.hypot(d @ x / half_width, d @ z / half_depth))
+        return depth, angle(s, e, w)
 
     for side, name in (("right", "Right"), ("left", "Left")):
         inside, truth_inside, err_in, err_out = [], [], [], []

@@ -80,22 +80,22 @@ impl ArmDensity {
     /// The density of `samples` with bandwidth `h`.
     ///
     /// # Errors
-    /// [`TrackError::Prior`] for no samples, a non-finite sample, or a
+    /// [`TrackError::ArmPrior`] for no samples, a non-finite sample, or a
     /// bandwidth that is not finite and positive.
     pub fn new(samples: Vec<ArmFeature>, h: f64) -> Result<Self> {
         if samples.is_empty() {
-            return Err(TrackError::Prior("the arm prior has no samples".into()));
+            return Err(TrackError::ArmPrior("the arm prior has no samples".into()));
         }
         if let Some(i) = samples
             .iter()
             .position(|s| s.iter().any(|v| !v.is_finite()))
         {
-            return Err(TrackError::Prior(format!(
+            return Err(TrackError::ArmPrior(format!(
                 "arm prior sample {i} is not finite"
             )));
         }
         if !(h.is_finite() && h > 0.0) {
-            return Err(TrackError::Prior(format!(
+            return Err(TrackError::ArmPrior(format!(
                 "arm prior bandwidth {h} must be finite and > 0"
             )));
         }
@@ -118,7 +118,7 @@ impl ArmDensity {
     /// numbers per line; `file` names it in errors (with the line).
     ///
     /// # Errors
-    /// [`TrackError::Prior`] naming the file and line of a bad row, or as
+    /// [`TrackError::ArmPrior`] naming the file and line of a bad row, or as
     /// [`Self::new`].
     pub fn parse(text: &str, file: &str, h: f64) -> Result<Self> {
         let mut samples = Vec::new();
@@ -133,14 +133,14 @@ impl ArmDensity {
                     .next()
                     .and_then(|s| s.trim().parse().ok())
                     .ok_or_else(|| {
-                        TrackError::Prior(format!(
+                        TrackError::ArmPrior(format!(
                             "{file}:{}: expected six numbers, got {line:?}",
                             n + 1
                         ))
                     })?;
             }
             if fields.next().is_some() {
-                return Err(TrackError::Prior(format!(
+                return Err(TrackError::ArmPrior(format!(
                     "{file}:{}: more than six fields",
                     n + 1
                 )));
@@ -155,11 +155,11 @@ impl ArmDensity {
     /// `cargo run -p track --example arm_prior_table`.
     ///
     /// # Errors
-    /// [`TrackError::Prior`] naming the file: unreadable, or as
+    /// [`TrackError::ArmPrior`] naming the file: unreadable, or as
     /// [`Self::parse`].
     pub fn load(path: &std::path::Path) -> Result<Self> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| TrackError::Prior(format!("{}: {e}", path.display())))?;
+            .map_err(|e| TrackError::ArmPrior(format!("{}: {e}", path.display())))?;
         Self::parse(&text, &path.display().to_string(), DEFAULT_BANDWIDTH)
     }
 

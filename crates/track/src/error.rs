@@ -40,6 +40,10 @@ pub enum TrackError {
     /// The pose prior could not be learned.
     #[error("pose prior: {0}")]
     Prior(String),
+    /// The learned arm prior's samples are unusable; the message names the
+    /// table (and its line) where there is one.
+    #[error("{0}")]
+    ArmPrior(String),
     /// Reading or writing a file failed.
     #[error("{path}: {message}")]
     Io { path: String, message: String },

@@ -32,7 +32,7 @@ use crate::arm_prior::ArmDensity;
 use crate::backend::{BackendChoice, SharedDevice};
 use crate::body::{Arm, Selection, Side, TrackedBody};
 use crate::defaults::stature;
-use crate::error::{Field, SessionError, TrackError, input, named, vision_message};
+use crate::error::{Field, SessionError, input, named, vision_message};
 use crate::foreground::{ForegroundEvidence, Look, dilate, where_to_look};
 use crate::frame::TrackFrame;
 use crate::guide::{
@@ -165,14 +165,7 @@ impl Session {
             .arm_prior_table
             .as_ref()
             .map(|p| {
-                ArmDensity::load(p).map_err(|e| {
-                    // The message names the file and line already.
-                    let message = match e {
-                        TrackError::Prior(m) => m,
-                        e => e.to_string(),
-                    };
-                    input(named(Field::ArmPriorTable, p.display()), message)
-                })
+                ArmDensity::load(p).map_err(|e| input(named(Field::ArmPriorTable, p.display()), e))
             })
             .transpose()?;
         let (body, init) = load_body(&spec)?;
